@@ -1,0 +1,83 @@
+r"""Multi-head attention: several scaled dot-product attentions side by side.
+
+.. math::
+
+    \operatorname{MultiHead}(X) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\, W_o,\qquad
+    \text{head}_h = \operatorname{Attention}(X W_q^{(h)}, X W_k^{(h)}, X W_v^{(h)})
+
+The projections are full ``(d_model, d_model)`` matrices; head ``h`` uses columns
+``h*d_k : (h+1)*d_k`` of ``X W_q``, ``X W_k`` and ``X W_v``, with ``d_k = d_model / n_heads``.
+That column split is exactly what ``torch.nn.MultiheadAttention`` does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core._checks import as_float_array, positive_int
+from core.attention import scaled_dot_product_attention
+
+
+def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """Split the last dimension into heads: ``(..., T, d_model) -> (..., H, T, d_k)``."""
+    *lead, t, d_model = x.shape
+    d_k = d_model // n_heads
+    x = x.reshape(*lead, t, n_heads, d_k)  # (..., T, d_model) -> (..., T, H, d_k)
+    return np.swapaxes(x, -2, -3)  # (..., T, H, d_k) -> (..., H, T, d_k)
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """Concatenate heads back: ``(..., H, T, d_k) -> (..., T, H * d_k)``."""
+    *lead, h, t, d_k = x.shape
+    x = np.swapaxes(x, -2, -3)  # (..., H, T, d_k) -> (..., T, H, d_k)
+    return x.reshape(*lead, t, h * d_k)  # (..., T, H, d_k) -> (..., T, d_model)
+
+
+def multi_head_attention(
+    x: np.ndarray,
+    w_q: np.ndarray,
+    w_k: np.ndarray,
+    w_v: np.ndarray,
+    w_o: np.ndarray,
+    n_heads: int,
+    mask: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Multi-head self-attention over `x`, returning ``(output, weights)``.
+
+    Args:
+        x: input embeddings ``(..., T, d_model)``.
+        w_q, w_k, w_v, w_o: ``(d_model, d_model)`` matrices applied as ``x @ w``.
+        n_heads: number of heads ``H``; must divide ``d_model``.
+        mask: optional boolean mask broadcastable to ``(..., T, T)``, True = may attend.
+            The same mask is used by every head.
+
+    Returns:
+        ``output`` ``(..., T, d_model)`` and per-head ``weights`` ``(..., H, T, T)``.
+    """
+    x = as_float_array(x, "x", min_ndim=2)
+    d_model = x.shape[-1]
+    n_heads = positive_int(n_heads, "n_heads")
+    if d_model % n_heads != 0:
+        raise ValueError(
+            f"d_model={d_model} (x has shape {x.shape}) is not divisible by n_heads={n_heads}; "
+            f"choose a divisor of {d_model}."
+        )
+    mats = {}
+    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
+        mats[name] = as_float_array(w, name, min_ndim=2)
+        if mats[name].shape != (d_model, d_model):
+            raise ValueError(
+                f"{name} must have shape (d_model, d_model) = ({d_model}, {d_model}) to match x {x.shape}, "
+                f"got {mats[name].shape}."
+            )
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.ndim >= 2:
+            mask = np.expand_dims(mask, -3)  # (..., T, T) -> (..., 1, T, T): one mask for all heads
+
+    q = split_heads(x @ mats["w_q"], n_heads)  # (..., T, d_model) @ (d_model, d_model) -> (..., H, T, d_k)
+    k = split_heads(x @ mats["w_k"], n_heads)  # (..., H, T, d_k)
+    v = split_heads(x @ mats["w_v"], n_heads)  # (..., H, T, d_k)
+    heads, weights = scaled_dot_product_attention(q, k, v, mask=mask)  # (..., H, T, d_k), (..., H, T, T)
+    output = merge_heads(heads) @ mats["w_o"]  # (..., T, d_model) @ (d_model, d_model) -> (..., T, d_model)
+    return output, weights

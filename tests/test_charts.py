@@ -1,0 +1,55 @@
+"""Chart builders, tested through `to_dict()`: encodings, scales and the data they carry."""
+
+import numpy as np
+import pytest
+
+from ui.charts import MAX_LABELLED_CELLS, heatmap, matrix_frame, unique_labels
+
+
+def spec_and_data(chart):
+    spec = chart.to_dict()
+    (values,) = spec["datasets"].values()
+    return spec, values
+
+
+def test_matrix_frame_is_row_major_with_labels():
+    df = matrix_frame(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), ["a", "b", "c"], ["x", "y"])
+    assert list(df["value"]) == [1, 2, 3, 4, 5, 6]
+    assert list(df["row"]) == ["a", "a", "b", "b", "c", "c"] and list(df["col"]) == ["x", "y"] * 3
+    with pytest.raises(ValueError, match="2-D"):
+        matrix_frame(np.ones(3))
+    with pytest.raises(ValueError, match="labels"):
+        matrix_frame(np.ones((2, 2)), ["a"], ["x", "y"])
+
+
+def test_repeated_tokens_get_distinct_labels():
+    assert unique_labels(["the", "cat", "the"]) == ["the (0)", "cat", "the (2)"]
+    assert unique_labels(["a", "b"]) == ["a", "b"]
+
+
+def test_signed_heatmap_is_diverging_centred_at_zero_with_values_printed():
+    m = np.array([[-2.0, 0.5], [1.0, 0.25]])
+    spec, data = spec_and_data(heatmap(m, row_labels=["q1", "q2"], col_labels=["k1", "k2"],
+                                       x_title="key token", y_title="query token"))
+    rect, text = spec["layer"]
+    assert rect["mark"]["type"] == "rect" and text["mark"]["type"] == "text"
+    scale = rect["encoding"]["color"]["scale"]
+    assert scale["domainMid"] == 0 and scale["domain"] == [-2.0, 2.0] and scale["scheme"] == "blueorange"
+    assert spec["encoding"]["x"]["title"] == "key token" and spec["encoding"]["y"]["title"] == "query token"
+    assert spec["encoding"]["x"]["sort"] is None  # matrix order, not alphabetical
+    assert text["encoding"]["text"]["format"] == ".3f"
+    assert [d["value"] for d in data] == [-2.0, 0.5, 1.0, 0.25]
+    assert {t["field"] for t in spec["encoding"]["tooltip"]} == {"row", "col", "value"}
+
+
+def test_weights_heatmap_is_sequential_on_0_1():
+    spec, _ = spec_and_data(heatmap(np.full((2, 2), 0.5), signed=False))
+    scale = spec["layer"][0]["encoding"]["color"]["scale"]
+    assert scale["scheme"] == "viridis" and scale["domain"] == [0.0, 1.0] and "domainMid" not in scale
+
+
+def test_large_matrices_drop_cell_text_but_keep_tooltips():
+    n = int(np.sqrt(MAX_LABELLED_CELLS)) + 1
+    spec, data = spec_and_data(heatmap(np.zeros((n, n))))
+    assert len(spec["layer"]) == 1 and len(data) == n * n
+    assert "tooltip" in spec["encoding"]

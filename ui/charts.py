@@ -1,0 +1,134 @@
+"""Chart builders: pure functions, data in, `alt.Chart` out.
+
+Nothing here imports Streamlit, so every chart can be tested through
+``chart.to_dict()``. Colour conventions, used on every page:
+
+* signed matrices (X, W, Q, K, V, scores, outputs): a diverging,
+  colour-blind-safe scheme centred at 0 (blue negative, orange positive);
+* attention weights (probabilities in [0, 1]): a sequential scheme (viridis),
+  with the domain fixed to [0, 1] so maps can be compared by eye.
+
+Colour is never the only carrier: small matrices print their values in the
+cells and every cell has a tooltip.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+DIVERGING_SCHEME = "blueorange"
+SEQUENTIAL_SCHEME = "viridis"
+#: Above this many cells the values are no longer printed in the cells (only in tooltips).
+MAX_LABELLED_CELLS = 400
+
+
+def unique_labels(labels: Sequence[str]) -> list[str]:
+    """Make axis labels unique, so a repeated token gets its own row.
+
+    ``["the", "cat", "the"] -> ["the (0)", "cat", "the (2)"]``: Vega-Lite merges
+    equal category names, which would silently fold two positions into one.
+    """
+    counts = Counter(labels)
+    return [f"{lab} ({i})" if counts[lab] > 1 else str(lab) for i, lab in enumerate(labels)]
+
+
+def matrix_frame(
+    matrix: np.ndarray,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Long-form table of a 2-D matrix: one row per cell with ``row``, ``col``, ``i``, ``j``, ``value``."""
+    m = np.asarray(matrix, dtype=np.float64)
+    if m.ndim != 2:
+        raise ValueError(f"a heatmap needs a 2-D matrix, got shape {m.shape}.")
+    n_rows, n_cols = m.shape
+    rows = unique_labels(row_labels) if row_labels is not None else [str(i) for i in range(n_rows)]
+    cols = unique_labels(col_labels) if col_labels is not None else [str(j) for j in range(n_cols)]
+    if len(rows) != n_rows or len(cols) != n_cols:
+        raise ValueError(f"{len(rows)} row and {len(cols)} column labels for a matrix of shape {m.shape}.")
+    i, j = np.divmod(np.arange(m.size), n_cols)
+    return pd.DataFrame(
+        {
+            "row": np.asarray(rows, dtype=object)[i],
+            "col": np.asarray(cols, dtype=object)[j],
+            "i": i,
+            "j": j,
+            "value": m.ravel(),
+        }
+    )
+
+
+def heatmap(
+    matrix: np.ndarray,
+    *,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+    title: str = "",
+    x_title: str = "column",
+    y_title: str = "row",
+    signed: bool = True,
+    domain: tuple[float, float] | None = None,
+    show_values: bool | None = None,
+    value_format: str = ".3f",
+    cell_size: int = 44,
+    font_size: int = 12,
+) -> alt.LayerChart:
+    """A labelled heatmap of `matrix`, rows top to bottom as in the printed matrix.
+
+    Args:
+        signed: diverging scale centred at 0 if True, sequential if False
+            (attention weights).
+        domain: colour domain; defaults to symmetric ``[-m, m]`` for signed
+            matrices and ``[0, 1]`` for weights.
+        show_values: print each value in its cell; defaults to True for
+            matrices of at most `MAX_LABELLED_CELLS` cells.
+    """
+    df = matrix_frame(matrix, row_labels, col_labels)
+    if show_values is None:
+        show_values = len(df) <= MAX_LABELLED_CELLS
+    if domain is None:
+        if signed:
+            m = float(np.max(np.abs(df["value"]))) or 1.0
+            domain = (-m, m)
+        else:
+            domain = (0.0, 1.0)
+    lo, hi = domain
+    # Text colour that stays readable on the cell: white on the dark ends of each scheme.
+    t = (df["value"].to_numpy() - lo) / ((hi - lo) or 1.0)
+    df["dark"] = (np.abs(t - 0.5) > 0.3) if signed else (t < 0.55)
+    n_rows, n_cols = np.shape(matrix)
+
+    scale = (
+        alt.Scale(scheme=DIVERGING_SCHEME, domain=list(domain), domainMid=0)
+        if signed
+        else alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=list(domain))
+    )
+    x = alt.X(field="col", type="ordinal", sort=None, title=x_title, axis=alt.Axis(labelAngle=0, orient="top"))
+    y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
+    tooltip = [
+        alt.Tooltip(field="row", type="nominal", title=y_title),
+        alt.Tooltip(field="col", type="nominal", title=x_title),
+        alt.Tooltip(field="value", type="quantitative", title="value", format=value_format),
+    ]
+    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1).encode(
+        color=alt.Color(field="value", type="quantitative", scale=scale, title=None,
+                        legend=alt.Legend(orient="right", gradientLength=max(60, 40 * n_rows))),
+    )
+    layers: list[alt.Chart] = [rect]
+    if show_values:
+        layers.append(
+            alt.Chart().mark_text(fontSize=font_size).encode(
+                text=alt.Text(field="value", type="quantitative", format=value_format),
+                color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
+            )
+        )
+    return (
+        alt.layer(*layers, data=df, title=title or alt.Undefined)
+        .encode(x=x, y=y, tooltip=tooltip)
+        .properties(width=alt.Step(cell_size), height=alt.Step(cell_size))
+    )
