@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import altair as alt
 import numpy as np
 import streamlit as st
 
 from core import scaled_dot_product_attention, softmax, worked_example
 from core.reference import max_abs_diff, torch_scaled_dot_product_attention
-from ui.charts import heatmap, unique_labels
+from ui.charts import heatmap, side_by_side, unique_labels
 from ui.controls import bound_choice, seed_slider, show_chart, show_source
 
 st.title("Worked example: three tokens, by hand")
@@ -24,11 +23,6 @@ with st.container(horizontal=True, vertical_alignment="bottom"):
 ex = worked_example(seed)
 labels = unique_labels(ex.tokens)
 dims = [f"d{j}" for j in range(ex.X.shape[1])]
-
-
-def side_by_side(*charts: alt.LayerChart) -> alt.HConcatChart:
-    """Matrices of one step next to each other, each with its own colour scale."""
-    return alt.hconcat(*charts, spacing=28).resolve_scale(color="independent")
 
 
 st.header("1 · Embeddings X")
@@ -70,7 +64,8 @@ show_chart(
     side_by_side(
         heatmap(ex.raw_scores, title="raw scores Q Kᵀ", domain=scores_domain, **score_kw),
         heatmap(ex.scaled_scores, title=f"scaled scores Q Kᵀ / √{ex.d_k}", domain=scores_domain, **score_kw),
-    ).resolve_scale(color="shared"),
+        shared_color=True,
+    ),
     alt="Heatmaps of the raw and scaled attention scores",
 )
 

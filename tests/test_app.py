@@ -1,40 +1,20 @@
 """The app, run headless with `streamlit.testing.v1.AppTest`."""
 
-from pathlib import Path
-
 import numpy as np
-import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import worked_example
 from tests import lesson_values as lesson
-
-TIMEOUT = 60
-APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
+from tests.apptest_helpers import heatmaps, run_page
 
 
 def run_app(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update(query)
-    return at.run()
+    return run_page(None, **query)
 
 
-def chart_data(at: AppTest) -> dict[str, list[np.ndarray]]:
-    """Every heatmap's values on the page, keyed by the chart's title, as matrices."""
-    import json
-
-    found: dict[str, np.ndarray] = {}
-    for el in at.get("vega_lite_chart"):
-        spec = json.loads(el.proto.spec)
-        frames = {d.name: pa.ipc.open_stream(d.data.data).read_pandas() for d in el.proto.datasets}
-        subcharts = spec.get("hconcat", [spec])
-        for sub in subcharts:
-            title = sub.get("title")
-            df = frames[sub["data"]["name"]] if "data" in sub else next(iter(frames.values()))
-            n_rows, n_cols = df["i"].max() + 1, df["j"].max() + 1
-            found[title] = df["value"].to_numpy().reshape(n_rows, n_cols)
-    return found
+def chart_data(at: AppTest) -> dict[str, np.ndarray]:
+    return heatmaps(at)
 
 
 def test_app_starts_on_the_worked_example():

@@ -1,9 +1,10 @@
 """Chart builders, tested through `to_dict()`: encodings, scales and the data they carry."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from ui.charts import MAX_LABELLED_CELLS, heatmap, matrix_frame, unique_labels
+from ui.charts import MAX_LABELLED_CELLS, heatmap, line_chart, matrix_frame, side_by_side, unique_labels
 
 
 def spec_and_data(chart):
@@ -53,3 +54,21 @@ def test_large_matrices_drop_cell_text_but_keep_tooltips():
     spec, data = spec_and_data(heatmap(np.zeros((n, n))))
     assert len(spec["layer"]) == 1 and len(data) == n * n
     assert "tooltip" in spec["encoding"]
+
+
+def test_side_by_side_shares_or_separates_the_colour_scale():
+    a, b = heatmap(np.eye(2), title="A"), heatmap(-np.eye(2), title="B")
+    assert side_by_side(a, b).to_dict()["resolve"]["scale"]["color"] == "independent"
+    spec = side_by_side(a, b, shared_color=True).to_dict()
+    assert spec["resolve"]["scale"]["color"] == "shared"
+    assert [s["title"] for s in spec["hconcat"]] == ["A", "B"]
+
+
+def test_line_chart_encodings():
+    df = pd.DataFrame({"d_k": [1, 2, 4, 1, 2, 4], "var": [1, 2, 4, 1, 1, 1], "kind": ["raw"] * 3 + ["scaled"] * 3})
+    spec = line_chart(df, x="d_k", y="var", color="kind", log_x=True, x_title="d_k", y_title="variance").to_dict()
+    enc = spec["encoding"]
+    assert enc["x"]["scale"] == {"type": "log", "base": 2} and enc["x"]["title"] == "d_k"
+    assert enc["y"]["title"] == "variance" and enc["color"]["field"] == "kind"
+    (values,) = spec["datasets"].values()
+    assert [v["var"] for v in values] == [1, 2, 4, 1, 1, 1]

@@ -132,3 +132,43 @@ def heatmap(
         .encode(x=x, y=y, tooltip=tooltip)
         .properties(width=alt.Step(cell_size), height=alt.Step(cell_size))
     )
+
+
+def side_by_side(*charts: alt.TopLevelMixin, shared_color: bool = False, spacing: int = 28) -> alt.HConcatChart:
+    """Charts in one row; one `st.altair_chart` call instead of several (each call costs a validation).
+
+    With ``shared_color=True`` all panels use one colour scale, so equal colours mean equal values.
+    """
+    return alt.hconcat(*charts, spacing=spacing).resolve_scale(color="shared" if shared_color else "independent")
+
+
+def line_chart(
+    df: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    color: str | None = None,
+    title: str = "",
+    x_title: str | None = None,
+    y_title: str | None = None,
+    log_x: bool = False,
+    log_y: bool = False,
+    points: bool = True,
+    width: int = 360,
+    height: int = 240,
+    y_format: str = ".3g",
+) -> alt.Chart:
+    """Lines of `y` against quantitative `x`, one per value of `color`, with a tooltip on every point."""
+    x_enc = alt.X(field=x, type="quantitative", title=x_title or x,
+                  scale=alt.Scale(type="log", base=2) if log_x else alt.Undefined)
+    y_enc = alt.Y(field=y, type="quantitative", title=y_title or y,
+                  scale=alt.Scale(type="log") if log_y else alt.Undefined)
+    tooltip = [alt.Tooltip(field=x, type="quantitative", title=x_title or x),
+               alt.Tooltip(field=y, type="quantitative", title=y_title or y, format=y_format)]
+    enc: dict = dict(x=x_enc, y=y_enc, tooltip=tooltip)
+    if color is not None:
+        enc["color"] = alt.Color(field=color, type="nominal", title=color,
+                                 scale=alt.Scale(scheme="tableau10"), legend=alt.Legend(orient="bottom"))
+        tooltip.insert(0, alt.Tooltip(field=color, type="nominal", title=color))
+    mark = alt.Chart(df, title=title or alt.Undefined).mark_line(point=points, strokeWidth=2)
+    return mark.encode(**enc).properties(width=width, height=height)
