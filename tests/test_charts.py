@@ -4,7 +4,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ui.charts import MAX_LABELLED_CELLS, heatmap, line_chart, matrix_frame, side_by_side, unique_labels
+from ui.charts import (
+    MAX_LABELLED_CELLS,
+    for_projector,
+    heatmap,
+    line_chart,
+    matrix_frame,
+    side_by_side,
+    unique_labels,
+)
 
 
 def spec_and_data(chart):
@@ -72,3 +80,14 @@ def test_line_chart_encodings():
     assert enc["y"]["title"] == "variance" and enc["color"]["field"] == "kind"
     (values,) = spec["datasets"].values()
     assert [v["var"] for v in values] == [1, 2, 4, 1, 1, 1]
+
+
+def test_for_projector_enlarges_fonts_and_cells_without_touching_data():
+    spec = side_by_side(heatmap(np.eye(2), font_size=12, cell_size=40), heatmap(np.eye(3))).to_dict()
+    big = for_projector(spec, scale=1.5)
+    text_layer = big["hconcat"][0]["layer"][1]
+    assert text_layer["mark"]["fontSize"] == 18
+    assert big["hconcat"][0]["width"] == {"step": 60}
+    assert big["config"]["axis"]["labelFontSize"] >= 16 and big["config"]["title"]["fontSize"] >= 19
+    assert big["datasets"] is spec["datasets"]
+    assert spec["hconcat"][0]["layer"][1]["mark"]["fontSize"] == 12  # the original is unchanged

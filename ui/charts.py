@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -100,7 +101,8 @@ def heatmap(
     lo, hi = domain
     # Text colour that stays readable on the cell: white on the dark ends of each scheme.
     t = (df["value"].to_numpy() - lo) / ((hi - lo) or 1.0)
-    df["dark"] = (np.abs(t - 0.5) > 0.3) if signed else (t < 0.55)
+    dark = (np.abs(t - 0.5) > 0.3) if signed else (t < 0.55)
+    df["ink"] = np.where(dark, "white", "black")
     n_rows, n_cols = np.shape(matrix)
 
     scale = (
@@ -124,12 +126,14 @@ def heatmap(
         layers.append(
             alt.Chart().mark_text(fontSize=font_size).encode(
                 text=alt.Text(field="value", type="quantitative", format=value_format),
-                color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
+                # scale=None: the column holds the colours themselves (cheaper than alt.condition)
+                color=alt.Color(field="ink", type="nominal", scale=None),
             )
         )
     return (
         alt.layer(*layers, data=df, title=title or alt.Undefined)
         .encode(x=x, y=y, tooltip=tooltip)
+        .resolve_scale(color="independent")  # the cell colours' scale is not the text's ink
         .properties(width=alt.Step(cell_size), height=alt.Step(cell_size))
     )
 
@@ -172,3 +176,40 @@ def line_chart(
         tooltip.insert(0, alt.Tooltip(field=color, type="nominal", title=color))
     mark = alt.Chart(df, title=title or alt.Undefined).mark_line(point=points, strokeWidth=2)
     return mark.encode(**enc).properties(width=width, height=height)
+
+
+def for_projector(spec: dict, scale: float = 1.5) -> dict:
+    """A copy of a Vega-Lite spec readable from the back of a lecture hall.
+
+    Fonts of axes, legends, titles and in-cell values grow by `scale`; heatmap
+    cells and fixed-size charts grow too, so the larger labels still fit.
+    The data is shared with the original spec, not copied.
+    """
+
+    def grow(node: Any) -> Any:
+        if isinstance(node, list):
+            return [grow(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: (v if k in ("datasets", "data") else grow(v)) for k, v in node.items()}
+        mark = out.get("mark")
+        if isinstance(mark, dict) and mark.get("type") == "text":
+            out["mark"] = {**mark, "fontSize": round(mark.get("fontSize", 11) * scale)}
+        for dim in ("width", "height"):
+            size = out.get(dim)
+            if isinstance(size, dict) and "step" in size:
+                out[dim] = {**size, "step": round(size["step"] * scale)}
+            elif isinstance(size, int | float):
+                out[dim] = round(size * min(scale, 1.3))
+        return out
+
+    big = grow(spec)
+    config = dict(big.get("config", {}))
+    config["axis"] = {**config.get("axis", {}), "labelFontSize": round(11 * scale), "titleFontSize": round(12 * scale)}
+    config["legend"] = {**config.get("legend", {}), "labelFontSize": round(10 * scale),
+                        "titleFontSize": round(11 * scale)}
+    config["header"] = {**config.get("header", {}), "labelFontSize": round(11 * scale),
+                        "titleFontSize": round(12 * scale)}
+    config["title"] = {**config.get("title", {}), "fontSize": round(13 * scale)}
+    big["config"] = config
+    return big

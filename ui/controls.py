@@ -11,7 +11,11 @@ depend on them): keep them short and stable, and document new ones in
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
+import re
+import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +23,11 @@ import altair as alt
 import streamlit as st
 
 from core.embeddings import tokenize
+from ui.charts import for_projector
+from ui.export import chart_to_png, chart_to_svg, heatmap_matrices, matrix_to_csv, matrix_to_latex
+
+# Charts are exported with to_dict() in show_chart; the pages bound their own data sizes.
+alt.data_transformers.disable_max_rows()
 
 #: Every query-parameter key the app uses, and what it controls.
 QUERY_KEYS: dict[str, str] = {
@@ -39,6 +48,10 @@ QUERY_KEYS: dict[str, str] = {
     "step": "generation step t (masked self-attention page)",
     "text": "the sentence typed by the user",
     "src": "source (encoder) sentence",
+    "present": "presenter mode: larger chart text for a projector, long explanations hidden (app-wide)",
+    "reveal": "how many stages of the worked example are revealed (1 = X only ... 7 = everything)",
+    "tokens": "token labels of the worked example, space-separated",
+    "X": "the worked example's embedding matrix: rows separated by ';', entries by ','",
     "tgt": "target (decoder) sentence",
 }
 
@@ -181,6 +194,107 @@ def show_source(*objects: Callable[..., Any] | type, title: str = "Show the code
             st.code(inspect.getsource(obj), language="python")
 
 
-def show_chart(chart: alt.TopLevelMixin, **kwargs: Any) -> Any:
-    """Draw an Altair chart at its own width (heatmaps must not be stretched)."""
-    return st.altair_chart(chart, width="content", **kwargs)
+def presenter_mode() -> bool:
+    """True when the app-wide presenter mode (``?present=true``) is on."""
+    return bool(st.session_state.get("present", False))
+
+
+def explain(markdown: str) -> None:
+    """A paragraph of explanation; hidden in presenter mode, where the lecturer says it instead."""
+    if not presenter_mode():
+        st.markdown(markdown)
+
+
+def show_chart(chart: alt.TopLevelMixin, *, export: bool = True, **kwargs: Any) -> Any:
+    """Draw an Altair chart at its own width, with an export menu for slides.
+
+    ``st.altair_chart`` re-validates the whole spec against the Vega-Lite JSON
+    schema on every rerun, which costs more than building the chart. The chart
+    builders are validated once, by the test suite (``chart.to_dict()``), so
+    here the spec is exported unvalidated and handed to ``st.vega_lite_chart``.
+    In presenter mode fonts and cells are enlarged (`ui.charts.for_projector`).
+    """
+    spec = chart.to_dict(validate=False)
+    if presenter_mode():
+        spec = for_projector(spec)
+    result = st.vega_lite_chart(spec, width="content", **kwargs)
+    if export:
+        export_menu(spec)
+    return result
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "chart"
+
+
+def export_menu(spec: dict) -> None:
+    """A small popover with PNG/SVG of the chart and CSV/LaTeX of every matrix in it.
+
+    Images are rendered only when their button is clicked (deferred callables).
+    """
+    views = spec.get("hconcat") or spec.get("vconcat") or [spec]
+    titles = [v.get("title") for v in views if isinstance(v.get("title"), str)]
+    name = _slug("_".join(titles)) if titles else "chart"
+    skeleton = json.dumps({k: v for k, v in spec.items() if k != "datasets"}, sort_keys=True, default=str)
+    key = f"export_{name}_{hashlib.md5(skeleton.encode()).hexdigest()[:8]}"
+    with st.popover("Export", icon=":material/download:", help="Download this chart or its matrices for slides"):
+        c1, c2 = st.columns(2)
+        c1.download_button("PNG", data=lambda: chart_to_png(spec), file_name=f"{name}.png", mime="image/png",
+                           key=f"{key}_png", on_click="ignore", icon=":material/image:")
+        c2.download_button("SVG", data=lambda: chart_to_svg(spec), file_name=f"{name}.svg", mime="image/svg+xml",
+                           key=f"{key}_svg", on_click="ignore", icon=":material/draw:")
+        for k, (title, matrix, rows, cols) in enumerate(heatmap_matrices(spec)):
+            stem = _slug(title)
+            st.caption(title)
+            c1, c2 = st.columns(2)
+            c1.download_button("CSV", data=matrix_to_csv(matrix, rows, cols), file_name=f"{stem}.csv",
+                               mime="text/csv", key=f"{key}_{k}_csv", on_click="ignore")
+            c2.download_button("LaTeX", data=matrix_to_latex(matrix), file_name=f"{stem}.tex",
+                               mime="text/x-tex", key=f"{key}_{k}_tex", on_click="ignore")
+
+
+def _matches(url_value: str | list[str], widget_value: Any) -> bool:
+    """Whether a raw URL value is what the bound widget ended up holding."""
+    if isinstance(url_value, list):
+        return isinstance(widget_value, list | tuple) and [str(v) for v in widget_value] == url_value
+    if isinstance(widget_value, bool):
+        return url_value.lower() == str(widget_value).lower()
+    if isinstance(widget_value, int | float):
+        try:
+            return float(url_value) == float(widget_value)
+        except ValueError:
+            return False
+    return url_value == str(widget_value)
+
+
+def ignored_query_params(incoming: dict[str, str | list[str]]) -> dict[str, str]:
+    """URL values the page could not use, mapped to the value it used instead.
+
+    Call after the page has run: every bound widget has then either taken its
+    value from the URL or rejected it (malformed, out of range, not an option)
+    and fallen back to its default.
+    """
+    ignored = {}
+    for key, raw in incoming.items():
+        if key not in QUERY_KEYS or key not in st.session_state:
+            continue
+        value = st.session_state[key]
+        if not _matches(raw, value):
+            ignored[key] = value
+    return ignored
+
+
+def share_link(base_url: str | None) -> str:
+    """A link to exactly this view: the page's address plus every bound control's current value."""
+    params = {k: v for k, v in query_snapshot().items() if k in QUERY_KEYS}
+    query = urllib.parse.urlencode(params, doseq=True)
+    return (base_url or "") + (f"?{query}" if query else "")
+
+
+def query_snapshot() -> dict[str, str | list[str]]:
+    """The URL's query parameters right now (repeated keys as lists)."""
+    snap: dict[str, str | list[str]] = {}
+    for key in st.query_params:
+        values = st.query_params.get_all(key)
+        snap[key] = values if len(values) > 1 else values[0]
+    return snap

@@ -1,0 +1,165 @@
+"""Benchmark the app: server-side reruns, slider-to-repaint in the browser, cold start, memory.
+
+    python -m benchmarks [--repeats 7] [--no-browser] [--out benchmarks/results.json]
+
+Prints a table and writes the figures as JSON. Run it on an otherwise idle machine; the
+figures are medians. Nothing here asserts on time: targets are reported, not enforced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from devtools.appserver import ROOT, AppServer, router_pages
+
+#: Query strings that put each page at its heaviest slider extreme.
+HEAVIEST: dict[str, dict[str, str]] = {
+    "soft_lookup": {"temp": "0.05"},
+    "worked_example": {"seed": "99"},
+    "scaled_attention": {"seq_len": "32", "d_k": "1024", "scaled": "false"},
+    "multi_head": {"d_model": "64", "heads": "64", "seq_len": "16"},
+    "permutation": {"pe": "true"},
+    "positional_encoding": {"positions": "512", "d_model": "512"},
+    "masked_attention": {"seq_len": "16"},
+    "cross_attention": {"src": " ".join(f"w{i}" for i in range(16)), "tgt": " ".join(f"v{i}" for i in range(16))},
+}
+TARGETS = {"rerun_default_ms": 100, "rerun_heaviest_ms": 300, "repaint_ms": 250, "cold_start_s": 5, "rss_mb": 500}
+WIDGET_TYPES = ("slider", "select_slider", "toggle", "checkbox", "radio", "selectbox", "multiselect", "text_input",
+                "number_input", "button", "text_area")
+
+
+def median_ms(samples: list[float]) -> float:
+    return round(statistics.median(samples) * 1000, 1)
+
+
+def time_reruns(at, repeats: int) -> list[float]:
+    at.run()  # warm: caches filled, modules imported
+    samples = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        at.run()
+        samples.append(time.perf_counter() - t)
+        if at.exception:
+            raise RuntimeError(f"exception during benchmark: {at.exception[0].value}")
+    return samples
+
+
+def bare_page_source(widgets: dict[str, int]) -> str:
+    """A page with the same widgets as a real page and no computation at all."""
+    lines = ["import streamlit as st"]
+    for kind, n in widgets.items():
+        for i in range(n):
+            lines.append({
+                "slider": f"st.slider('s{i}', 0, 10, 1, key='s{i}')",
+                "select_slider": f"st.select_slider('ss{i}', [1, 2, 4], key='ss{i}')",
+                "toggle": f"st.toggle('t{i}', key='t{i}')",
+                "checkbox": f"st.checkbox('c{i}', key='c{i}')",
+                "radio": f"st.radio('r{i}', ['a', 'b'], key='r{i}')",
+                "selectbox": f"st.selectbox('sb{i}', ['a', 'b'], key='sb{i}')",
+                "multiselect": f"st.multiselect('m{i}', ['a', 'b'], key='m{i}')",
+                "text_input": f"st.text_input('ti{i}', 'x', key='ti{i}')",
+                "text_area": f"st.text_area('ta{i}', 'x', key='ta{i}')",
+                "number_input": f"st.number_input('n{i}', key='n{i}')",
+                "button": f"st.button('b{i}', key='b{i}')",
+            }[kind])
+    return "\n".join(lines) + "\n"
+
+
+def server_side(repeats: int) -> list[dict]:
+    from streamlit.testing.v1 import AppTest
+
+    rows = []
+    tmp = Path(tempfile.mkdtemp(prefix="bench-bare-"))
+    for file, url_path, title in router_pages():
+        row: dict = {"page": url_path, "title": title}
+        for scenario, query in (("default", {}), ("heaviest", HEAVIEST.get(url_path, {}))):
+            at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)
+            at.switch_page(file)
+            at.query_params.update(query)
+            row[f"rerun_{scenario}_ms"] = median_ms(time_reruns(at, repeats))
+            if scenario == "default":
+                widgets = {k: len(at.get(k)) for k in WIDGET_TYPES if len(at.get(k))}
+        bare = tmp / f"bare_{url_path}.py"
+        bare.write_text(bare_page_source(widgets))
+        row["widgets"] = sum(widgets.values())
+        row["bare_ms"] = median_ms(time_reruns(AppTest.from_file(str(bare), default_timeout=60), repeats))
+        row["ratio_default"] = round(row["rerun_default_ms"] / row["bare_ms"], 1)
+        rows.append(row)
+        print(f"  {url_path:22s} default {row['rerun_default_ms']:7.1f} ms  heaviest {row['rerun_heaviest_ms']:7.1f} ms"
+              f"  bare {row['bare_ms']:6.1f} ms  x{row['ratio_default']}", flush=True)
+    return rows
+
+
+def browser_side(repeats: int) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    from devtools.browser import IDLE_AND_CHANGED_JS, PAGE_TEXT_JS, launch, settle
+
+    out: dict = {"pages": []}
+    server = AppServer()
+    t0 = time.perf_counter()
+    server.start()
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.goto(server.url + "/")
+        page.wait_for_selector('[data-testid="stMain"] .vega-embed', timeout=120_000)
+        page.wait_for_function(IDLE_AND_CHANGED_JS, arg=None, timeout=120_000, polling="raf")
+        out["cold_start_s"] = round(time.perf_counter() - t0, 2)
+        out["server_ready_s"] = round(server.ready_after_s, 2)
+        for _file, url_path, _title in router_pages():
+            page.goto(f"{server.url}/{url_path}")
+            settle(page)
+            slider = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]').first
+            samples = []
+            for r in range(repeats):
+                before = page.evaluate(PAGE_TEXT_JS)
+                slider.focus()
+                t = time.perf_counter()
+                page.keyboard.press("ArrowRight" if r % 2 == 0 else "ArrowLeft")
+                page.wait_for_function(IDLE_AND_CHANGED_JS, arg=before, timeout=60_000, polling="raf")
+                samples.append(time.perf_counter() - t)
+            out["pages"].append({"page": url_path, "repaint_ms": median_ms(samples)})
+            print(f"  {url_path:22s} slider-to-repaint {median_ms(samples):7.1f} ms", flush=True)
+        out["rss_mb_after_all_pages"] = round(server.rss_mb(), 1)
+        browser.close()
+    server.stop()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--no-browser", action="store_true")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results.json"))
+    args = ap.parse_args()
+
+    print("Server-side reruns (AppTest, median of", args.repeats, "after one warm-up):")
+    result = {"machine": {"python": sys.version.split()[0], "cpus": __import__("os").cpu_count(),
+                          "platform": platform.platform()},
+              "targets": TARGETS, "reruns": server_side(args.repeats)}
+    if not args.no_browser:
+        print("Browser (headless Chromium):")
+        result["browser"] = browser_side(args.repeats)
+        print(f"  cold start to first page drawn: {result['browser']['cold_start_s']} s;"
+              f" server RSS after every page: {result['browser']['rss_mb_after_all_pages']} MB")
+
+    print("\n| page | rerun default (ms) | rerun heaviest (ms) | bare page (ms) | ratio | repaint (ms) |")
+    print("|---|---|---|---|---|---|")
+    repaint = {r["page"]: r["repaint_ms"] for r in result.get("browser", {}).get("pages", [])}
+    for r in result["reruns"]:
+        print(f"| {r['page']} | {r['rerun_default_ms']} | {r['rerun_heaviest_ms']} | {r['bare_ms']} |"
+              f" {r['ratio_default']} | {repaint.get(r['page'], '–')} |")
+    Path(args.out).write_text(json.dumps(result, indent=2))
+    print("\nwritten to", args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""Start the app with `streamlit run` on a free loopback port, wait for it, stop it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class AppServer:
+    """`with AppServer() as srv: srv.url` runs the app headless for the duration of the block."""
+
+    def __init__(self, script: str = "streamlit_app.py", startup_timeout_s: float = 60.0) -> None:
+        self.script = script
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.startup_timeout_s = startup_timeout_s
+        self.proc: subprocess.Popen | None = None
+        self.started_at = 0.0
+        self.ready_after_s = float("nan")
+
+    def start(self) -> AppServer:
+        cmd = [sys.executable, "-m", "streamlit", "run", self.script, "--server.headless", "true",
+               "--server.port", str(self.port), "--server.address", "127.0.0.1",
+               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+        self.started_at = time.perf_counter()
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("streamlit exited during start-up:\n" + self.proc.stderr.read()[-3000:])
+            try:
+                with urllib.request.urlopen(self.url + "/_stcore/health", timeout=1) as r:
+                    if r.read() == b"ok":
+                        self.ready_after_s = time.perf_counter() - self.started_at
+                        return self
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"streamlit did not answer on {self.url} within {self.startup_timeout_s} s")
+
+    def rss_mb(self) -> float:
+        """Resident memory of the server process, in MB (from /proc)."""
+        assert self.proc is not None
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+    def __enter__(self) -> AppServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def router_pages(router: Path = ROOT / "streamlit_app.py") -> list[tuple[str, str, str]]:
+    """``(file, url_path, title)`` of every page registered in the router, in its order.
+
+    Streamlit derives a page's URL path from its file name; the default page is
+    also served at "/".
+    """
+    import re
+
+    pages = []
+    for m in re.finditer(r'st\.Page\(\s*"(pages/(\w+)\.py)",\s*title="([^"]+)"', router.read_text()):
+        pages.append((m.group(1), m.group(2), m.group(3)))
+    return pages

@@ -1,0 +1,74 @@
+"""Headless Chromium (Debian's /usr/bin/chromium) driven by Playwright, and waiting for Streamlit to settle."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--no-sandbox", "--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+    "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+#: Console errors that come from the closed network here, not from the app.
+BENIGN_CONSOLE = ("Failed to load resource", "ERR_NAME_NOT_RESOLVED", "ERR_INTERNET_DISCONNECTED")
+
+
+def chromium_available() -> bool:
+    return Path(CHROMIUM).exists()
+
+
+def launch(playwright):
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+
+
+def settle(page, timeout_ms: int = 60_000) -> None:
+    """Wait until the page's script has run, nothing is stale and every chart has been drawn."""
+    page.wait_for_selector('[data-testid="stMain"] [data-testid="stElementContainer"]', timeout=timeout_ms)
+    waited = 0
+    while waited < timeout_ms:
+        busy = (
+            page.locator('[data-testid="stStatusWidget"]').count() > 0
+            or page.locator('[data-stale="true"]').count() > 0
+            or page.locator('[data-testid="stSkeleton"]').count() > 0
+        )
+        if not busy:
+            drawn, present = charts_drawn(page)
+            if drawn == present:
+                break
+        page.wait_for_timeout(50)
+        waited += 50
+    page.wait_for_timeout(150)
+
+
+def charts_drawn(page) -> tuple[int, int]:
+    """(charts with a non-empty canvas/svg, charts present)."""
+    charts = page.locator(".vega-embed")
+    drawn = 0
+    for i in range(charts.count()):
+        el = charts.nth(i).locator("canvas, svg").first
+        box = el.bounding_box() if el.count() else None
+        drawn += bool(box and box["width"] > 5 and box["height"] > 5)
+    return drawn, charts.count()
+
+
+#: JavaScript: the text a visitor sees in the main area, HTML and chart SVG labels alike.
+PAGE_TEXT_JS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const svgText = Array.from(main.querySelectorAll('.vega-embed svg text')).map(t => t.textContent);
+  return main.innerText + ' ' + svgText.join(' ');
+}"""
+
+#: JavaScript predicate: the app is idle, every chart is drawn, and the page text differs from `before`.
+IDLE_AND_CHANGED_JS = """(before) => {
+  const busySelector = '[data-testid="stStatusWidget"], [data-stale="true"], [data-testid="stSkeleton"]';
+  if (document.querySelector(busySelector)) return false;
+  const main = document.querySelector('[data-testid="stMain"]');
+  if (!main) return false;
+  for (const e of main.querySelectorAll('.vega-embed')) {
+    const g = e.querySelector('canvas, svg');
+    if (!g || g.getBoundingClientRect().width < 5) return false;
+  }
+  const svgText = Array.from(main.querySelectorAll('.vega-embed svg text')).map(t => t.textContent);
+  return before === null || (main.innerText + ' ' + svgText.join(' ')) !== before;
+}"""

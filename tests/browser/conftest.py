@@ -1,0 +1,61 @@
+"""Fixtures for the browser tests: the app served by `streamlit run`, and headless Chromium."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from devtools.appserver import AppServer
+from devtools.browser import chromium_available, launch
+
+SCREENSHOT_DIR = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/attention-screenshots"))
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "tests/browser/" in str(item.fspath).replace("\\", "/"):
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    if not chromium_available():
+        pytest.skip("no chromium binary at /usr/bin/chromium (apt-get install -y chromium)")
+    with AppServer() as server:
+        yield server.url
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not chromium_available():
+        pytest.skip("no chromium binary at /usr/bin/chromium (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch(p)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    pg = context.new_page()
+    pg.console_errors = []
+    pg.on("console", lambda m: pg.console_errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
+    yield pg
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir():
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOT_DIR
+
+
+def pytest_terminal_summary(terminalreporter):
+    if SCREENSHOT_DIR.exists() and any(SCREENSHOT_DIR.glob("*.png")):
+        terminalreporter.write_line(f"browser screenshots written to {SCREENSHOT_DIR}")

@@ -1,0 +1,87 @@
+"""The app as a student's browser sees it: headless Chromium against `streamlit run`.
+
+Marked `browser` (select with ``-m browser``); skipped only when no chromium binary exists.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from devtools.appserver import router_pages
+from devtools.browser import BENIGN_CONSOLE, PAGE_TEXT_JS, charts_drawn, settle
+
+PAGES = router_pages()
+#: The keyboard-focusable element of a Streamlit slider (react-aria renders a hidden range input).
+SLIDER = '[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]'
+SIZES = {"laptop": (1440, 900), "projector": (1920, 1080)}
+
+
+def open_page(page, app_url: str, url_path: str, query: str = "") -> None:
+    page.goto(f"{app_url}/{url_path}" + (f"?{query}" if query else ""))
+    settle(page)
+
+
+def exceptions(page) -> list[str]:
+    return page.locator('[data-testid="stException"]').all_inner_texts()
+
+
+def app_console_errors(page) -> list[str]:
+    return [e for e in page.console_errors if not any(b in e for b in BENIGN_CONSOLE)]
+
+
+def main_numbers(page) -> list[str]:
+    """Every number written on the page outside the sidebar (metrics, captions, LaTeX, chart labels)."""
+    return re.findall(r"-?\d+\.\d+(?:e-?\d+)?", page.evaluate(PAGE_TEXT_JS))
+
+
+@pytest.mark.parametrize("file, url_path, title", PAGES, ids=[p[1] for p in PAGES])
+def test_page_loads_draws_every_chart_and_logs_no_error(page, app_url, screenshot_dir, file, url_path, title):
+    open_page(page, app_url, url_path)
+    assert exceptions(page) == []
+    assert app_console_errors(page) == []
+    drawn, present = charts_drawn(page)
+    assert present > 0, f"{title}: no chart on the page"
+    assert drawn == present, f"{title}: only {drawn} of {present} charts were drawn"
+    for size_name, (w, h) in SIZES.items():
+        page.set_viewport_size({"width": w, "height": h})
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(screenshot_dir / f"{url_path}-{size_name}.png"))
+
+
+@pytest.mark.parametrize("file, url_path, title", PAGES, ids=[p[1] for p in PAGES])
+def test_moving_a_slider_with_the_keyboard_changes_a_number(page, app_url, file, url_path, title):
+    open_page(page, app_url, url_path)
+    sliders = page.locator(SLIDER)
+    assert sliders.count() > 0, f"{title}: no slider"
+    thumb = sliders.first
+    before = main_numbers(page)
+    at_max = thumb.input_value() == thumb.get_attribute("max")
+    thumb.focus()
+    page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
+    page.wait_for_timeout(400)
+    settle(page)
+    assert exceptions(page) == []
+    assert main_numbers(page) != before, f"{title}: moving the first slider changed no number on the page"
+    assert urlparse(page.url).query, "the new slider value did not reach the URL"
+
+
+def test_deep_link_restores_the_seed_and_a_widget_change_updates_the_url(page, app_url):
+    open_page(page, app_url, "worked_example", "seed=7")
+    thumb = page.locator(SLIDER).first
+    assert thumb.input_value() == "7"
+    thumb.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(400)
+    settle(page)
+    assert parse_qs(urlparse(page.url).query).get("seed") == ["8"]
+
+
+@pytest.mark.parametrize("query", ["seed=abc", "seed=-5", "seed=100000", "token=nope"])
+def test_malformed_query_values_fall_back_without_an_exception(page, app_url, query):
+    open_page(page, app_url, "worked_example", query)
+    assert exceptions(page) == []
+    assert page.locator(SLIDER).first.input_value() == "0"
+    assert "0.509" in " ".join(main_numbers(page))  # the lesson's numbers are shown
