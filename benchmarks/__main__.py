@@ -77,23 +77,23 @@ def server_side(repeats: int) -> list[dict]:
 
     rows = []
     tmp = Path(tempfile.mkdtemp(prefix="bench-bare-"))
-    for file, url_path, title in router_pages():
-        row: dict = {"page": url_path, "title": title}
-        for scenario, query in (("default", {}), ("heaviest", HEAVIEST.get(url_path, {}))):
+    for page in router_pages():
+        row: dict = {"page": page.name, "title": page.title}
+        for scenario, query in (("default", {}), ("heaviest", HEAVIEST.get(page.name, {}))):
             at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)
-            at.switch_page(file)
+            at.switch_page(page.file)
             at.query_params.update(query)
             row[f"rerun_{scenario}_ms"] = median_ms(time_reruns(at, repeats))
             if scenario == "default":
                 widgets = {k: len(at.get(k)) for k in WIDGET_TYPES if len(at.get(k))}
-        bare = tmp / f"bare_{url_path}.py"
+        bare = tmp / f"bare_{page.name}.py"
         bare.write_text(bare_page_source(widgets))
         row["widgets"] = sum(widgets.values())
         row["bare_ms"] = median_ms(time_reruns(AppTest.from_file(str(bare), default_timeout=60), repeats))
         row["ratio_default"] = round(row["rerun_default_ms"] / row["bare_ms"], 1)
         rows.append(row)
-        print(f"  {url_path:22s} default {row['rerun_default_ms']:7.1f} ms  heaviest {row['rerun_heaviest_ms']:7.1f} ms"
-              f"  bare {row['bare_ms']:6.1f} ms  x{row['ratio_default']}", flush=True)
+        print(f"  {page.name:22s} default {row['rerun_default_ms']:7.1f} ms"
+              f"  heaviest {row['rerun_heaviest_ms']:7.1f} ms  bare {row['bare_ms']:6.1f} ms  x{row['ratio_default']}", flush=True)
     return rows
 
 
@@ -114,8 +114,8 @@ def browser_side(repeats: int) -> dict:
         page.wait_for_function(IDLE_AND_CHANGED_JS, arg=None, timeout=120_000, polling="raf")
         out["cold_start_s"] = round(time.perf_counter() - t0, 2)
         out["server_ready_s"] = round(server.ready_after_s, 2)
-        for _file, url_path, _title in router_pages():
-            page.goto(f"{server.url}/{url_path}")
+        for rp in router_pages():
+            page.goto(f"{server.url}/{rp.url_path}")
             settle(page)
             slider = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]').first
             samples = []
@@ -126,8 +126,8 @@ def browser_side(repeats: int) -> dict:
                 page.keyboard.press("ArrowRight" if r % 2 == 0 else "ArrowLeft")
                 page.wait_for_function(IDLE_AND_CHANGED_JS, arg=before, timeout=60_000, polling="raf")
                 samples.append(time.perf_counter() - t)
-            out["pages"].append({"page": url_path, "repaint_ms": median_ms(samples)})
-            print(f"  {url_path:22s} slider-to-repaint {median_ms(samples):7.1f} ms", flush=True)
+            out["pages"].append({"page": rp.name, "repaint_ms": median_ms(samples)})
+            print(f"  {rp.name:22s} slider-to-repaint {median_ms(samples):7.1f} ms", flush=True)
         out["rss_mb_after_all_pages"] = round(server.rss_mb(), 1)
         browser.close()
     server.stop()

@@ -9,6 +9,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,15 +77,23 @@ class AppServer:
         self.stop()
 
 
-def router_pages(router: Path = ROOT / "streamlit_app.py") -> list[tuple[str, str, str]]:
-    """``(file, url_path, title)`` of every page registered in the router, in its order.
+class RouterPage(NamedTuple):
+    file: str  # e.g. "pages/soft_lookup.py"
+    name: str  # the file's stem, e.g. "soft_lookup"
+    url_path: str  # what follows the host in the browser: the stem, or "" for the default page
+    title: str
 
-    Streamlit derives a page's URL path from its file name; the default page is
-    also served at "/".
+
+def router_pages(router: Path = ROOT / "streamlit_app.py") -> list[RouterPage]:
+    """Every page registered in the router, in its order.
+
+    Streamlit derives a page's URL path from its file name, except for the
+    default page, which is served at "/".
     """
     import re
 
-    pages = []
-    for m in re.finditer(r'st\.Page\(\s*"(pages/(\w+)\.py)",\s*title="([^"]+)"', router.read_text()):
-        pages.append((m.group(1), m.group(2), m.group(3)))
-    return pages
+    pattern = r'st\.Page\(\s*"((?:\w+/)*(\w+)\.py)",\s*title="([^"]+)"([^)]*)\)'
+    return [
+        RouterPage(m.group(1), m.group(2), "" if "default=True" in m.group(4) else m.group(2), m.group(3))
+        for m in re.finditer(pattern, router.read_text())
+    ]

@@ -22,23 +22,31 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
 
 
-def settle(page, timeout_ms: int = 60_000) -> None:
-    """Wait until the page's script has run, nothing is stale and every chart has been drawn."""
-    page.wait_for_selector('[data-testid="stMain"] [data-testid="stElementContainer"]', timeout=timeout_ms)
-    waited = 0
+def settle(page, timeout_ms: int = 90_000) -> None:
+    """Wait until the page's script has run, nothing is stale, every chart is drawn and the page is stable.
+
+    Every page starts with a title (h1), so its presence means the page script
+    has started drawing; a run that has not yet shown the status widget is
+    caught by requiring the text to stay the same over two checks.
+    """
+    page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout_ms)
+    waited, previous = 0, None
     while waited < timeout_ms:
         busy = (
             page.locator('[data-testid="stStatusWidget"]').count() > 0
             or page.locator('[data-stale="true"]').count() > 0
             or page.locator('[data-testid="stSkeleton"]').count() > 0
         )
-        if not busy:
-            drawn, present = charts_drawn(page)
-            if drawn == present:
-                break
-        page.wait_for_timeout(50)
-        waited += 50
-    page.wait_for_timeout(150)
+        drawn, present = charts_drawn(page)
+        if not busy and drawn == present:
+            text = page.evaluate(PAGE_TEXT_JS)
+            if text == previous:
+                return
+            previous = text
+        else:
+            previous = None
+        page.wait_for_timeout(200)
+        waited += 200
 
 
 def charts_drawn(page) -> tuple[int, int]:

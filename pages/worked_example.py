@@ -3,108 +3,187 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
-from core import scaled_dot_product_attention, softmax, worked_example
+from core import LESSON_TOKENS, LESSON_X, scaled_dot_product_attention, softmax, worked_example
 from core.reference import max_abs_diff, torch_scaled_dot_product_attention
+from core.user_input import format_matrix, parse_matrix, validate_input
 from ui.charts import heatmap, side_by_side, unique_labels
-from ui.controls import bound_choice, seed_slider, show_chart, show_source
+from ui.controls import bound_choice, bound_stepper, explain, seed_slider, show_chart, show_source
 
-st.title("Worked example: three tokens, by hand")
-st.markdown(
-    "Three tokens, each already a 4-dimensional embedding, go through one attention head. "
-    "Every matrix below is computed live by `core.worked_example`; move the seed to draw "
-    "different weight matrices and watch every later step change."
-)
-
-with st.container(horizontal=True, vertical_alignment="bottom"):
-    seed = seed_slider()
-
-ex = worked_example(seed)
-labels = unique_labels(ex.tokens)
-dims = [f"d{j}" for j in range(ex.X.shape[1])]
+STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
+#: Session-state keys of this page (not in the URL): the editor's widget state and the input it last accepted.
+EDITOR, LAST_VALID = "x_editor", "_worked_last_valid"
 
 
-st.header("1 · Embeddings X")
-st.markdown("One row per token: the input the head starts from.")
-n_tokens, d_model = ex.X.shape
-st.latex(rf"X \in \mathbb{{R}}^{{T \times d_{{model}}}},\quad T = {n_tokens},\ d_{{model}} = {d_model}")
-show_chart(heatmap(ex.X, row_labels=labels, col_labels=dims, title="X", x_title="embedding dim",
-                   y_title="token"), alt="Heatmap of the embedding matrix X")
+def url_input() -> tuple[tuple[str, ...], np.ndarray]:
+    """Tokens and X from the link (``?tokens=a b c&X=1,0;0,1;...``), or the lesson's when absent or invalid."""
+    if "tokens" not in st.query_params and "X" not in st.query_params:
+        return LESSON_TOKENS, LESSON_X
+    try:
+        tokens = st.query_params.get("tokens", " ".join(LESSON_TOKENS)).split()
+        return validate_input(tokens, parse_matrix(st.query_params.get("X", format_matrix(LESSON_X))))
+    except ValueError as err:
+        st.error(f"The link's own input could not be used: {err} Showing the lesson's example instead.",
+                 icon=":material/link_off:")
+        return LESSON_TOKENS, LESSON_X
 
-st.header("2 · Weight matrices W_q, W_k, W_v")
-st.markdown(
-    "Three learned matrices. Here they are random draws rounded to one decimal, exactly as the "
-    "lesson makes them; in a trained model they are learned by gradient descent."
-)
-w_kw = dict(row_labels=dims, col_labels=dims, x_title="out dim", y_title="in dim", value_format=".1f")
-show_chart(side_by_side(heatmap(ex.W_q, title="W_q", **w_kw), heatmap(ex.W_k, title="W_k", **w_kw),
-                        heatmap(ex.W_v, title="W_v", **w_kw)), alt="Heatmaps of W_q, W_k and W_v")
 
-st.header("3 · Queries, keys and values")
-st.markdown(
-    "Each token's embedding is projected three ways: the **query** (what it looks for), the "
-    "**key** (what it offers to be matched on) and the **value** (what it hands over once matched)."
-)
-st.latex(r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v")
-qkv_kw = dict(row_labels=labels, col_labels=dims, x_title="dim", y_title="token")
-show_chart(side_by_side(heatmap(ex.Q, title="Q", **qkv_kw), heatmap(ex.K, title="K", **qkv_kw),
-                        heatmap(ex.V, title="V", **qkv_kw)), alt="Heatmaps of Q, K and V")
+def own_input() -> tuple[tuple[str, ...], np.ndarray]:
+    """An editable table of tokens and embeddings; a bad edit shows why and keeps the last valid input."""
+    base_tokens, base_X = url_input()
+    custom = st.session_state.get(LAST_VALID, (base_tokens, base_X))[0] != LESSON_TOKENS
+    with st.expander("Use your own tokens and embeddings", expanded=custom, icon=":material/edit:"):
+        explain("Edit any cell, add or delete rows (one per token, at most 8) or type new labels. "
+                "Everything below is recomputed from your input.")
+        table = pd.DataFrame(base_X, columns=[f"d{j}" for j in range(base_X.shape[1])])
+        table.insert(0, "token", list(base_tokens))
+        edited = st.data_editor(
+            table, key=EDITOR, num_rows="dynamic", hide_index=True,
+            column_config={"token": st.column_config.TextColumn("token", help="One word per token", required=True)},
+        )
+        if st.button("Back to the lesson's example", icon=":material/restart_alt:"):
+            for key in (EDITOR, LAST_VALID):
+                st.session_state.pop(key, None)
+            for key in ("tokens", "X"):
+                st.query_params.pop(key, None)
+            st.rerun()
+        try:
+            dims = [c for c in edited.columns if c != "token"]
+            tokens, X = validate_input(edited["token"].tolist(), edited[dims].astype(object).values.tolist())
+        except ValueError as err:
+            tokens, X = st.session_state.get(LAST_VALID, (base_tokens, base_X))
+            st.error(f"{err} Showing the last valid input until this is fixed.", icon=":material/error:")
+            return tokens, X
+    st.session_state[LAST_VALID] = (tokens, X)
+    if tokens == LESSON_TOKENS and np.array_equal(X, LESSON_X):
+        st.query_params.pop("tokens", None)
+        st.query_params.pop("X", None)
+    else:  # the link reproduces the student's own example
+        st.query_params["tokens"] = " ".join(tokens)
+        st.query_params["X"] = format_matrix(X)
+    return tokens, X
 
-st.header("4 · Raw scores and scaling")
-st.markdown(
-    "Entry (i, j) is the dot product of query i with key j: how well token j matches what token i "
-    f"looks for. Dividing by √d_k = √{ex.d_k} = {np.sqrt(ex.d_k):g} keeps the scores from growing "
-    "with the key width, which would saturate the softmax."
-)
-st.latex(r"S = Q K^\top,\qquad \tilde S = \frac{Q K^\top}{\sqrt{d_k}}")
-score_kw = dict(row_labels=labels, col_labels=labels, x_title="key token", y_title="query token")
-scores_domain = (-float(np.abs(ex.raw_scores).max()), float(np.abs(ex.raw_scores).max()))
-show_chart(
-    side_by_side(
-        heatmap(ex.raw_scores, title="raw scores Q Kᵀ", domain=scores_domain, **score_kw),
-        heatmap(ex.scaled_scores, title=f"scaled scores Q Kᵀ / √{ex.d_k}", domain=scores_domain, **score_kw),
-        shared_color=True,
-    ),
-    alt="Heatmaps of the raw and scaled attention scores",
-)
 
-st.header("5 · Softmax: attention weights")
-st.markdown(
-    "Softmax turns each row of scaled scores into a probability distribution: how much attention "
-    "the query token pays to every token, itself included."
-)
-st.latex(r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_{j'} e^{\tilde S_{ij'}}},\qquad \sum_j A_{ij} = 1")
-show_chart(heatmap(ex.weights, signed=False, title="attention weights A", **score_kw),
-           alt="Heatmap of the attention weights")
-row_sums = ex.weights.sum(axis=1)
-st.caption("Row sums: " + ", ".join(f"{lab}: {s:.3f}" for lab, s in zip(labels, row_sums, strict=True)))
-
-st.header("6 · Output: a weighted blend of the values")
-st.latex(r"\text{output} = A V,\qquad \text{output}_i = \sum_j A_{ij}\, v_j")
-show_chart(heatmap(ex.output, title="output = A V", **qkv_kw), alt="Heatmap of the output matrix")
-
-token = bound_choice("Explain the output of token", "token", labels, default=labels[0],
-                     help="Shows this token's output as the weighted sum of the value vectors.")
-i = labels.index(token)
+def clicked_cell(key: str) -> tuple[int, int] | None:
+    """The (query, key) cell last clicked on the attention map, from its selection state."""
+    state = st.session_state.get(key)
+    try:
+        (point,) = state["selection"]["cell"]
+        return int(point["i"]), int(point["j"])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def fmt_vec(v: np.ndarray) -> str:
     return r"\begin{bmatrix}" + " & ".join(f"{x:.3f}" for x in v) + r"\end{bmatrix}"
 
 
-terms = " + ".join(f"{ex.weights[i, j]:.3f}\\,v_{{{j + 1}}}" for j in range(len(labels)))
-st.latex(rf"\text{{output}}_{{\text{{{ex.tokens[i]}}}}} = {terms} = {fmt_vec(ex.output[i])}")
-with st.expander("The value vectors v₁ … v_T"):
-    rows = r"\\".join(rf"v_{{{j + 1}}} = {fmt_vec(ex.V[j])}\ \ (\text{{{t}}})" for j, t in enumerate(ex.tokens))
-    st.latex(r"\begin{gathered}" + rows + r"\end{gathered}")
-
-st.header("Cross-check with PyTorch")
-st.markdown(
-    "The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention`. "
-    "The NumPy code above runs in float64, so they agree to float32 precision (about 1e-7)."
+st.title("Worked example: three tokens, by hand")
+explain(
+    "Tokens, each already an embedding vector, go through one attention head. Every matrix below is "
+    "computed live by `core.worked_example`: move the seed to draw other weight matrices, or step "
+    "through the stages one at a time."
 )
-torch_out = torch_scaled_dot_product_attention(ex.Q, ex.K, ex.V)
-st.metric("max |NumPy − PyTorch| of the output", f"{max_abs_diff(ex.output, torch_out):.2e}")
+
+with st.container(horizontal=True, vertical_alignment="bottom"):
+    seed = seed_slider()
+stage = STAGES.index(bound_stepper("Reveal up to", "reveal", STAGES, STAGES[-1],
+                                   help="Show the computation one stage at a time; the stage is part of the link."))
+tokens, X = own_input()
+
+ex = worked_example(seed, X=X, tokens=tokens)
+labels = unique_labels(ex.tokens)
+dims = [f"d{j}" for j in range(ex.X.shape[1])]
+n_tokens, d_model = ex.X.shape
+cell = clicked_cell("cell")
+if cell is not None and max(cell) >= n_tokens:  # a click remembered from a longer input
+    cell = None
+q_row, k_row = (None, None) if cell is None else ([cell[0]], [cell[1]])
+
+st.header("1 · Embeddings X")
+explain("One row per token: the input the head starts from.")
+st.latex(rf"X \in \mathbb{{R}}^{{T \times d_{{model}}}},\quad T = {n_tokens},\ d_{{model}} = {d_model}")
+show_chart(heatmap(ex.X, row_labels=labels, col_labels=dims, title="X", x_title="embedding dim", y_title="token"),
+           alt="Heatmap of the embedding matrix X")
+
+if stage >= 1:
+    st.header("2 · Queries, keys and values")
+    explain(
+        "Three weight matrices project each embedding three ways: the **query** (what the token looks for), "
+        "the **key** (what it offers to be matched on) and the **value** (what it hands over once matched). "
+        "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them."
+    )
+    st.latex(r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v")
+    w_kw = dict(row_labels=dims, col_labels=dims, x_title="out dim", y_title="in dim", value_format=".1f")
+    show_chart(side_by_side(heatmap(ex.W_q, title="W_q", **w_kw), heatmap(ex.W_k, title="W_k", **w_kw),
+                            heatmap(ex.W_v, title="W_v", **w_kw)), alt="Heatmaps of W_q, W_k and W_v")
+    qkv_kw = dict(row_labels=labels, col_labels=dims, x_title="dim", y_title="token")
+    show_chart(side_by_side(heatmap(ex.Q, title="Q", highlight_rows=q_row, **qkv_kw),
+                            heatmap(ex.K, title="K", highlight_rows=k_row, **qkv_kw),
+                            heatmap(ex.V, title="V", **qkv_kw)), alt="Heatmaps of Q, K and V")
+    if cell is not None:
+        st.caption(f"Highlighted: the query of “{labels[cell[0]]}” and the key of “{labels[cell[1]]}”, "
+                   f"whose dot product is the score {ex.raw_scores[cell]:.3f}. Double-click the map to clear.")
+
+score_kw = dict(row_labels=labels, col_labels=labels, x_title="key token", y_title="query token")
+if stage >= 2:
+    st.header("3 · Raw scores")
+    explain("Entry (i, j) is the dot product of query i with key j: how well token j matches what token i "
+            "looks for.")
+    st.latex(r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
+    products = np.array([[" + ".join(f"{a:.2f}×{b:.2f}" for a, b in zip(ex.Q[i], ex.K[j], strict=True))
+                          for j in range(n_tokens)] for i in range(n_tokens)], dtype=object)
+    scores_max = float(np.abs(ex.raw_scores).max()) or 1.0
+    charts = [heatmap(ex.raw_scores, title="raw scores Q Kᵀ", domain=(-scores_max, scores_max),
+                      extra={"q_i · k_j": products}, **score_kw)]
+    if stage >= 3:
+        st.header("4 · Scaling by √d_k")
+        explain(f"Dividing by √d_k = √{ex.d_k} = {np.sqrt(ex.d_k):g} keeps the scores from growing with the key "
+                "width, which would push the softmax into saturation.")
+        st.latex(r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}")
+        charts.append(heatmap(ex.scaled_scores, title=f"scaled scores Q Kᵀ / √{ex.d_k}",
+                              domain=(-scores_max, scores_max), **score_kw))
+    show_chart(side_by_side(*charts, shared_color=True), alt="Heatmaps of the raw and scaled attention scores")
+
+if stage >= 4:
+    st.header("5 · Softmax: attention weights")
+    explain("Softmax turns each row of scaled scores into a probability distribution: how much attention the "
+            "query token pays to every token, itself included. **Click a cell** to highlight the query and key "
+            "that produced it in Q and K above.")
+    st.latex(r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_{j'} e^{\tilde S_{ij'}}},\qquad \sum_j A_{ij} = 1")
+    exps = np.exp(ex.scaled_scores)
+    row_total = np.repeat(exps.sum(axis=1, keepdims=True), n_tokens, axis=1)
+    show_chart(
+        heatmap(ex.weights, signed=False, title="attention weights A", select="cell",
+                extra={"raw score": ex.raw_scores, "scaled score": ex.scaled_scores,
+                       "exp(scaled)": exps, "row sum of exp": row_total}, **score_kw),
+        alt="Heatmap of the attention weights", on_select="rerun", key="cell", selection_mode="cell",
+    )
+    st.caption("Row sums: " + ", ".join(f"{lab}: {s:.3f}" for lab, s in zip(labels, ex.weights.sum(1), strict=True)))
+
+if stage >= 5:
+    st.header("6 · Output: a weighted blend of the values")
+    st.latex(r"\text{output} = A V,\qquad \text{output}_i = \sum_j A_{ij}\, v_j")
+    sums = np.array([[" + ".join(f"{ex.weights[i, j]:.3f}×{ex.V[j, d]:.3f}" for j in range(n_tokens))
+                      for d in range(d_model)] for i in range(n_tokens)], dtype=object)
+    show_chart(heatmap(ex.output, title="output = A V", extra={"Σ_j A_ij · V_jd": sums}, **qkv_kw),
+               alt="Heatmap of the output matrix")
+
+    token = bound_choice("Explain the output of token", "token", labels, default=labels[0],
+                         help="Shows this token's output as the weighted sum of the value vectors.")
+    i = labels.index(token)
+    terms = " + ".join(f"{ex.weights[i, j]:.3f}\\,v_{{{j + 1}}}" for j in range(n_tokens))
+    st.latex(rf"\text{{output}}_{{\text{{{ex.tokens[i]}}}}} = {terms} = {fmt_vec(ex.output[i])}")
+    with st.expander("The value vectors v₁ … v_T"):
+        rows = r"\\".join(rf"v_{{{j + 1}}} = {fmt_vec(ex.V[j])}\ \ (\text{{{t}}})" for j, t in enumerate(ex.tokens))
+        st.latex(r"\begin{gathered}" + rows + r"\end{gathered}")
+
+    st.header("Cross-check with PyTorch")
+    explain("The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention`. "
+            "The NumPy code above runs in float64, so they agree to float32 precision (about 1e-7).")
+    torch_out = torch_scaled_dot_product_attention(ex.Q, ex.K, ex.V)
+    st.metric("max |NumPy − PyTorch| of the output", f"{max_abs_diff(ex.output, torch_out):.2e}")
 
 show_source(worked_example, scaled_dot_product_attention, softmax)

@@ -91,3 +91,23 @@ def test_for_projector_enlarges_fonts_and_cells_without_touching_data():
     assert big["config"]["axis"]["labelFontSize"] >= 16 and big["config"]["title"]["fontSize"] >= 19
     assert big["datasets"] is spec["datasets"]
     assert spec["hconcat"][0]["layer"][1]["mark"]["fontSize"] == 12  # the original is unchanged
+
+
+def test_extra_tooltips_carry_the_arithmetic():
+    m = np.array([[0.5, 0.5]])
+    spec, data = spec_and_data(heatmap(m, extra={"raw score": np.array([[1.0, 1.0]]),
+                                                 "sum": np.array([["a+b", "c+d"]], dtype=object)}))
+    titles = [t["title"] for t in spec["encoding"]["tooltip"]]
+    assert titles[-2:] == ["raw score", "sum"]
+    assert [d["x1"] for d in data] == ["a+b", "c+d"] and [d["x0"] for d in data] == [1.0, 1.0]
+    with pytest.raises(ValueError, match="extra tooltip"):
+        heatmap(m, extra={"bad": np.ones(3)})
+
+
+def test_highlight_fades_the_other_cells_and_select_adds_a_click_selection():
+    spec, data = spec_and_data(heatmap(np.zeros((3, 2)), highlight_rows=[1], select="cell"))
+    assert [d["alpha"] for d in data] == [0.25, 0.25, 1.0, 1.0, 0.25, 0.25]
+    rect = spec["layer"][0]
+    assert rect["encoding"]["opacity"] == {"field": "alpha", "scale": None, "type": "quantitative"}
+    (param,) = spec["params"]  # Altair lifts layer selections to the top level
+    assert param["name"] == "cell" and param["select"]["fields"] == ["i", "j"]

@@ -15,7 +15,7 @@ cells and every cell has a tooltip.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import altair as alt
@@ -78,6 +78,10 @@ def heatmap(
     value_format: str = ".3f",
     cell_size: int = 44,
     font_size: int = 12,
+    extra: Mapping[str, np.ndarray] | None = None,
+    highlight_rows: Sequence[int] | None = None,
+    highlight_cols: Sequence[int] | None = None,
+    select: str | None = None,
 ) -> alt.LayerChart:
     """A labelled heatmap of `matrix`, rows top to bottom as in the printed matrix.
 
@@ -88,8 +92,25 @@ def heatmap(
             matrices and ``[0, 1]`` for weights.
         show_values: print each value in its cell; defaults to True for
             matrices of at most `MAX_LABELLED_CELLS` cells.
+        extra: more tooltip lines, ``{label: array of the matrix's shape}``;
+            numbers are shown with `value_format`, strings as they are (e.g.
+            the arithmetic that produced the cell).
+        highlight_rows, highlight_cols: row / column indices to emphasise;
+            every other cell is faded.
+        select: name of a click selection (fields ``i``, ``j``) to add, so a
+            page can react to the clicked cell (``on_select="rerun"``).
     """
     df = matrix_frame(matrix, row_labels, col_labels)
+    extra_tooltips = []
+    for k, (label, values) in enumerate((extra or {}).items()):
+        arr = np.asarray(values)
+        if arr.shape != np.shape(matrix):
+            raise ValueError(f"extra tooltip {label!r} has shape {arr.shape}, the matrix {np.shape(matrix)}.")
+        df[f"x{k}"] = arr.ravel()
+        numeric = np.issubdtype(arr.dtype, np.number)
+        extra_tooltips.append(alt.Tooltip(field=f"x{k}", type="quantitative" if numeric else "nominal", title=label,
+                                          format=value_format if numeric else alt.Undefined))
+    emphasise = highlight_rows is not None or highlight_cols is not None
     if show_values is None:
         show_values = len(df) <= MAX_LABELLED_CELLS
     if domain is None:
@@ -116,11 +137,25 @@ def heatmap(
         alt.Tooltip(field="row", type="nominal", title=y_title),
         alt.Tooltip(field="col", type="nominal", title=x_title),
         alt.Tooltip(field="value", type="quantitative", title="value", format=value_format),
+        *extra_tooltips,
     ]
-    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1).encode(
+    rect_enc: dict[str, Any] = dict(
         color=alt.Color(field="value", type="quantitative", scale=scale, title=None,
                         legend=alt.Legend(orient="right", gradientLength=max(60, 40 * n_rows))),
     )
+    if emphasise:
+        on = np.ones(len(df), dtype=bool)
+        if highlight_rows is not None:
+            on &= np.isin(df["i"].to_numpy(), list(highlight_rows))
+        if highlight_cols is not None:
+            on &= np.isin(df["j"].to_numpy(), list(highlight_cols))
+        df["alpha"] = np.where(on, 1.0, 0.25)
+        rect_enc["opacity"] = alt.Opacity(field="alpha", type="quantitative", scale=None)
+        rect_enc["stroke"] = alt.Stroke(field="edge", type="nominal", scale=None)
+        df["edge"] = np.where(on, "black", "white")
+    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1 if not emphasise else 2).encode(**rect_enc)
+    if select is not None:
+        rect = rect.add_params(alt.selection_point(name=select, fields=["i", "j"], on="click", clear="dblclick"))
     layers: list[alt.Chart] = [rect]
     if show_values:
         layers.append(

@@ -53,6 +53,18 @@ QUERY_KEYS: dict[str, str] = {
     "tokens": "token labels of the worked example, space-separated",
     "X": "the worked example's embedding matrix: rows separated by ';', entries by ','",
     "tgt": "target (decoder) sentence",
+    "task": "toy task the tiny Transformer is trained on: reverse, copy, sort or first (training page)",
+    "vocab": "vocabulary size: the digits 0 .. vocab-1 (training page)",
+    "pos": "positional encoding of the trained model: sinusoidal, learned or none (training page)",
+    "layers": "number of Transformer layers of the trained model (training page)",
+    "steps": "number of training steps (training page)",
+    "lr": "Adam learning rate (training page)",
+    "ckpt": "training step of the checkpoint whose attention is shown (training page)",
+    "digits": "the user's own input sequence of digits (training page)",
+    "layer": "layer of the pretrained model whose head is shown up close (1-based)",
+    "head": "head of that layer shown up close (1-based)",
+    "max_len": "longest sequence length measured on the cost page",
+    "arch": "model whose depth and width size the attention-memory table (cost page)",
 }
 
 
@@ -298,3 +310,22 @@ def query_snapshot() -> dict[str, str | list[str]]:
         values = st.query_params.get_all(key)
         snap[key] = values if len(values) > 1 else values[0]
     return snap
+
+
+def bound_stepper(label: str, key: str, options: Sequence[Any], default: Any, *, help: str | None = None) -> Any:
+    """Previous / Next buttons around a select slider bound to the URL: step through stages one at a time."""
+    _register(key)
+    options = list(options)
+
+    def move(delta: int) -> None:
+        current = st.session_state.get(key, default)
+        i = options.index(current) if current in options else options.index(default)
+        st.session_state[key] = options[min(max(i + delta, 0), len(options) - 1)]
+
+    prev_col, slider_col, next_col = st.columns([1, 6, 1], vertical_alignment="bottom")
+    prev_col.button("Previous", key=f"{key}_prev", on_click=move, args=(-1,), icon=":material/chevron_left:",
+                    help="Reveal one stage less", width="stretch")
+    next_col.button("Next", key=f"{key}_next", on_click=move, args=(1,), icon=":material/chevron_right:",
+                    help="Reveal the next stage", width="stretch")
+    with slider_col:
+        return bound_select_slider(label, key, options, default, help=help)

@@ -37,9 +37,10 @@ def main_numbers(page) -> list[str]:
     return re.findall(r"-?\d+\.\d+(?:e-?\d+)?", page.evaluate(PAGE_TEXT_JS))
 
 
-@pytest.mark.parametrize("file, url_path, title", PAGES, ids=[p[1] for p in PAGES])
-def test_page_loads_draws_every_chart_and_logs_no_error(page, app_url, screenshot_dir, file, url_path, title):
-    open_page(page, app_url, url_path)
+@pytest.mark.parametrize("rp", PAGES, ids=[p.name for p in PAGES])
+def test_page_loads_draws_every_chart_and_logs_no_error(page, app_url, screenshot_dir, rp):
+    title = rp.title
+    open_page(page, app_url, rp.url_path)
     assert exceptions(page) == []
     assert app_console_errors(page) == []
     drawn, present = charts_drawn(page)
@@ -48,12 +49,13 @@ def test_page_loads_draws_every_chart_and_logs_no_error(page, app_url, screensho
     for size_name, (w, h) in SIZES.items():
         page.set_viewport_size({"width": w, "height": h})
         page.wait_for_timeout(300)
-        page.screenshot(path=str(screenshot_dir / f"{url_path}-{size_name}.png"))
+        page.screenshot(path=str(screenshot_dir / f"{rp.name}-{size_name}.png"))
 
 
-@pytest.mark.parametrize("file, url_path, title", PAGES, ids=[p[1] for p in PAGES])
-def test_moving_a_slider_with_the_keyboard_changes_a_number(page, app_url, file, url_path, title):
-    open_page(page, app_url, url_path)
+@pytest.mark.parametrize("rp", PAGES, ids=[p.name for p in PAGES])
+def test_moving_a_slider_with_the_keyboard_changes_a_number(page, app_url, rp):
+    title = rp.title
+    open_page(page, app_url, rp.url_path)
     sliders = page.locator(SLIDER)
     assert sliders.count() > 0, f"{title}: no slider"
     thumb = sliders.first
@@ -69,7 +71,7 @@ def test_moving_a_slider_with_the_keyboard_changes_a_number(page, app_url, file,
 
 
 def test_deep_link_restores_the_seed_and_a_widget_change_updates_the_url(page, app_url):
-    open_page(page, app_url, "worked_example", "seed=7")
+    open_page(page, app_url, "", "seed=7")
     thumb = page.locator(SLIDER).first
     assert thumb.input_value() == "7"
     thumb.focus()
@@ -81,7 +83,55 @@ def test_deep_link_restores_the_seed_and_a_widget_change_updates_the_url(page, a
 
 @pytest.mark.parametrize("query", ["seed=abc", "seed=-5", "seed=100000", "token=nope"])
 def test_malformed_query_values_fall_back_without_an_exception(page, app_url, query):
-    open_page(page, app_url, "worked_example", query)
+    open_page(page, app_url, "", query)
     assert exceptions(page) == []
     assert page.locator(SLIDER).first.input_value() == "0"
     assert "0.509" in " ".join(main_numbers(page))  # the lesson's numbers are shown
+
+
+def test_a_deep_link_opened_first_on_a_cold_server_still_runs_the_router(page):
+    """A shared link is often the first request after the server (re)starts, e.g. on Community Cloud."""
+    from devtools.appserver import AppServer
+
+    with AppServer() as cold:
+        page.goto(f"{cold.url}/multi_head?seed=3")
+        settle(page)
+        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+        assert "Presenter mode" in sidebar and "Copy link to this view" in sidebar
+        assert exceptions(page) == []
+
+
+def test_copy_link_reproduces_the_view_in_a_new_browser(page, browser, app_url):
+    open_page(page, app_url, "", "seed=5&reveal=softmax")
+    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').inner_text().strip()
+    assert "seed=5" in link and "reveal=softmax" in link
+    other = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
+    other.goto(link)
+    settle(other)
+    assert other.locator(SLIDER).first.input_value() == "5"
+    assert page.evaluate(PAGE_TEXT_JS) == other.evaluate(PAGE_TEXT_JS)
+    other.context.close()
+
+
+def test_deep_link_to_a_reveal_step(page, app_url):
+    open_page(page, app_url, "", "reveal=raw+scores")
+    headings = page.locator('[data-testid="stMain"] h2').all_inner_texts()
+    assert [h.split("·")[0].strip() for h in headings[:3]] == ["1", "2", "3"]
+    assert not any("Softmax" in h for h in headings)
+
+
+def test_presenter_mode_at_projector_size(page, app_url, screenshot_dir):
+    page.set_viewport_size({"width": 1920, "height": 1080})
+
+    def cell_font_px() -> float:
+        return page.evaluate("""() => Math.max(...Array.from(document.querySelectorAll(
+            '[data-testid="stMain"] .vega-embed svg g.mark-text.role-mark text')).map(t => parseFloat(getComputedStyle(t).fontSize)))""")
+
+    open_page(page, app_url, "")
+    normal = cell_font_px()
+    assert "Every matrix below is computed live" in page.evaluate(PAGE_TEXT_JS)
+    open_page(page, app_url, "", "present=true")
+    assert cell_font_px() >= 1.3 * normal
+    assert "Every matrix below is computed live" not in page.evaluate(PAGE_TEXT_JS)  # explanations hidden
+    assert exceptions(page) == []
+    page.screenshot(path=str(screenshot_dir / "presenter-1920x1080.png"))

@@ -1,0 +1,109 @@
+"""Worked-example page: stage-by-stage reveal, own input from the link, bad input, sharing, presenter mode."""
+
+import numpy as np
+import pytest
+
+from core import worked_example
+from core.user_input import format_matrix
+from tests import lesson_values as lesson
+from tests.apptest_helpers import heatmaps, run_page
+
+PAGE = None  # the worked example is the landing page
+
+
+def headers(at):
+    return [h.value for h in at.header]
+
+
+def share_link(at) -> str:
+    return at.sidebar.code[0].value
+
+
+def test_reveal_from_the_link_shows_only_the_first_stages():
+    at = run_page(PAGE, reveal="raw scores")
+    assert not at.exception
+    assert headers(at) == ["1 · Embeddings X", "2 · Queries, keys and values", "3 · Raw scores"]
+    assert "attention weights A" not in heatmaps(at)
+
+
+def test_next_and_previous_step_through_the_stages():
+    at = run_page(PAGE, reveal="X")
+    assert headers(at) == ["1 · Embeddings X"]
+    at.button(key="reveal_next").click().run()
+    assert at.select_slider(key="reveal").value == "Q, K, V" and len(headers(at)) == 2
+    for _ in range(10):  # clicking past the end stays on the last stage
+        at.button(key="reveal_next").click().run()
+    assert at.select_slider(key="reveal").value == "output"
+    assert "Cross-check with PyTorch" in headers(at)
+    at.button(key="reveal_prev").click().run()
+    assert at.select_slider(key="reveal").value == "softmax" and "6 · Output: a weighted blend of the values" \
+        not in headers(at)
+
+
+def test_every_control_round_trips_through_the_link():
+    query = dict(seed="5", reveal="softmax", present="true")
+    at = run_page(PAGE, **query)
+    assert at.slider(key="seed").value == 5 and at.select_slider(key="reveal").value == "softmax"
+    assert at.toggle(key="present").value is True
+    link = share_link(at)
+    for key, value in query.items():
+        assert f"{key}={value}" in link
+    np.testing.assert_allclose(heatmaps(at)["attention weights A"], worked_example(5).weights)
+
+
+def test_own_tokens_and_matrix_from_the_link():
+    X = np.array([[1.0, 0.5], [0.0, -1.0], [2.0, 0.25], [0.5, 0.5]])
+    at = run_page(PAGE, tokens="a b c a", X=format_matrix(X), token="c")
+    assert not at.exception and not at.error
+    maps = heatmaps(at)
+    expected = worked_example(0, X=X, tokens=("a", "b", "c", "a"))
+    np.testing.assert_allclose(maps["attention weights A"], expected.weights)
+    assert maps["attention weights A"].shape == (4, 4)  # the repeated "a" keeps its own row
+    assert "tokens=a+b+c+a" in share_link(at)
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        (dict(X="1,0;0,abc;1,1"), "not a number"),
+        (dict(X="1,0;0,nan;1,1"), "NaN"),
+        (dict(X="1,0;0,inf;1,1"), "infinite"),
+        (dict(X="1,0;0,1,2;1,1"), "rectangular"),
+        (dict(X="1,0;;1,1"), "is empty"),
+        (dict(tokens="a b", X="1,0;0,1;1,1"), "2 tokens but X has 3 rows"),
+        (dict(tokens=" ".join(["w"] * 9), X=";".join(["1"] * 9)), "more than 8"),
+        (dict(tokens="x" * 10_000), "tokens but X has"),
+        (dict(X="1," * 3000), "at most 2000"),
+    ],
+)
+def test_bad_input_in_the_link_shows_a_message_and_the_lesson(query, message):
+    at = run_page(PAGE, **query)
+    assert not at.exception
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    np.testing.assert_array_equal(np.round(heatmaps(at)["attention weights A"], 3), lesson.WEIGHTS)
+
+
+@pytest.mark.parametrize("query", [dict(seed="abc"), dict(reveal="step 9"), dict(token="dog"), dict(present="maybe")])
+def test_malformed_controls_fall_back_with_a_visible_notice(query):
+    at = run_page(PAGE, **query)
+    assert not at.exception
+    (key,) = query
+    assert any(f"`{key}`" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_tooltips_carry_the_arithmetic():
+    at = run_page(PAGE)
+    from tests.apptest_helpers import chart_specs
+
+    tooltips = {t["title"] for spec, _ in chart_specs(at) for view in spec.get("hconcat", [spec])
+                for t in view.get("encoding", {}).get("tooltip", [])}
+    assert {"raw score", "scaled score", "exp(scaled)", "row sum of exp", "Σ_j A_ij · V_jd", "q_i · k_j"} <= tooltips
+
+
+def test_every_chart_has_an_export_menu():
+    at = run_page(PAGE)
+    n_charts = len(at.get("vega_lite_chart"))
+    assert n_charts >= 6
+    labels = [b.label for b in at.get("download_button")]
+    assert labels.count("PNG") == n_charts and labels.count("SVG") == n_charts
+    assert labels.count("CSV") == labels.count("LaTeX") >= 11  # every matrix of the example
