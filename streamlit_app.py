@@ -2,20 +2,41 @@
 
 import streamlit as st
 
-st.set_page_config(page_title="Attention, interactively", page_icon=":material/hub:", layout="wide")
+from ui.controls import bound_toggle, ignored_query_params, query_snapshot, share_link
 
-PAGES = [
+st.set_page_config(page_title="Attention, interactively", page_icon="🧮", layout="wide")
+
+# In the lesson's order. The worked example is the landing page ("/").
+LESSON = [
+    st.Page("pages/soft_lookup.py", title="Attention as a soft lookup", icon=":material/search:"),
     st.Page("pages/worked_example.py", title="Worked example", icon=":material/calculate:", default=True),
+    st.Page("pages/scaled_attention.py", title="Scaling by √d_k", icon=":material/tune:"),
+    st.Page("pages/multi_head.py", title="Multi-head attention", icon=":material/view_column:"),
+    st.Page("pages/permutation.py", title="Order and permutation", icon=":material/shuffle:"),
+    st.Page("pages/positional_encoding.py", title="Positional encoding", icon=":material/waves:"),
+    st.Page("pages/masked_attention.py", title="Masked self-attention", icon=":material/visibility_off:"),
+    st.Page("pages/cross_attention.py", title="Encoder, decoder, cross-attention", icon=":material/swap_horiz:"),
+]
+BUILD = [
+    st.Page("pages/exercise.py", title="Build this: the exercise", icon=":material/code:"),
 ]
 
-page = st.navigation(PAGES)
+page = st.navigation({"The lesson": LESSON, "Build this": BUILD})
+incoming = query_snapshot()  # before any widget runs: what the link asked for
 
 with st.sidebar:
     st.title("Attention, interactively")
     st.caption("The Transformer's attention mechanism, one concept per page, every number computed live.")
-    st.markdown(
-        "Follows the lesson *Transformers* (AI Roadmap, stage 4): attention as a soft lookup, "
-        "Q/K/V, the worked example, scaling, multi-head attention, positional encoding, masking."
-    )
+    bound_toggle("Presenter mode", "present", help="Larger chart text and cell values for a projector; "
+                 "long explanations are hidden. Part of the link, so slides can open straight into it.")
+    link_box = st.container()
 
+notices = st.container()
 page.run()
+
+with link_box:
+    st.caption("Copy link to this view")
+    st.code(share_link(st.context.url), language=None, wrap_lines=True)
+for key, used in ignored_query_params(incoming).items():
+    notices.info(f"The link's value for `{key}` could not be used here, so the page shows `{used}` instead.",
+                 icon=":material/link_off:")

@@ -16,7 +16,7 @@ def torch_scaled_dot_product_attention(
 ) -> np.ndarray:
     """Output of ``torch.nn.functional.scaled_dot_product_attention`` in float32, as NumPy."""
     t = [torch.tensor(np.asarray(a), dtype=torch.float32) for a in (q, k, v)]
-    attn_mask = None if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool))
+    attn_mask = None if mask is None else torch.tensor(np.asarray(mask, dtype=bool))
     with torch.no_grad():
         out = F.scaled_dot_product_attention(*t, attn_mask=attn_mask)  # (..., T_q, d_v)
     return out.numpy()

@@ -11,6 +11,7 @@ from core.reference import max_abs_diff, torch_scaled_dot_product_attention
 from core.user_input import format_matrix, parse_matrix, validate_input
 from ui.charts import heatmap, side_by_side, unique_labels
 from ui.controls import bound_choice, bound_stepper, explain, seed_slider, show_chart, show_source
+from ui.quiz import predict_then_reveal
 
 STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
 #: Session-state keys of this page (not in the URL): the editor's widget state and the input it last accepted.
@@ -146,6 +147,17 @@ if stage >= 2:
         charts.append(heatmap(ex.scaled_scores, title=f"scaled scores Q Kᵀ / √{ex.d_k}",
                               domain=(-scores_max, scores_max), **score_kw))
     show_chart(side_by_side(*charts, shared_color=True), alt="Heatmaps of the raw and scaled attention scores")
+
+if stage >= 3 and n_tokens >= 2:
+    focus = 1  # "cat" in the lesson's example
+    favourite = labels[int(np.argmax(ex.weights[focus]))]
+    predict_then_reveal(
+        f"From the scaled scores alone: which token does “{labels[focus]}” attend to most?", labels, favourite,
+        f"Softmax keeps the order of a row, so the largest scaled score wins: {favourite} gets "
+        f"{ex.weights[focus].max():.3f} of “{labels[focus]}”'s attention "
+        f"(scaled score {ex.scaled_scores[focus].max():.3f}).",
+        key="worked_focus",
+    )
 
 if stage >= 4:
     st.header("5 · Softmax: attention weights")

@@ -36,7 +36,7 @@ def heatmaps(at: AppTest) -> dict[str, np.ndarray]:
     """Every `ui.charts.heatmap` on the page (also inside hconcat), keyed by title, as a matrix."""
     found: dict[str, np.ndarray] = {}
     for spec, frames in chart_specs(at):
-        for sub in spec.get("hconcat", [spec]):
+        for sub in spec.get("hconcat") or spec.get("vconcat") or [spec]:
             if "layer" not in sub or "data" not in sub:
                 continue
             df = frames[sub["data"]["name"]]

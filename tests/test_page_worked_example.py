@@ -107,3 +107,15 @@ def test_every_chart_has_an_export_menu():
     labels = [b.label for b in at.get("download_button")]
     assert labels.count("PNG") == n_charts and labels.count("SVG") == n_charts
     assert labels.count("CSV") == labels.count("LaTeX") >= 11  # every matrix of the example
+
+
+def test_predict_then_reveal_asks_before_it_tells():
+    at = run_page(PAGE)
+    quiz = at.radio(key="quiz_worked_focus_choice")
+    assert quiz.value is None and "cat" in quiz.label
+    assert not at.success and not at.warning
+    quiz.set_value("sat").run()
+    at.button(key="quiz_worked_focus_reveal").click().run()
+    assert not at.exception
+    # computed: "cat" puts 0.486 on "sat" in the lesson's numbers
+    assert any("sat" in s.value for s in at.success), [s.value for s in at.success]

@@ -1,0 +1,217 @@
+"""Encoder, decoder and cross-attention: the original Transformer's three attention maps side by side."""
+
+from __future__ import annotations
+
+import altair as alt
+import streamlit as st
+
+from core.encoder_decoder import EncoderDecoderAttention, attend, encoder_decoder_attention
+from core.reference import max_abs_diff, torch_scaled_dot_product_attention
+from ui.charts import heatmap, side_by_side, unique_labels
+from ui.controls import bound_select_slider, explain, seed_slider, show_chart, show_source, tokens_input
+from ui.quiz import predict_then_reveal
+
+DEFAULT_SRC = "the cat sat on the mat"
+DEFAULT_TGT = "le chat s'est assis"
+MAX_TOKENS = 12
+D_MODELS = [4, 8, 16, 32, 64]
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def run(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed: int) -> EncoderDecoderAttention:
+    return encoder_decoder_attention(src, tgt, d_model=d_model, seed=seed)
+
+
+def cell_style(n: int) -> dict:
+    """Heatmap cell size and font for an n-token axis, so 12 x 12 maps still fit side by side."""
+    if n <= 6:
+        return dict(cell_size=44, font_size=12)
+    if n <= 9:
+        return dict(cell_size=36, font_size=11)
+    return dict(cell_size=30, font_size=10)
+
+
+def approx_width(labels: list[str], cell_size: int) -> int:
+    """Rough pixel width of a square heatmap: its cells plus the row labels and the axis title."""
+    return len(labels) * cell_size + 6 * max(len(lab) for lab in labels) + 40
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def attention_maps(
+    src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed: int
+) -> tuple[alt.TopLevelMixin, alt.LayerChart]:
+    """The two self-attention maps (one chart) and the cross-attention map; cached, as building them is the
+    slowest part of a rerun. The charts are never modified after this, so sharing them between reruns is safe."""
+    r = run(src, tgt, d_model, seed)
+    src_labels, tgt_labels = unique_labels(r.src_tokens), unique_labels(r.tgt_tokens)
+    enc_kw = dict(row_labels=src_labels, col_labels=src_labels, **cell_style(len(src_labels)))
+    dec_kw = dict(row_labels=tgt_labels, col_labels=tgt_labels, **cell_style(len(tgt_labels)))
+    enc_map = heatmap(r.encoder.weights, signed=False, title="encoder self-attention (source × source)",
+                      x_title="key: source token", y_title="query: source token", value_format=".2f", **enc_kw)
+    dec_map = heatmap(r.decoder.weights, signed=False, title="decoder masked self-attention (target × target)",
+                      x_title="key: target token", y_title="query: target token", value_format=".2f", **dec_kw)
+    # Side by side when both fit the page's width, one above the other when they do not.
+    if approx_width(src_labels, enc_kw["cell_size"]) + approx_width(tgt_labels, dec_kw["cell_size"]) <= 860:
+        self_maps = side_by_side(enc_map, dec_map, shared_color=True, spacing=48)
+    else:
+        self_maps = alt.vconcat(enc_map, dec_map, spacing=36).resolve_scale(color="shared")
+    cross_map = heatmap(r.cross.weights, row_labels=tgt_labels, col_labels=src_labels, signed=False,
+                        title=f"cross-attention ({len(tgt_labels)} target queries × {len(src_labels)} source keys)",
+                        x_title="key / value: source token (encoder)", y_title="query: target token (decoder)",
+                        value_format=".2f", **cell_style(max(len(src_labels), len(tgt_labels))))
+    return self_maps, cross_map
+
+
+st.title("Encoder, decoder and cross-attention")
+explain(
+    "The original Transformer translates with two stacks. The **encoder** reads the whole source "
+    "sentence at once; the **decoder** writes the target sentence one token at a time. Three different "
+    "attentions connect them, and they differ only in *where the queries, keys and values come from* "
+    "and in whether a mask hides the future. Type two sentences of different lengths and watch the "
+    "third map stop being square."
+)
+
+src_col, tgt_col = st.columns(2)
+src = tokens_input("Source sentence (encoder input)", "src", DEFAULT_SRC, max_tokens=MAX_TOKENS, container=src_col,
+                   help=f"The sentence to translate: words separated by spaces, at most {MAX_TOKENS}.")
+tgt = tokens_input("Target sentence (decoder input)", "tgt", DEFAULT_TGT, max_tokens=MAX_TOKENS, container=tgt_col,
+                   help=f"The translation written so far: words separated by spaces, at most {MAX_TOKENS}.")
+with st.container(horizontal=True, vertical_alignment="bottom"):
+    seed = seed_slider(lesson_seed=False)
+    d_model = int(bound_select_slider(
+        "Embedding width d_model", "d_model", D_MODELS, 16,
+        help="Width of every embedding, query, key and value (one head, so d_k = d_model).",
+    ))
+
+r = run(tuple(src), tuple(tgt), d_model, seed)
+src_labels, tgt_labels = unique_labels(r.src_tokens), unique_labels(r.tgt_tokens)
+t_src, t_tgt = len(src_labels), len(tgt_labels)
+
+st.header("1 · Where Q, K and V come from")
+explain(
+    "Both sentences are embedded (same word, same vector) and get the sinusoidal positional encoding "
+    "added, so a repeated word (the two *the*s of the default source) still gets two different rows. Then:"
+)
+st.graphviz_chart(
+    f"""digraph {{
+  rankdir=TB; bgcolor="transparent"; nodesep=0.5; ranksep=0.35;
+  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=12, color="#555555", margin="0.15,0.06"];
+  edge [fontname="Helvetica", fontsize=12, color="#555555"];
+  src [label="source: {t_src} tokens × {d_model}", fillcolor="#cfe2f3"];
+  enc [label="encoder self-attention\nQ, K, V ← source · map {t_src} × {t_src}", fillcolor="#cfe2f3"];
+  mem [label="memory M (encoder output)\n{t_src} × {d_model}", fillcolor="#cfe2f3"];
+  tgt [label="target: {t_tgt} tokens × {d_model}", fillcolor="#fde0c5"];
+  dec [label="decoder masked self-attention\nQ, K, V ← target · map {t_tgt} × {t_tgt}", fillcolor="#fde0c5"];
+  cross [label="cross-attention\nQ ← decoder, K, V ← memory · map {t_tgt} × {t_src}", fillcolor="#e6e6e6"];
+  out [label="decoder output: {t_tgt} × {d_model}", fillcolor="#fde0c5"];
+  {{rank=same; src; tgt}} {{rank=same; enc; dec}} {{rank=same; mem; cross}}
+  src -> enc -> mem; tgt -> dec; dec -> cross [label=" Q"]; mem -> cross [label="K, V"]; cross -> out;
+}}""",
+    alt="Diagram: the source feeds the encoder's self-attention, whose output (the memory) gives the keys and "
+        "values of cross-attention; the target feeds the decoder's masked self-attention, which gives its queries.",
+)
+st.markdown(
+    f"""
+| attention | queries **Q** from | keys **K** and values **V** from | mask | weight map |
+|---|---|---|---|---|
+| encoder self-attention | source | source | none: looks both ways | T_src × T_src = {t_src} × {t_src} |
+| decoder masked self-attention | target | target | causal: nothing after itself | T_tgt × T_tgt = {t_tgt} × {t_tgt} |
+| cross-attention | decoder (target) | encoder output (source) | none | T_tgt × T_src = {t_tgt} × {t_src} |
+"""
+)
+st.caption(
+    "One layer of each, one head each, with the paper's residual connections (X + attention); "
+    "layer norm and the feed-forward blocks are left out. The weights are random, not trained, so the "
+    "patterns below are arbitrary: a trained translator would learn, say, to link *chat* with *cat*."
+)
+
+st.header("2 · The two self-attentions")
+enc_text, dec_text = st.columns(2)
+with enc_text:
+    explain(
+        "**Encoder:** the source sentence exists in full, so every source word may look at every "
+        "other, before and after it. The map is square and nothing in it is masked."
+    )
+    st.latex(r"\begin{gathered}(Q,\ K,\ V) = X_{src}\,(W_q^{enc},\ W_k^{enc},\ W_v^{enc})\\"
+             r"A^{enc} = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)"
+             rf" \in \mathbb{{R}}^{{{t_src} \times {t_src}}}\end{{gathered}}")
+with dec_text:
+    explain(
+        "**Decoder:** at generation time the later target words do not exist yet, so a causal mask "
+        "lets each word see only itself and the words before it: exact zeros above the diagonal."
+    )
+    st.latex(r"\begin{gathered}(Q,\ K,\ V) = X_{tgt}\,(W_q^{dec},\ W_k^{dec},\ W_v^{dec})\\"
+             r"A^{dec} = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + \text{mask}\right)"
+             rf" \in \mathbb{{R}}^{{{t_tgt} \times {t_tgt}}}\end{{gathered}}")
+self_maps, cross_map = attention_maps(tuple(src), tuple(tgt), d_model, seed)
+show_chart(self_maps, alt="Heatmaps of the encoder's and the decoder's self-attention weights")
+above = r.decoder.weights[~r.decoder.mask]
+masked_note = (
+    f"Largest decoder weight above the diagonal: {above.max():g} (over {above.size} masked cells)."
+    if above.size else "A one-word target has nothing above the diagonal to mask."
+)
+row_sum_error = max(abs(m.sum(axis=1) - 1).max() for m in (r.encoder.weights, r.decoder.weights))
+st.caption(f"{masked_note} Every row of both maps sums to 1 (largest deviation {row_sum_error:.0e}).")
+
+st.header("3 · Cross-attention: the decoder reads the source")
+explain(
+    "Each **target** word asks a question (its query comes from H, the decoder's masked self-attention "
+    "output) and the **source** words answer (keys and values come from M, the encoder's output, also "
+    "called the *memory*). So the rows are target words and the columns are source words: the map is "
+    f"{t_tgt} × {t_src}, square only if the two sentences happen to have the same length. There is no "
+    "mask: the whole source is known before the decoder starts."
+)
+st.latex(
+    r"\begin{gathered}"
+    rf"\underbrace{{Q = H W_q^{{x}}}}_{{{t_tgt} \times {d_model}}},\quad "
+    rf"\underbrace{{K = M W_k^{{x}}}}_{{{t_src} \times {d_model}}},\quad "
+    rf"\underbrace{{V = M W_v^{{x}}}}_{{{t_src} \times {d_model}}}\\[4pt] "
+    rf"A^{{x}} = \operatorname{{softmax}}\!\left(\frac{{Q K^\top}}{{\sqrt{{d_k}}}}\right) "
+    rf"\in \mathbb{{R}}^{{{t_tgt} \times {t_src}}},\qquad A^{{x}} V \in \mathbb{{R}}^{{{t_tgt} \times {d_model}}}"
+    r"\end{gathered}"
+)
+show_chart(
+    cross_map,
+    alt="Heatmap of the cross-attention weights: target tokens on the rows, source tokens on the columns",
+)
+if t_src == 1:
+    st.caption("With a single source word every row is exactly 1: a softmax over one key has nowhere else to go.")
+explain(
+    "Try it: change the **last** target word and only the last row changes, because every earlier "
+    "decoder state was computed behind the causal mask. Change **any** source word and every row changes."
+)
+
+st.header("4 · Cross-check with PyTorch")
+explain(
+    "The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention` "
+    "(the decoder's with its causal mask). NumPy runs in float64, so they agree to float32 precision (below 1e-6)."
+)
+checks = [
+    ("cross-attention", r.cross),
+    ("decoder masked self-attention", r.decoder),
+    ("encoder self-attention", r.encoder),
+]
+with st.container(horizontal=True):
+    for name, block in checks:
+        mask = None if block.mask is None else block.mask.copy()  # torch warns on read-only arrays
+        torch_out = torch_scaled_dot_product_attention(block.Q, block.K, block.V, mask=mask)
+        st.metric(f"max |NumPy − PyTorch|, {name}", f"{max_abs_diff(block.attended, torch_out):.2e}",
+                  border=True)
+
+st.info(
+    "**Decoder-only models.** GPT-style large language models drop the encoder and with it the "
+    "cross-attention: they keep just the masked self-attention stack (the decoder's map in section 2), "
+    "trained to predict the next token. The prompt is simply the beginning of the target sentence.",
+    icon=":material/lightbulb:",
+)
+
+rows_are = "target (decoder) words" if r.cross.weights.shape[0] == t_tgt else "source (encoder) words"
+predict_then_reveal(
+    "In cross-attention, the rows of the map (the queries) belong to…",
+    ["target (decoder) words", "source (encoder) words"], rows_are,
+    f"The map is {r.cross.weights.shape[0]} × {r.cross.weights.shape[1]}: one row per target word "
+    f"({t_tgt}), one column per source word ({t_src}). The decoder asks, the encoder's output answers.",
+    key="cross_rows",
+)
+
+show_source(encoder_decoder_attention, attend)

@@ -1,0 +1,169 @@
+"""Masked self-attention (the decoder): no token may look at the tokens after it."""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import streamlit as st
+
+from core import causal_mask, positional_encoding, scaled_dot_product_attention
+from core.embeddings import embed_tokens, random_projections
+from core.masking import (
+    future_weight,
+    masked_self_attention,
+    max_above_diagonal,
+    prefix_attention,
+    renormalise_visible,
+    torch_attention,
+)
+from core.reference import max_abs_diff
+from ui.charts import heatmap, side_by_side, unique_labels
+from ui.controls import bound_slider, bound_toggle, seed_slider, show_chart, show_source
+from ui.positional_charts import mask_chart, masked_heatmap, step_bars
+from ui.quiz import predict_then_reveal
+
+SENTENCE = "the cat sat on the mat and then it fell fast asleep".split()
+D_MODEL = 8  # d_model = d_k = d_v: one head, small enough to read
+MAX_T = len(SENTENCE)
+
+
+def fmt_weight(x: float) -> str:
+    """Exact zero reads 0.0; anything else gets four decimals."""
+    return "0.0" if x == 0.0 else f"{x:.4f}"
+
+
+st.title("Masked self-attention (the decoder)")
+st.markdown(
+    "A decoder writes its output one token at a time, so while it produces token t the tokens after t "
+    "do not exist yet. Training runs on whole sentences at once, so the future *is* there, and it must "
+    "be hidden: before the softmax, every score of a key that lies ahead of the query is replaced by −∞. "
+    "Its weight becomes e^(−∞) = 0 and the remaining weights are renormalised over the visible prefix."
+)
+st.latex(
+    r"\operatorname{MaskedAttention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V,"
+    r"\qquad M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
+)
+
+with st.container(horizontal=True, vertical_alignment="bottom"):
+    seed = seed_slider(lesson_seed=False)
+    seq_len = int(bound_slider("Tokens T", "seq_len", 1, MAX_T, 6,
+                               help=f"How many words of the sentence to use, 1 to {MAX_T}."))
+    causal = bound_toggle("Causal mask", "causal", True,
+                          help="On: the decoder's masked self-attention. Off: the encoder's, where every token "
+                               "sees every other token.")
+
+tokens = SENTENCE[:seq_len]
+labels = unique_labels(tokens)
+X = embed_tokens(tokens, D_MODEL, seed) + positional_encoding(seq_len, D_MODEL)  # (T, d_model)
+W_q, W_k, W_v = random_projections(D_MODEL, seed, n=3)
+res = masked_self_attention(X, W_q, W_k, W_v, causal=causal)
+cell, font = (44, 12) if seq_len <= 8 else (36, 10)
+st.caption(f"Tokens: “{' '.join(tokens)}”. Each is a random {D_MODEL}-dimensional embedding plus its positional "
+           f"encoding; W_q, W_k, W_v are random {D_MODEL} × {D_MODEL} matrices (seed {seed}), so d_k = {D_MODEL}.")
+
+st.header("1 · The mask and the scores")
+st.markdown(
+    "Row i is the query of token i, column j the key of token j. The causal mask lets row i see columns "
+    "0 … i: the diagonal and everything below it. Above the diagonal, the scaled score is replaced by −∞ "
+    "(grey cells: a colour scale cannot show −∞)."
+    if causal else
+    "The mask is switched off: every cell may attend, as in the encoder. Every score goes to the softmax."
+)
+show_chart(
+    side_by_side(
+        mask_chart(res.mask, labels, title="mask (1 = may attend)", cell_size=32 if seq_len <= 8 else 24,
+                   font_size=font),
+        masked_heatmap(res.masked_scores, labels, title="scaled scores QKᵀ/√d_k + M", cell_size=cell,
+                       font_size=font, value_format=".2f"),
+    ),
+    alt="The causal mask and the masked scaled scores, with minus infinity above the diagonal",
+)
+
+st.header("2 · The weights")
+st.markdown(
+    "After the softmax every row still sums to 1, but the cells above the diagonal are exactly zero, "
+    "not merely small: no token can take information from a later one."
+    if causal else
+    "Without the mask, the weights above the diagonal are ordinary positive numbers: each token draws "
+    "part of its output from words that come after it, which a decoder generating text could never see."
+)
+left, right = st.columns([3, 1], vertical_alignment="center")
+with left:
+    key_title = "key token (attended to)"
+    weights_chart = heatmap(res.weights, row_labels=labels, col_labels=labels, signed=False, cell_size=cell,
+                            font_size=font, title="attention weights A", x_title=key_title, y_title="query token")
+    # Slanted key labels, as on the charts above (repeated words carry their position and run long).
+    weights_chart = weights_chart.encode(x=alt.X(field="col", type="ordinal", sort=None, title=key_title,
+                                                 axis=alt.Axis(labelAngle=-45, orient="top", labelOverlap=False)))
+    show_chart(weights_chart, alt="Heatmap of the attention weights")
+above = max_above_diagonal(res.weights)
+right.metric("max weight above the diagonal", fmt_weight(above),
+             help="Largest A[i, j] with j > i: the most any token attends to a later token.")
+right.metric("max |row sum − 1|", f"{np.abs(res.weights.sum(axis=1) - 1).max():.1e}")
+right.metric("total weight on future tokens", fmt_weight(future_weight(res.weights)),
+             help="Sum of every weight above the diagonal, over all rows.")
+
+st.header("3 · One generation step")
+st.markdown(
+    "Pick a step t. At that moment only tokens 1 … t exist, and token t's query is compared with "
+    "their keys alone. Left: token t's weights without the mask, spread over the whole sentence "
+    "(orange: weight on words that have not been written yet). Right: the masked row. The visible "
+    "bars keep their proportions, only rescaled to sum to 1."
+)
+st.latex(r"A^{\text{mask}}_{tj} = \frac{A_{tj}}{\sum_{j' \le t} A_{tj'}}\ (j \le t),\qquad "
+         r"A^{\text{mask}}_{tj} = 0\ (j > t)")
+if seq_len > 1:
+    step = int(bound_slider("Generation step t", "step", 1, seq_len, min(4, seq_len),
+                            help="Token t (1-based) is being produced; tokens after it do not exist yet."))
+else:
+    step = 1
+    st.caption("One token: the only step is t = 1.")
+t = step - 1
+seen = " ".join(tokens[:step])
+unseen = " ".join(tokens[step:])
+st.markdown(f"Step {step}: **{seen}**" + (f" :gray[{unseen}]" if unseen else "")
+            + f" — “{tokens[t]}” can see {step} token{'s' if step > 1 else ''}.")
+
+full = res if not causal else masked_self_attention(X, W_q, W_k, W_v, causal=False)
+masked = res if causal else masked_self_attention(X, W_q, W_k, W_v, causal=True)
+prefix_w, prefix_out = prefix_attention(masked.Q, masked.K, masked.V, step)
+show_chart(
+    step_bars({f"no mask: token {step} (“{tokens[t]}”)": full.weights[t],
+               f"causal mask: token {step} (“{tokens[t]}”)": masked.weights[t]}, labels, step,
+              bar_size=min(cell, 40)),
+    alt="Bar charts of one token's attention weights without and with the causal mask",
+)
+visible_share = float(full.weights[t, :step].sum())
+c1, c2, c3 = st.columns(3)
+c1.metric("weight the visible keys had without the mask", f"{visible_share:.4f}",
+          help="Dividing the visible weights by this number gives the masked row.")
+c2.metric("max |masked row − renormalised unmasked row|",
+          f"{max_abs_diff(masked.weights[t], renormalise_visible(full.weights[t], step)):.1e}")
+c3.metric("max |masked row − softmax over the prefix only|",
+          f"{max_abs_diff(masked.weights[t, :step], prefix_w):.1e}",
+          help="The prefix softmax never sees the later tokens at all; the mask gives the same weights. "
+               "So training on the whole masked sentence matches generating token by token.")
+st.caption(f"The outputs agree too: max |masked output of token {step} − prefix-only output| = "
+           f"{max_abs_diff(masked.output[t], prefix_out):.1e}.")
+
+st.header("Cross-check with PyTorch")
+st.markdown(
+    "The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention` with "
+    f"`is_causal={causal}`: PyTorch builds its own mask from that flag. NumPy runs in float64, so they "
+    "agree to float32 precision."
+)
+torch_out = torch_attention(res.Q, res.K, res.V, is_causal=causal)
+st.metric(f"max |NumPy − PyTorch| of the output (is_causal={causal})", f"{max_abs_diff(res.output, torch_out):.2e}")
+
+if seq_len >= 2:
+    masked_first_last = float(masked.weights[0, -1])
+    predict_then_reveal(
+        f"With the causal mask, how much weight can the first token “{labels[0]}” give to the last token "
+        f"“{labels[-1]}”?", ["exactly 0", "a small positive amount", "as much as without the mask"],
+        "exactly 0" if masked_first_last == 0.0 else "a small positive amount",
+        f"It is {masked_first_last!r}: the masked score is −∞ before the softmax and e^(−∞) = 0 exactly. Without the "
+        f"mask it would be {float(full.weights[0, -1]):.3f}.",
+        key="masked_zero",
+    )
+
+show_source(causal_mask, masked_self_attention, scaled_dot_product_attention, prefix_attention)

@@ -1,0 +1,188 @@
+"""Multi-head attention: d_model cut into heads, one attention map per head, concatenated and mixed by W_o."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core import merge_heads, multi_head_attention, split_heads
+from core.embeddings import embed_tokens, random_projections
+from core.multihead_steps import (
+    divisors,
+    multi_head_steps,
+    nearest_divisor,
+    torch_multihead_attention,
+    torch_multihead_module,
+)
+from core.reference import max_abs_diff
+from ui.controls import bound_select_slider, bound_slider, explain, seed_slider, show_chart, show_source
+from ui.multihead_charts import HEAD_GAP, HEAD_GAP_MANY, facets_side_by_side, head_blocks, head_maps, matrix_panels
+from ui.quiz import predict_then_reveal
+
+#: The sentence the tokens come from; the sequence-length slider keeps its first T words.
+SENTENCE = "the cat sat on the mat because it was tired and the dog ran off home"
+D_MODELS = [4, 6, 8, 12, 16, 24, 32, 48, 64]
+DEFAULT_D_MODEL, DEFAULT_HEADS, DEFAULT_SEQ_LEN = 16, 4, 6  # the lesson's nn.MultiheadAttention(16, 4)
+
+
+def inputs(seed: int, d_model: int, seq_len: int) -> tuple[list[str], np.ndarray, list[np.ndarray]]:
+    """The first `seq_len` words, their embeddings X (T, d_model) and W_q, W_k, W_v, W_o."""
+    tokens = SENTENCE.split()[:seq_len]
+    return tokens, embed_tokens(tokens, d_model, seed), random_projections(d_model, seed, n=4)
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def torch_parity(seed: int, d_model: int, n_heads: int, seq_len: int) -> tuple[float, float]:
+    """Max |NumPy - torch.nn.MultiheadAttention (float64)| of the output and of the per-head weights."""
+    _, x, w = inputs(seed, d_model, seq_len)
+    out, attn = multi_head_attention(x, *w, n_heads=n_heads)
+    t_out, t_attn = torch_multihead_attention(x, *w, n_heads=n_heads)
+    return max_abs_diff(out, t_out), max_abs_diff(attn, t_attn)
+
+
+def clamp(value: float, lo: int, hi: int) -> int:
+    return int(max(lo, min(hi, value)))
+
+
+def dims_of(h: int, d_k: int) -> str:
+    """The columns head `h` (1-based) reads, as text."""
+    lo, hi = (h - 1) * d_k, h * d_k - 1
+    return f"dim {lo}" if lo == hi else f"dims {lo}–{hi}"
+
+
+st.title("Multi-head attention")
+explain(
+    "One attention head gives every token one way of weighing the others. Multi-head attention runs "
+    "several heads in parallel on the *same* tokens: the projected queries, keys and values are cut "
+    "into H narrow slices of d_k = d_model / H columns, every slice runs ordinary scaled dot-product "
+    "attention on its own, and the H results are glued back together and mixed by one more matrix, W_o. "
+    "Same total width, same cost, but H different attention patterns instead of one."
+)
+st.latex(
+    r"\operatorname{MultiHead}(X) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\,W_o,\qquad"
+    r"\text{head}_h = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right) V_h"
+)
+
+with st.container(horizontal=True, vertical_alignment="bottom"):
+    seed = seed_slider(lesson_seed=False)
+    d_model = int(bound_select_slider(
+        "d_model", "d_model", D_MODELS, DEFAULT_D_MODEL,
+        help="Width of every token vector, and of Q, K, V and the output.",
+    ))
+    options = divisors(d_model)
+    # If the old head count does not divide the new d_model, the widget falls back to its default:
+    # make that default the divisor closest to the old choice (4 heads at d_model=6 -> 3 heads).
+    previous = st.session_state.get("heads", DEFAULT_HEADS)
+    fallback = nearest_divisor(d_model, previous if isinstance(previous, int) else DEFAULT_HEADS)
+    n_heads = int(bound_select_slider(
+        "Heads H", "heads", options, fallback,
+        help=f"Only divisors of d_model = {d_model} are offered: each head gets d_model / H whole columns.",
+    ))
+    seq_len = int(bound_slider("Tokens T", "seq_len", 2, 16, DEFAULT_SEQ_LEN,
+                               help="How many words of the sentence are fed in (2 to 16)."))
+
+tokens, X, (W_q, W_k, W_v, W_o) = inputs(seed, d_model, seq_len)
+steps = multi_head_steps(X, W_q, W_k, W_v, W_o, n_heads)
+d_k = steps.d_k
+st.caption(
+    f"Input: “{' '.join(tokens)}”, embedded as X of shape ({seq_len}, {d_model}); "
+    f"random W_q, W_k, W_v, W_o of shape ({d_model}, {d_model}) from seed {seed}. "
+    f"**{n_heads} head{'s' if n_heads > 1 else ''} × d_k = {d_k} = d_model = {d_model}.**"
+)
+
+st.header("1 · Project, then cut into heads")
+explain(
+    "Q, K and V are computed once, full width. Head h then reads only its own block of columns: "
+    f"here head 1 sees {dims_of(1, d_k)}, head 2 {dims_of(2, d_k)}, and so on. "
+    "Slicing the columns of Q is the same as giving each head its own narrower matrix "
+    "W_q^(h), the matching d_k columns of W_q."
+    if n_heads > 1 else
+    "Q, K and V are computed once, full width. With a single head, that head reads every column: "
+    "this is plain scaled dot-product attention. Move the heads slider to cut the columns into blocks."
+)
+st.latex(
+    r"\begin{gathered}"
+    rf"Q = X W_q,\quad K = X W_k,\quad V = X W_v \quad \in \mathbb{{R}}^{{{seq_len} \times {d_model}}} \\"
+    rf"Q_h = Q[:,\ (h-1)\,d_k : h\,d_k] \in \mathbb{{R}}^{{{seq_len} \times {d_k}}},"
+    rf"\qquad d_k = {d_model}/{n_heads} = {d_k}"
+    r"\end{gathered}"
+)
+split_gap = HEAD_GAP_MANY if n_heads > 16 else HEAD_GAP
+block_cell = clamp((820 - (n_heads - 1) * split_gap) / d_model, 8, 36)
+show_chart(
+    head_blocks({"Q": steps.q, "K": steps.k, "V": steps.v}, n_heads, row_labels=tokens, cell_size=block_cell),
+    alt=f"Q, K and V, each cut into {n_heads} blocks of {d_k} columns, one per head",
+)
+
+st.header("2 · One attention map per head")
+explain(
+    "Every head runs the whole attention recipe on its slice: its own scores, its own softmax, its own "
+    "map. All maps share one colour scale on [0, 1], so equal colours are equal weights. With random "
+    "weights the patterns are arbitrary; in a trained model heads specialise (one tracks the previous "
+    "word, another links a pronoun to its noun…)."
+)
+st.latex(rf"A_h = \operatorname{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{{d_k}}}}}\right) "
+         rf"\in \mathbb{{R}}^{{{seq_len} \times {seq_len}}},\qquad h = 1, \dots, {n_heads}")
+map_columns = n_heads if n_heads <= 8 else 8
+map_cell = clamp((960 / map_columns - 70) / seq_len, 5, 40)
+show_chart(head_maps(steps.weights, tokens, columns=map_columns, cell_size=map_cell),
+           alt=f"{n_heads} attention maps, one per head, on a shared 0 to 1 colour scale")
+peak = steps.weights.max(axis=-1).mean(axis=-1)  # (H,): how sharply each head focuses, on average
+if n_heads > 1:
+    sharp, flat = int(np.argmax(peak)), int(np.argmin(peak))
+    spread = float(np.ptp(steps.weights, axis=0).max())  # max over token pairs of (largest - smallest head)
+    st.caption(
+        f"Largest difference between two heads' weights for the same pair of tokens: {spread:.3f}. "
+        f"Most focused: head {sharp + 1} (a query's top weight averages {peak[sharp]:.3f}); "
+        f"least focused: head {flat + 1} ({peak[flat]:.3f}; uniform would be {1 / seq_len:.3f})."
+    )
+
+st.header("3 · Concatenate, then mix with W_o")
+explain(
+    "Each head returns a d_k-wide blend of its value slice. Putting the H results side by side "
+    "rebuilds a d_model-wide matrix, block by block in head order; W_o then mixes the blocks, so "
+    "every output dimension can draw on every head."
+)
+st.latex(
+    rf"\text{{head}}_h = A_h V_h \in \mathbb{{R}}^{{{seq_len} \times {d_k}}},\qquad "
+    rf"\text{{output}} = \underbrace{{[\,\text{{head}}_1 \;\cdots\; \text{{head}}_{{{n_heads}}}\,]}}"
+    rf"_{{{seq_len} \times {d_model}}}\; \underbrace{{W_o}}_{{{d_model} \times {d_model}}}"
+)
+show_chart(head_blocks({"Concat(heads)": steps.concat}, n_heads, row_labels=tokens, cell_size=block_cell),
+           alt="The concatenated head outputs, one block per head")
+mix_cell = clamp(340 / d_model, 5, 28)
+dims = [str(j) for j in range(d_model)]
+mix_kw = dict(x_title="output dim", cell_size=mix_cell, value_format=".2f", font_size=9, show_values=d_model <= 8)
+show_chart(
+    facets_side_by_side(
+        matrix_panels([("W_o", W_o, dims, dims)], y_title="concat dim", **mix_kw),
+        matrix_panels([("output = Concat · W_o", steps.output, tokens, dims)], y_title="token", **mix_kw),
+    ),
+    alt="Heatmaps of W_o and of the output",
+)
+st.caption(f"The output has the input's shape, ({seq_len}, {d_model}): attention maps a sequence to a sequence.")
+
+st.header("Cross-check with torch.nn.MultiheadAttention")
+explain(
+    f"The same X and weights through `torch.nn.MultiheadAttention({d_model}, {n_heads}, bias=False, "
+    "batch_first=True)`, run in **float64**. PyTorch stores weights the `nn.Linear` way (it computes "
+    "x Wᵀ), so it gets the transposes: `in_proj_weight` = [W_qᵀ; W_kᵀ; W_vᵀ] stacked, "
+    "`out_proj.weight` = W_oᵀ. With `need_weights=True, average_attn_weights=False` it also returns "
+    "the per-head maps. Both sides are float64, so any difference is rounding (about 1e-15)."
+)
+out_diff, w_diff = torch_parity(seed, d_model, n_heads, seq_len)
+with st.container(horizontal=True):
+    st.metric("max |NumPy − PyTorch|, output", f"{out_diff:.1e}")
+    st.metric("max |NumPy − PyTorch|, per-head weights", f"{w_diff:.1e}")
+
+heads_quiz = {"it halves": 0.5, "it doubles": 2.0, "it stays the same": 1.0}
+ratio = (d_model / (2 * n_heads)) / (d_model / n_heads)  # d_k with twice the heads, over d_k now
+predict_then_reveal(
+    f"Keep d_model = {d_model} and double the number of heads. What happens to each head's width d_k?",
+    list(heads_quiz), next(k for k, v in heads_quiz.items() if np.isclose(v, ratio)),
+    f"d_k = d_model / n_heads: {d_model} / {n_heads} = {d_model / n_heads:g} now, {d_model} / {2 * n_heads} = "
+    f"{d_model / (2 * n_heads):g} with twice the heads. More heads are narrower; the total width stays d_model.",
+    key="multi_head_width",
+)
+
+show_source(multi_head_attention, split_heads, merge_heads, multi_head_steps, torch_multihead_module)

@@ -1,0 +1,200 @@
+"""Order and permutation: self-attention alone cannot tell word order; positional encoding can."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core import multi_head_attention, positional_encoding
+from core.embeddings import embed_tokens, random_projections
+from core.permutation import (
+    default_permutation,
+    format_permutation,
+    inverse_permutation,
+    parse_permutation,
+    permutation_check,
+    random_permutation,
+    torch_permutation_difference,
+)
+from ui.charts import unique_labels
+from ui.controls import bound_toggle, explain, seed_slider, show_chart, show_source, tokens_input
+from ui.multihead_charts import matrix_panels
+from ui.quiz import predict_then_reveal
+
+DEFAULT_TEXT = "the cat sat on the mat"
+D_MODEL, N_HEADS = 16, 4  # the lesson's nn.MultiheadAttention(embed_dim=16, num_heads=4)
+PERM_KEY = "perm"
+SHUFFLES = "_perm_shuffles"  # how many times Shuffle was pressed: the seed of the next shuffle
+LAST_T = "_perm_last_t"  # the sentence length the permutation box was last valid for
+LAST_VALID = "_perm_last_valid"
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def torch_difference(tokens: tuple[str, ...], seed: int, perm: tuple[int, ...], add_pe: bool) -> float:
+    """The lesson's nn.MultiheadAttention permutation check (float32) on this page's inputs."""
+    x = embed_tokens(tokens, D_MODEL, seed)
+    return torch_permutation_difference(x, random_projections(D_MODEL, seed), np.array(perm), N_HEADS, add_pe=add_pe)
+
+
+def shuffle(n: int) -> None:
+    """Shuffle button callback: write a new random permutation into the box (before it is drawn)."""
+    current = st.session_state.get(PERM_KEY, "")
+    for _ in range(20):  # a different one from what is shown, when there is one
+        st.session_state[SHUFFLES] = st.session_state.get(SHUFFLES, 0) + 1
+        text = format_permutation(random_permutation(n, seed=st.session_state[SHUFFLES]))
+        if text != current or n < 3:
+            break
+    st.session_state[PERM_KEY] = text
+
+
+st.title("Order and permutation")
+explain(
+    "Nothing in softmax(QKᵀ/√d_k)V mentions *where* a token sits: every score compares a query with a "
+    "key by content only. So shuffle the words and self-attention hands back exactly the same output "
+    "vectors, shuffled the same way; “the dog bit the man” and “the man bit the dog” look alike to it. "
+    "Write the shuffle as a permutation matrix P (row i of PX is row perm[i] of X):"
+)
+st.latex(
+    r"\operatorname{Attn}(PX) = \operatorname{softmax}\!\left(\frac{P Q K^\top P^\top}{\sqrt{d_k}}\right) P V"
+    r" = P A P^\top P V = P\,\operatorname{Attn}(X)"
+)
+
+with st.container(horizontal=True, vertical_alignment="bottom"):
+    tokens = tokens_input("Sentence", "text", DEFAULT_TEXT, max_tokens=16,
+                          help="Up to 16 words separated by spaces. A repeated word gets the same embedding.")
+    seed = seed_slider(lesson_seed=False)
+T = len(tokens)
+
+# A new sentence length makes the old permutation meaningless: start again from the default one.
+# (Written before the box is drawn; `value=""` then avoids Streamlit's "default value and Session
+# State" warning, and the box shows the session value anyway.)
+default_text = format_permutation(default_permutation(T))
+reset = st.session_state.get(LAST_T, T) != T
+if reset:
+    st.session_state[PERM_KEY] = default_text
+st.session_state[LAST_T] = T
+
+with st.container(horizontal=True, vertical_alignment="bottom"):
+    # No ui.controls helper exists for free text other than sentences, so the box is bound here.
+    perm_text = st.text_input(
+        "Permutation", value="" if reset else default_text, key=PERM_KEY, bind="query-params",
+        help=f"Comma-separated new order of the positions 0…{T - 1}: position i of the shuffled sentence gets "
+             f"the word that was at position perm[i]. {default_text} moves every word one place right.",
+    )
+    st.button("Shuffle", on_click=shuffle, args=(T,), icon=":material/shuffle:",
+              help="Draw a new random permutation of the positions.")
+    add_pe = bound_toggle("add positional encoding", "pe", False,
+                          help="Add the sinusoidal encoding of each *position* to the embedding sitting there.")
+
+try:
+    perm = parse_permutation(perm_text, T)
+    st.session_state[LAST_VALID] = perm.tolist()
+except ValueError as exc:
+    last = st.session_state.get(LAST_VALID)
+    perm = np.array(last) if last is not None and len(last) == T else default_permutation(T)
+    st.error(f"Permutation “{perm_text}”: {exc} Using {format_permutation(perm)} instead.")
+if reset:
+    st.info(f"The sentence now has {T} words, so the permutation was reset to {default_text}.")
+
+labels = unique_labels(tokens)  # a label follows its word wherever it moves
+perm_labels = [labels[p] for p in perm]
+x = embed_tokens(tokens, D_MODEL, seed)
+projections = random_projections(D_MODEL, seed)
+check = permutation_check(x, projections, perm, n_heads=N_HEADS, add_pe=add_pe)
+
+st.markdown(f"**Original:** {' '.join(tokens)}  \n**Shuffled:** {' '.join(tokens[p] for p in perm)}")
+if np.array_equal(perm, np.arange(T)):
+    st.info(("A single word cannot be reordered. " if T == 1 else "This is the identity permutation: ")
+            + "nothing moves, so every difference below is exactly 0, "
+            "with or without positional encoding.")
+st.caption(f"{T} tokens, d_model = {D_MODEL}, {N_HEADS} heads (the lesson's `nn.MultiheadAttention(16, 4)`), "
+           f"random embeddings and W_q, W_k, W_v, W_o from seed {seed}.")
+
+st.header("1 · What goes in")
+if add_pe:
+    explain(
+        "With positional encoding, the encoding belongs to the *slot*, not to the word: after shuffling, "
+        "each word gets the encoding of the position it moved to. So the shuffled input is no longer the "
+        "original rows reordered."
+    )
+    st.latex(r"\text{input} = X + PE \quad\text{vs.}\quad PX + PE \;\ne\; P(X + PE)")
+else:
+    explain("Without positional encoding the shuffled input is literally the same rows in a new order.")
+    st.latex(r"\text{input} = X \quad\text{vs.}\quad PX")
+in_cell = 22
+dims = [str(j) for j in range(D_MODEL)]
+in_kw = dict(x_title="dim", y_title="token", cell_size=in_cell, value_format=".1f", font_size=9)
+show_chart(
+    matrix_panels([("X + PE" if add_pe else "X", check.x, labels, dims),
+                   ("PX + PE" if add_pe else "PX", check.x_perm, perm_labels, dims)], **in_kw),
+    alt="Heatmaps of the original and the shuffled input",
+)
+
+st.header("2 · Attention maps: reordered, not changed")
+explain(
+    "Left, the map of the original sentence. Middle, the map computed from scratch on the shuffled "
+    "sentence. Right, the left map with its rows and columns simply put in the shuffled order (PAPᵀ). "
+    "Every word keeps its label, so compare cells by their labels: "
+    + ("with positional encoding the middle and right maps no longer agree." if add_pe else
+       "without positional encoding the middle and right maps are identical.")
+)
+map_cell = int(np.clip(620 / (3 * T), 12, 40))  # three maps, their labels and a legend in about 950 px
+show_chart(
+    matrix_panels(
+        [("A (original)", check.weights.mean(axis=0), labels, labels),
+         ("A of the shuffled input", check.weights_perm.mean(axis=0), perm_labels, perm_labels),
+         ("P A Pᵀ (original, reordered)", check.weights_expected.mean(axis=0), perm_labels, perm_labels)],
+        signed=False, x_title="key token", y_title="query token", cell_size=map_cell,
+        show_values=map_cell >= 26, font_size=10 if map_cell >= 34 else 8,
+    ),
+    alt="Attention maps of the original, of the shuffled input, and the original reordered",
+)
+st.caption(f"Maps averaged over the {N_HEADS} heads, as `nn.MultiheadAttention` returns them by default; "
+           "the difference below is the largest over every head separately.")
+st.metric("max |A(shuffled) − P A Pᵀ|, all heads", f"{check.weights_diff:.1e}")
+
+st.header("3 · Outputs: undo the shuffle and compare")
+explain(
+    "Move each output row of the shuffled run back to where its word came from (Pᵀ) and compare with the "
+    "original run. " + ("With positional encoding they differ: attention now knows where each word was." if add_pe
+                        else "Without positional encoding they agree to the last few bits of float64.")
+)
+st.latex(r"\max\,\bigl|\operatorname{Attn}(X) - P^\top \operatorname{Attn}(PX)\bigr|"
+         + (r"\quad\text{with } X \to X + PE" if add_pe else ""))
+show_chart(
+    matrix_panels([("Attn(X)", check.output, labels, dims),
+                   ("Pᵀ Attn(PX), rows moved back", check.output_unpermuted, labels, dims)], **in_kw),
+    alt="Output of the original and un-shuffled output of the shuffled input",
+)
+st.metric("max |Attn(X) − Pᵀ Attn(PX)|", f"{check.output_diff:.1e}",
+          help="Largest absolute difference over all tokens and dimensions (NumPy, float64).")
+if add_pe:
+    st.warning(f"With positional encoding the outputs differ by up to {check.output_diff:.2f}: "
+               "order now matters. Switch the toggle off to get the symmetry back.")
+else:
+    st.success(f"Without positional encoding the difference is {check.output_diff:.1e}, rounding noise: "
+               "self-attention is blind to order. Switch on positional encoding to break the symmetry.")
+
+st.header("The lesson's check with torch.nn.MultiheadAttention")
+explain(
+    "The lesson permutes a batch with `x[:, perm, :]`, runs it through `nn.MultiheadAttention`, and undoes "
+    "the shuffle with `out_unpermuted[:, perm, :] = out_permuted`. Here that exact code runs on this page's "
+    "embeddings and weights (copied into the module, biases off), in **float32** as in the lesson, so the "
+    "no-encoding difference is float32 noise (about 1e-7) rather than float64's 1e-16."
+)
+torch_diff = torch_difference(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe)
+st.metric("PyTorch: max |out − un-permuted out|" + (" (with PE)" if add_pe else ""), f"{torch_diff:.1e}")
+
+if not add_pe:
+    unchanged = check.output_diff < 1e-9
+    predict_then_reveal(
+        "Without positional encoding, shuffle the words. The output vector computed for a given word…",
+        ["is the same vector, just in its new row", "changes"],
+        "is the same vector, just in its new row" if unchanged else "changes",
+        f"Moved back into the original order, the outputs differ by at most {check.output_diff:.1e}: floating-point "
+        "noise. Attention alone only sees which words are there, not where. Switch on positional encoding to break it.",
+        key="permutation_same",
+    )
+
+show_source(permutation_check, inverse_permutation, positional_encoding, multi_head_attention,
+            torch_permutation_difference, parse_permutation)

@@ -1,0 +1,196 @@
+"""`ui.multihead_charts`, tested through `to_dict()` (and one real render): facets, colour scales, data, labels."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ui.charts import MAX_LABELLED_CELLS
+from ui.multihead_charts import (
+    cell_values,
+    facets_side_by_side,
+    head_blocks,
+    head_label,
+    head_maps,
+    matrix_panels,
+)
+
+LABELS = ["the", "cat", "the"]
+
+
+def spec_and_data(chart):
+    spec = chart.to_dict()  # validates the whole spec against the Vega-Lite schema
+    (name,) = spec["datasets"]
+    assert spec["data"] == {"name": name}
+    return spec, pd.DataFrame(spec["datasets"][name])
+
+
+def inner_layers(spec):
+    inner = spec["spec"]
+    return inner.get("layer", [inner])
+
+
+def calculated(spec) -> dict[str, str]:
+    return {t["as"]: t["calculate"] for t in spec.get("transform", []) if "calculate" in t}
+
+
+def svg_texts(spec) -> set[str]:
+    """Every text in the chart as Vega draws it (labels computed by the transforms included)."""
+    import vl_convert as vlc
+
+    return set(re.findall(r"<text[^>]*>([^<]*)</text>", vlc.vegalite_to_svg(spec)))
+
+
+def test_builders_restore_altairs_validation():
+    from altair.utils import schemapi
+
+    before = schemapi.DEBUG_MODE
+    head_maps(np.full((1, 2, 2), 0.5), ["a", "b"])
+    assert schemapi.DEBUG_MODE == before
+
+
+def test_cell_values_and_head_label():
+    assert cell_values(np.array([[0.25, 0.75], [1, 2]])) == {"values": [{"value": 0.25}, {"value": 0.75},
+                                                                        {"value": 1.0}, {"value": 2.0}]}
+    assert head_label(1, 4, 200) == "head 2 · dims 4–7"
+    assert head_label(3, 1, 200) == "head 4 · dim 3"
+    assert head_label(1, 4, 60) == "head 2"
+    assert head_label(1, 1, 8) == "2"
+
+
+def test_head_blocks_is_one_faceted_chart_split_by_head():
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(3, 8)), rng.normal(size=(3, 8))
+    spec, data = spec_and_data(head_blocks({"Q": q, "K": k}, 4, row_labels=LABELS, cell_size=30))
+    facet = spec["facet"]
+    assert facet["column"]["field"] == "head" and facet["column"]["sort"] == ["head 1", "head 2", "head 3", "head 4"]
+    assert facet["row"]["field"] == "matrix" and facet["row"]["sort"] == ["Q", "K"]
+    assert spec["resolve"]["scale"] == {"x": "independent"}  # each head shows only its own columns
+    rect, text = inner_layers(spec)
+    scale = rect["encoding"]["color"]["scale"]
+    m = float(np.abs([q, k]).max())
+    assert scale["scheme"] == "blueorange" and scale["domainMid"] == 0 and scale["domain"] == [-m, m]
+    assert text["encoding"]["fill"]["scale"] is None and "color" not in text["encoding"]
+    assert list(data.columns) == ["value"]
+    np.testing.assert_array_equal(data["value"].to_numpy().reshape(2, 3, 8), [q, k])  # row-major, matrix by matrix
+    calc = calculated(spec)
+    assert spec["transform"][0]["window"] == [{"op": "row_number", "as": "_n"}]
+    assert (calc["m"], calc["t"], calc["j"]) == ("floor((datum._n - 1) / 24) % 2", "floor((datum._n - 1) / 8) % 3",
+                                                 "floor((datum._n - 1) / 1) % 8")
+    assert calc["head"] == '["head 1", "head 2", "head 3", "head 4"][floor(datum.j / 2)]'  # d_k = 2
+    assert calc["row"] == '["the (0)", "cat", "the (2)"][datum.t]' and calc["matrix"] == '["Q", "K"][datum.m]'
+    assert {t["field"] for t in spec["spec"]["encoding"]["tooltip"]} == {"matrix", "head", "row", "col", "value"}
+
+
+def test_head_blocks_drops_values_and_dim_labels_when_cells_are_small():
+    spec, data = spec_and_data(head_blocks({"Q": np.ones((4, 64))}, 64, row_labels=list("abcd"), cell_size=8))
+    assert len(inner_layers(spec)) == 1 and "ink" not in calculated(spec)  # no text layer, no text colours
+    assert spec["spec"]["encoding"]["x"]["axis"]["labels"] is False
+    assert "row" not in spec["facet"]  # a single matrix: no row facet
+    assert spec["facet"]["column"]["header"]["labelAngle"] == -90 and spec["spacing"]["column"] == 3
+
+
+def test_head_blocks_errors():
+    q = np.ones((3, 6))
+    with pytest.raises(ValueError, match=r"Q must be 2-D with a width divisible by n_heads=4, got shape \(3, 6\)"):
+        head_blocks({"Q": q}, 4, row_labels=LABELS)
+    with pytest.raises(ValueError, match="2 row labels and Q of shape"):
+        head_blocks({"Q": q}, 3, row_labels=LABELS[:2])
+    with pytest.raises(ValueError, match="at least one matrix"):
+        head_blocks({}, 3, row_labels=LABELS)
+
+
+def test_head_maps_share_one_fixed_0_1_viridis_scale():
+    w = np.random.default_rng(2).dirichlet(np.ones(3), size=(5, 3))
+    spec, data = spec_and_data(head_maps(w, LABELS, columns=4, cell_size=30))
+    assert spec["columns"] == 4 and spec["facet"]["field"] == "head"
+    assert spec["facet"]["sort"] == [f"head {h}" for h in range(1, 6)]
+    rect, text = inner_layers(spec)
+    assert rect["encoding"]["color"]["scale"] == {"scheme": "viridis", "domain": [0.0, 1.0]}
+    assert "resolve" not in spec  # one colour scale for every head
+    assert text["encoding"]["text"]["format"] == ".2f"
+    assert spec["spec"]["encoding"]["x"]["title"] == "key token"
+    assert spec["spec"]["encoding"]["y"]["title"] == "query token"
+    np.testing.assert_array_equal(data["value"].to_numpy().reshape(5, 3, 3), w)
+    calc = calculated(spec)
+    assert calc["h"] == "floor((datum._n - 1) / 9) % 5" and calc["k"] == "floor((datum._n - 1) / 1) % 3"
+    assert calc["row"] == '["the (0)", "cat", "the (2)"][datum.q]' and calc["col"].endswith("[datum.k]")
+    assert calc["ink"] == "datum.value < 0.55 ? 'white' : 'black'"
+
+
+def test_head_maps_heavy_extreme_is_colour_only():
+    t, n_heads = 16, 64
+    w = np.full((n_heads, t, t), 1 / t)
+    spec, data = spec_and_data(head_maps(w, [f"w{i}" for i in range(t)], columns=8, cell_size=6))
+    assert n_heads * t * t > MAX_LABELLED_CELLS and len(inner_layers(spec)) == 1
+    assert len(data) == n_heads * t * t and list(data.columns) == ["value"]  # the values, nothing else
+    assert spec["spec"]["encoding"]["x"]["axis"]["labels"] is False  # 6-pixel cells: tooltips only
+
+
+def test_head_maps_errors():
+    with pytest.raises(ValueError, match=r"shape \(H, T, T\), got \(3, 3\)"):
+        head_maps(np.ones((3, 3)), LABELS)
+    with pytest.raises(ValueError, match="2 token labels"):
+        head_maps(np.ones((1, 3, 3)), LABELS[:2])
+
+
+def test_matrix_panels_keep_their_own_label_order_on_one_colour_scale():
+    a = np.array([[1.0, -2.0], [3.0, 0.5]])
+    spec, data = spec_and_data(matrix_panels(
+        [("X", a, ["a", "b"], ["0", "1"]), ("PX", a[[1, 0]], ["b", "a"], ["0", "1"])],
+        x_title="dim", y_title="token", cell_size=30,
+    ))
+    assert spec["facet"]["column"]["sort"] == ["X", "PX"]
+    assert spec["resolve"]["scale"] == {"x": "independent", "y": "independent"}
+    assert spec["spec"]["width"] == 60 and spec["spec"]["height"] == 60  # fixed sizes: Vega needs them here
+    rect, _ = inner_layers(spec)
+    assert rect["encoding"]["color"]["scale"]["domain"] == [-3.0, 3.0]
+    assert spec["spec"]["encoding"]["y"]["sort"] is None  # rows in the given order, not alphabetical
+    assert list(data["value"]) == [1.0, -2.0, 3.0, 0.5, 3.0, 0.5, 1.0, -2.0]  # X, then PX, row-major
+    calc = calculated(spec)
+    assert calc["row"] == '[["a", "b"], ["b", "a"]][datum.p][datum.r]' and calc["panel"] == '["X", "PX"][datum.p]'
+
+
+def test_matrix_panels_weights_and_errors():
+    w = np.full((2, 2), 0.5)
+    spec, _ = spec_and_data(matrix_panels([("A", w, ["a", "b"], ["a", "b"])], signed=False))
+    assert inner_layers(spec)[0]["encoding"]["color"]["scale"] == {"scheme": "viridis", "domain": [0.0, 1.0]}
+    with pytest.raises(ValueError, match="one shape"):
+        matrix_panels([("A", w, ["a", "b"], ["a", "b"]), ("B", np.ones((3, 2)), list("abc"), ["a", "b"])])
+    with pytest.raises(ValueError, match="panel 'A': 1 row and 2 column labels for shape"):
+        matrix_panels([("A", w, ["a"], ["a", "b"])])
+    with pytest.raises(ValueError, match="at least one panel"):
+        matrix_panels([])
+
+
+def test_facets_side_by_side_keeps_both_datasets():
+    a = matrix_panels([("W_o", np.eye(2), ["0", "1"], ["0", "1"])])
+    b = matrix_panels([("out", np.ones((3, 2)), LABELS, ["0", "1"])])
+    spec = facets_side_by_side(a, b).to_dict()
+    assert [len(spec["datasets"][v["data"]["name"]]) for v in spec["hconcat"]] == [4, 6]
+    assert spec["resolve"]["scale"]["color"] == "independent"
+
+
+def test_the_computed_labels_are_what_vega_draws():
+    """Render for real (vl-convert): token, head and panel labels come out of the `calculate` transforms."""
+    maps = head_maps(np.full((2, 3, 3), 1 / 3), LABELS, cell_size=30).to_dict()
+    blocks = head_blocks({"Q": np.ones((3, 4))}, 2, row_labels=LABELS, cell_size=60).to_dict()
+    panels = facets_side_by_side(matrix_panels([("X", np.eye(3), LABELS, ["x", "y", "z"])]),
+                                 matrix_panels([("PX", np.eye(3), ["cat", "the", "dog"], ["x", "y", "z"])]))
+    assert {"head 1", "head 2", "the (0)", "cat", "the (2)", "0.33"} <= svg_texts(maps)
+    assert {"head 1 · dims 0–1", "head 2 · dims 2–3", "the (0)", "0", "3", "1.00"} <= svg_texts(blocks)
+    assert {"X", "PX", "dog", "the (2)", "x", "z"} <= svg_texts(panels.to_dict())
+    # The record number really is the cell's position: each value 10*row + col is drawn in row `row`, column `col`.
+    coded = np.array([[10 * r + c for c in range(3)] for r in range(3)], dtype=float)
+    spec = matrix_panels([("A", coded, ["r0", "r1", "r2"], ["c0", "c1", "c2"])], cell_size=60,
+                         value_format=".0f").to_dict()
+    import vl_convert as vlc
+
+    placed = re.findall(r'<text[^>]*transform="translate\(([-\d.]+),([-\d.]+)\)"[^>]*>([^<]*)</text>',
+                        vlc.vegalite_to_svg(spec))
+    pos = {text: (float(x), float(y)) for x, y, text in reversed(placed)}  # first occurrence wins
+    for r in range(3):
+        for c in range(3):
+            x, y = pos[str(10 * r + c)]
+            assert abs(x - pos[f"c{c}"][0]) < 2 and abs(y - pos[f"r{r}"][1]) < 2

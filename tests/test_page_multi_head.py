@@ -1,0 +1,124 @@
+"""The multi-head attention page, run headless: defaults, every slider extreme, heads that stop dividing d_model."""
+
+import re
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.embeddings import embed_tokens, random_projections
+from core.multihead_steps import divisors, multi_head_steps
+from tests.apptest_helpers import chart_specs, run_page
+
+PAGE = "pages/multi_head.py"
+SENTENCE = "the cat sat on the mat because it was tired and the dog ran off home".split()
+
+
+def expected(seed: int, d_model: int, n_heads: int, seq_len: int):
+    tokens = SENTENCE[:seq_len]
+    return multi_head_steps(embed_tokens(tokens, d_model, seed), *random_projections(d_model, seed), n_heads)
+
+
+def facet_arrays(at: AppTest) -> list[tuple[dict, dict[str, str], np.ndarray]]:
+    """Every `ui.multihead_charts` chart on the page: ``(view spec, calculated fields, values as an array)``.
+
+    The data holds the values only, row-major; the array's shape is read from the index transforms
+    (``floor((datum._n - 1) / stride) % size``), in order.
+    """
+    found = []
+    for spec, frames in chart_specs(at):
+        for view in spec.get("hconcat", [spec]):
+            calc = {t["as"]: t["calculate"] for t in view.get("transform", []) if "calculate" in t}
+            if "data" not in view or not any("datum._n" in e for e in calc.values()):
+                continue
+            shape = [int(re.search(r"% (\d+)$", e).group(1)) for e in calc.values() if "datum._n" in e]
+            values = frames[view["data"]["name"]]["value"].to_numpy()
+            found.append((view, calc, values.reshape(shape)))
+    return found
+
+
+def charts_by_role(at: AppTest) -> dict[str, np.ndarray]:
+    """'maps' (H, T, T), 'qkv' (3, T, d_model), 'concat' (1, T, d_model), and each matrix panel by its title."""
+    found = {}
+    for view, calc, values in facet_arrays(at):
+        if "h" in calc:
+            found["maps"] = values
+        elif "m" in calc:
+            found["qkv" if view["facet"].get("row", {}).get("sort") == ["Q", "K", "V"] else "concat"] = values
+        else:
+            found.update(zip(view["facet"]["column"]["sort"], values, strict=True))
+    return found
+
+
+def head_headers(at: AppTest) -> list[str]:
+    """The column headers of the Q/K/V chart: one per head."""
+    (spec,) = [s for s, _ in chart_specs(at) if s.get("facet", {}).get("row", {}).get("sort") == ["Q", "K", "V"]]
+    return spec["facet"]["column"]["sort"]
+
+
+def parity(at: AppTest) -> tuple[float, float]:
+    metrics = {m.label: float(m.value) for m in at.metric}
+    return metrics["max |NumPy − PyTorch|, output"], metrics["max |NumPy − PyTorch|, per-head weights"]
+
+
+def check_page(at: AppTest, seed: int, d_model: int, n_heads: int, seq_len: int) -> None:
+    assert not at.exception and not at.error
+    assert at.select_slider(key="d_model").value == d_model
+    assert at.select_slider(key="heads").value == n_heads
+    assert at.select_slider(key="heads").options == [str(h) for h in divisors(d_model)]
+    assert at.slider(key="seq_len").value == seq_len
+    steps = expected(seed, d_model, n_heads, seq_len)
+    charts = charts_by_role(at)
+    np.testing.assert_allclose(charts["maps"], steps.weights, atol=1e-12)
+    assert len(head_headers(at)) == n_heads
+    np.testing.assert_allclose(charts["qkv"], [steps.q, steps.k, steps.v], atol=1e-12)
+    np.testing.assert_allclose(charts["concat"][0], steps.concat, atol=1e-12)
+    np.testing.assert_allclose(charts["output = Concat · W_o"], steps.output, atol=1e-12)
+    np.testing.assert_array_equal(charts["W_o"], random_projections(d_model, seed)[3])
+    out_diff, w_diff = parity(at)
+    assert out_diff < 1e-12 and w_diff < 1e-12  # float64 torch module: rounding only
+
+
+def test_defaults_are_the_lessons_16_dims_and_4_heads():
+    at = run_page(PAGE)
+    check_page(at, seed=0, d_model=16, n_heads=4, seq_len=6)
+    assert at.title[0].value == "Multi-head attention"
+    assert any("4 heads × d_k = 4 = d_model = 16" in c.value for c in at.caption)
+    assert any("d_k = 16/4 = 4" in m.value for m in at.latex)
+    assert head_headers(at)[0] == "head 1 · dims 0–3"
+
+
+@pytest.mark.parametrize("seed, d_model, n_heads, seq_len", [
+    (99, 4, 1, 2),  # smallest everything, largest seed
+    (0, 4, 4, 16),  # d_k = 1 at the smallest width
+    (3, 64, 64, 16),  # the heavy extreme: 64 heads of one dimension, 16 tokens
+    (0, 64, 1, 16),  # one head over all 64 dims
+])
+def test_slider_extremes(seed, d_model, n_heads, seq_len):
+    at = run_page(PAGE, seed=seed, d_model=d_model, heads=n_heads, seq_len=seq_len)
+    check_page(at, seed, d_model, n_heads, seq_len)
+
+
+def test_changing_d_model_falls_back_to_the_nearest_divisor():
+    at = run_page(PAGE, heads=8)
+    assert at.select_slider(key="heads").value == 8
+    at.select_slider(key="d_model").set_value(6).run()  # 8 does not divide 6: nearest divisor is 6
+    check_page(at, seed=0, d_model=6, n_heads=6, seq_len=6)
+    at.select_slider(key="heads").set_value(2).run()
+    at.select_slider(key="d_model").set_value(64).run()  # 2 still divides 64: kept
+    assert at.select_slider(key="heads").value == 2 and not at.exception
+
+
+def test_a_link_with_a_non_divisor_shows_a_valid_head_count():
+    at = run_page(PAGE, d_model=6, heads=4)
+    assert not at.exception
+    assert at.select_slider(key="d_model").value == 6 and at.select_slider(key="heads").value == 3
+
+
+def test_seed_changes_the_numbers():
+    at = run_page(PAGE)
+    before = charts_by_role(at)["maps"]
+    at.slider(key="seed").set_value(5).run()
+    after = charts_by_role(at)["maps"]
+    assert not np.allclose(before, after)
+    np.testing.assert_allclose(after, expected(5, 16, 4, 6).weights, atol=1e-12)

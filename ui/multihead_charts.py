@@ -1,0 +1,361 @@
+"""Faceted heatmaps for the multi-head and permutation pages.
+
+`head_blocks`: matrices cut into one block of columns per head; `head_maps`: one attention
+map per head; `matrix_panels`: same-shaped matrices side by side, each with its own label
+order (a matrix next to its reordering). Pure functions (no Streamlit), tested through
+``chart.to_dict()``. Each returns ONE faceted chart, so any number of heads or panels costs
+one ``show_chart`` call, and all panels share one colour scale. Colours follow `ui.charts`:
+diverging centred at 0 for signed values, viridis on [0, 1] for weights.
+
+Built to stay fast at the heavy end of the sliders (64 heads x 16 x 16 = 16 384 cells):
+
+* the data is just the cell values, one ``{"value": x}`` record per cell in row-major
+  order; each cell's indices (from its record number), every label (token, head,
+  dimension) and the text colour are computed in the browser by ``window``/``calculate``
+  transforms indexing short label arrays, so no per-cell indices or strings are built,
+  serialised or hashed in Python;
+* the charts are built with constructors (every chained ``.encode()``/``.properties()``
+  deep-copies the chart) and without Altair's per-object validation (the tests validate
+  the finished spec);
+* the value labels, a second layer, are only added when the cells are big enough.
+
+The data has no ``i``/``j`` columns, so the export menu (`ui.export.heatmap_matrices`) does
+not mistake these many matrices for one `ui.charts.heatmap` matrix.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import altair as alt
+import numpy as np
+from altair.utils.schemapi import debug_mode
+
+from ui.charts import DIVERGING_SCHEME, MAX_LABELLED_CELLS, SEQUENTIAL_SCHEME, unique_labels
+
+#: Cells smaller than this (pixels) get no printed values.
+MIN_LABELLED_CELL = 28
+#: Pixels between the head blocks of `head_blocks` (fewer pixels when there are many heads).
+HEAD_GAP, HEAD_GAP_MANY = 12, 3
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _built_unvalidated(builder: _F) -> _F:
+    """Build without Altair's per-object schema check (about half the build time of these charts).
+
+    Altair validates every encoding object as it is created ("debug mode"). The finished specs are
+    validated as a whole by the tests (``chart.to_dict()``), so the per-object check only costs time.
+    """
+
+    @functools.wraps(builder)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with debug_mode(False):
+            return builder(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def cell_values(values: np.ndarray) -> dict[str, list[dict[str, float]]]:
+    """Inline Vega-Lite data: one record ``{"value": x}`` per entry of `values`, in C (row-major) order.
+
+    The position of each cell is not stored: `_cell_index` recovers it in the browser from the
+    record's place in the list, which keeps the data (and Altair's JSON hash of it) small.
+    """
+    return {"values": [{"value": x} for x in np.asarray(values, dtype=np.float64).ravel().tolist()]}
+
+
+def _cell_index(shape: tuple[int, ...], names: Sequence[str]) -> list[Any]:
+    """Transforms that number the records 0, 1, ... and split that number into one index per axis of `shape`.
+
+    ``_cell_index((H, T, T), ("h", "q", "k"))`` gives record ``n`` the fields ``h = n // (T*T)``,
+    ``q = (n // T) % T`` and ``k = n % T``, exactly NumPy's row-major order.
+    """
+    steps: list[Any] = [alt.WindowTransform(window=[alt.WindowFieldDef(op="row_number", **{"as": "_n"})])]
+    stride = int(np.prod(shape))
+    for name, size in zip(names, shape, strict=True):
+        stride //= size
+        steps += _calc(**{name: f"floor((datum._n - 1) / {stride}) % {size}"})
+    return steps
+
+
+def _js(values: Sequence[Any]) -> str:
+    """A JSON array literal, which is also a valid Vega expression."""
+    return json.dumps(list(values), ensure_ascii=False)
+
+
+def _calc(**fields: str) -> list[alt.CalculateTransform]:
+    """``calculate`` transforms, one per new field: ``_calc(row='["a","b"][datum.q]')``."""
+    return [alt.CalculateTransform(**{"calculate": expr, "as": name}) for name, expr in fields.items()]
+
+
+def head_label(h: int, d_k: int, width_px: float) -> str:
+    """Facet header for head `h` (0-based) owning columns ``h*d_k .. (h+1)*d_k - 1``, shortened to fit `width_px`."""
+    lo, hi = h * d_k, (h + 1) * d_k - 1
+    dims = f"dim {lo}" if lo == hi else f"dims {lo}–{hi}"
+    if width_px >= 110:
+        return f"head {h + 1} · {dims}"
+    if width_px >= 44:
+        return f"head {h + 1}"
+    return str(h + 1)
+
+
+def _cells(
+    *,
+    x: alt.X,
+    y: alt.Y,
+    color: alt.Color,
+    tooltip: list[alt.Tooltip],
+    cell_size: int,
+    show_values: bool,
+    value_format: str,
+    font_size: int,
+    shape: tuple[int, int] | None = None,
+) -> alt.Chart | alt.LayerChart:
+    """The per-panel heatmap (rect, plus value labels in the ``ink`` colour if `show_values`), to be faceted.
+
+    Panels are sized by step (`cell_size` per row/column), or, if `shape` ``(rows, cols)`` is given,
+    by the fixed pixel size of that shape, which Vega needs when the y scales are independent.
+    """
+    if shape is None:
+        size = dict(width=alt.Step(cell_size), height=alt.Step(cell_size))
+    else:
+        size = dict(width=shape[1] * cell_size, height=shape[0] * cell_size)
+    rect_mark = alt.MarkDef(type="rect", stroke="white", strokeWidth=0.5 if cell_size >= 9 else 0)
+    if not show_values:
+        return alt.Chart(mark=rect_mark, encoding=alt.FacetedEncoding(x=x, y=y, color=color, tooltip=tooltip), **size)
+    rect = alt.Chart(mark=rect_mark, encoding=alt.FacetedEncoding(color=color))
+    text = alt.Chart(mark=alt.MarkDef(type="text", fontSize=font_size), encoding=alt.FacetedEncoding(
+        text=alt.Text(field="value", type="quantitative", format=value_format),
+        # "white"/"black" used as-is; `fill`, not `color`, so it shares no scale (or legend) with the cells
+        fill=alt.Fill(field="ink", type="nominal", scale=None, legend=None),
+    ))
+    return alt.LayerChart(layer=[rect, text], encoding=alt.SharedEncoding(x=x, y=y, tooltip=tooltip), **size)
+
+
+def _facet_chart(
+    data: dict[str, list[dict[str, float]]],
+    transform: list[Any],
+    cells: alt.Chart | alt.LayerChart,
+    facet: alt.FacetMapping | alt.FacetFieldDef,
+    *,
+    spacing: int | dict,
+    columns: int | None = None,
+    independent: tuple[str, ...] = (),
+    title: str = "",
+) -> alt.FacetChart:
+    """``alt.FacetChart`` built in one constructor call (no chained copies); colour is shared across panels."""
+    resolve = (alt.Resolve(scale=alt.ScaleResolveMap(**dict.fromkeys(independent, "independent")))
+               if independent else alt.Undefined)
+    # `data` is a plain {"values": [...]} dict: Altair moves it to the top-level datasets after building the
+    # spec (a DataFrame would first be converted record by record; records inside the spec tree would be
+    # walked one by one by Altair's to_dict, far slower still).
+    return alt.FacetChart(data=data, transform=transform, facet=facet, spec=cells,
+                          spacing=spacing, columns=columns or alt.Undefined, resolve=resolve,
+                          title=title or alt.Undefined)
+
+
+@_built_unvalidated
+def head_blocks(
+    matrices: Mapping[str, np.ndarray],
+    n_heads: int,
+    *,
+    row_labels: Sequence[str],
+    title: str = "",
+    y_title: str = "token",
+    cell_size: int = 24,
+    show_values: bool | None = None,
+    value_format: str = ".2f",
+    font_size: int = 10,
+) -> alt.FacetChart:
+    """``(T, d_model)`` matrices (one facet row each) cut into `n_heads` blocks of ``d_k`` columns (facet columns).
+
+    The gap between the blocks is the split: head ``h`` reads only the columns in its block.
+    One colour scale, symmetric around 0, is shared by every panel.
+
+    Data: one ``value`` per cell, in the order of ``np.stack(matrices)``; the indices ``m`` (which
+    matrix), ``t`` (token), ``j`` (dimension) and the labels ``matrix``, ``head``, ``row``, ``col``
+    are computed in the browser.
+    """
+    if not matrices:
+        raise ValueError("head_blocks needs at least one matrix.")
+    names = list(matrices)
+    mats = [np.asarray(m, dtype=np.float64) for m in matrices.values()]
+    labels = unique_labels(row_labels)
+    for name, m in zip(names, mats, strict=True):
+        if m.ndim != 2 or m.shape[1] % n_heads:
+            raise ValueError(f"{name} must be 2-D with a width divisible by n_heads={n_heads}, got shape {m.shape}.")
+        if m.shape != mats[0].shape or len(labels) != m.shape[0]:
+            raise ValueError(f"{len(labels)} row labels and {name} of shape {m.shape}: every matrix must be "
+                             f"{len(labels)} x d_model, like the first, {mats[0].shape}.")
+    t, d_model = mats[0].shape
+    d_k = d_model // n_heads
+    stack = np.stack(mats)  # (n_matrices, T, d_model)
+    if show_values is None:
+        show_values = stack.size <= MAX_LABELLED_CELLS and cell_size >= MIN_LABELLED_CELL
+    m = float(np.max(np.abs(stack))) or 1.0
+    heads = [head_label(h, d_k, d_k * cell_size) for h in range(n_heads)]
+    calc = dict(matrix=f"{_js(names)}[datum.m]", row=f"{_js(labels)}[datum.t]", col="'' + datum.j",
+                head=f"{_js(heads)}[floor(datum.j / {d_k})]")
+    if show_values:
+        calc["ink"] = f"abs(datum.value) > {0.6 * m!r} ? 'white' : 'black'"
+
+    dim_labels = cell_size >= 14  # narrower cells: the head headers and the tooltips say which dims they are
+    x = alt.X(field="col", type="ordinal", sort=None, title=None,
+              axis=alt.Axis(labelAngle=0 if cell_size >= 20 else -90, orient="top", labels=dim_labels,
+                            ticks=dim_labels, labelFontSize=min(11, cell_size - 2)))
+    y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
+    color = alt.Color(field="value", type="quantitative", title=None,
+                      scale=alt.Scale(scheme=DIVERGING_SCHEME, domain=[-m, m], domainMid=0),
+                      legend=alt.Legend(orient="right"))
+    tooltip = [
+        alt.Tooltip(field="matrix", type="nominal", title="matrix"),
+        alt.Tooltip(field="head", type="nominal", title="head"),
+        alt.Tooltip(field="row", type="nominal", title=y_title),
+        alt.Tooltip(field="col", type="nominal", title="dimension"),
+        alt.Tooltip(field="value", type="quantitative", title="value", format=value_format),
+    ]
+    cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size,
+                   show_values=show_values, value_format=value_format, font_size=font_size)
+    column = alt.FacetFieldDef(field="head", type="ordinal", sort=heads, title=None,
+                               header=alt.Header(labelFontSize=11, labelAngle=0 if d_k * cell_size >= 14 else -90))
+    row = (alt.FacetFieldDef(field="matrix", type="nominal", sort=names, title=None,
+                             header=alt.Header(labelFontSize=14, labelFontWeight="bold", labelAngle=0))
+           if len(names) > 1 else alt.Undefined)
+    transform = _cell_index(stack.shape, ("m", "t", "j")) + _calc(**calc)
+    return _facet_chart(cell_values(stack), transform, cells, alt.FacetMapping(row=row, column=column), title=title,
+                        independent=("x",), spacing={"column": HEAD_GAP_MANY if n_heads > 16 else HEAD_GAP, "row": 8})
+
+
+@_built_unvalidated
+def head_maps(
+    weights: np.ndarray,
+    labels: Sequence[str],
+    *,
+    title: str = "",
+    columns: int | None = None,
+    cell_size: int = 30,
+    show_values: bool | None = None,
+    value_format: str = ".2f",
+    font_size: int = 10,
+) -> alt.FacetChart:
+    """One attention map per head, side by side (wrapping after `columns`), on ONE viridis scale fixed to [0, 1].
+
+    Equal colours mean equal weights in every panel, so heads can be compared by eye.
+
+    Data: one ``value`` per cell, in the order of `weights`; the indices ``h`` (head, 0-based), ``q``
+    (query), ``k`` (key) and the labels ``head``, ``row``, ``col`` are computed in the browser.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim != 3 or w.shape[1] != w.shape[2]:
+        raise ValueError(f"weights must have shape (H, T, T), got {w.shape}.")
+    n_heads, t, _ = w.shape
+    if len(labels) != t:
+        raise ValueError(f"{len(labels)} token labels for attention maps of shape {w.shape}.")
+    if show_values is None:
+        show_values = w.size <= MAX_LABELLED_CELLS and cell_size >= MIN_LABELLED_CELL
+    tokens = _js(unique_labels(labels))
+    calc = dict(head="'head ' + (datum.h + 1)", row=f"{tokens}[datum.q]", col=f"{tokens}[datum.k]")
+    if show_values:
+        calc["ink"] = "datum.value < 0.55 ? 'white' : 'black'"
+    readable = cell_size >= 9  # below this the token names overlap: tooltips only
+    x = alt.X(field="col", type="ordinal", sort=None, title="key token",
+              axis=alt.Axis(labelAngle=-90 if t > 4 or cell_size < 20 else 0, labels=readable, ticks=readable))
+    y = alt.Y(field="row", type="ordinal", sort=None, title="query token",
+              axis=alt.Axis(labels=readable, ticks=readable))
+    color = alt.Color(field="value", type="quantitative", title="weight",
+                      scale=alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=[0.0, 1.0]),
+                      legend=alt.Legend(orient="right"))
+    tooltip = [
+        alt.Tooltip(field="head", type="nominal", title="head"),
+        alt.Tooltip(field="row", type="nominal", title="query token"),
+        alt.Tooltip(field="col", type="nominal", title="key token"),
+        alt.Tooltip(field="value", type="quantitative", title="weight", format=".3f"),
+    ]
+    cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size,
+                   show_values=show_values, value_format=value_format, font_size=font_size)
+    facet = alt.FacetFieldDef(field="head", type="ordinal", sort=[f"head {k + 1}" for k in range(n_heads)],
+                              title=None, header=alt.Header(labelFontSize=12))
+    transform = _cell_index(w.shape, ("h", "q", "k")) + _calc(**calc)
+    return _facet_chart(cell_values(w), transform, cells, facet, columns=columns or n_heads, spacing=10, title=title)
+
+
+@_built_unvalidated
+def matrix_panels(
+    panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequence[str]]],
+    *,
+    signed: bool = True,
+    domain: tuple[float, float] | None = None,
+    x_title: str = "column",
+    y_title: str = "row",
+    cell_size: int = 30,
+    show_values: bool | None = None,
+    value_format: str = ".2f",
+    font_size: int = 10,
+) -> alt.FacetChart:
+    """Titled matrices ``(title, matrix, row_labels, col_labels)`` of one shape, in one row, on ONE colour scale.
+
+    The same picture as `ui.charts.side_by_side` of `ui.charts.heatmap` s with ``shared_color=True``,
+    built as a single faceted chart (about half the cost). Each panel keeps its own row and column
+    labels in its own order, so a reordered matrix can sit next to the original.
+
+    Data: one ``value`` per cell, panel after panel, row-major; the indices ``p`` (panel), ``r``, ``c``
+    and the labels ``panel``, ``row``, ``col`` are computed in the browser.
+    """
+    if not panels:
+        raise ValueError("matrix_panels needs at least one panel.")
+    mats = [np.asarray(p[1], dtype=np.float64) for p in panels]
+    for (title, _, rows, cols), m in zip(panels, mats, strict=True):
+        if m.ndim != 2 or (len(rows), len(cols)) != m.shape:
+            raise ValueError(f"panel {title!r}: {len(rows)} row and {len(cols)} column labels for shape {m.shape}.")
+    shapes = {m.shape for m in mats}
+    if len(shapes) != 1:
+        raise ValueError(f"matrix_panels needs matrices of one shape, got {sorted(shapes)}.")
+    (shape,) = shapes
+    stack = np.stack(mats)  # (n_panels, rows, cols)
+    if show_values is None:
+        show_values = mats[0].size <= MAX_LABELLED_CELLS and cell_size >= 22
+    if domain is None:
+        m = float(np.max(np.abs(stack))) or 1.0
+        domain = (-m, m) if signed else (0.0, 1.0)
+    lo, hi = domain
+    titles = [p[0] for p in panels]
+    row_labels = [unique_labels(p[2]) for p in panels]
+    col_labels = [unique_labels(p[3]) for p in panels]
+    calc = dict(panel=f"{_js(titles)}[datum.p]", row=f"{_js(row_labels)}[datum.p][datum.r]",
+                col=f"{_js(col_labels)}[datum.p][datum.c]")
+    if show_values:  # white text on the dark ends of the scale, as in ui.charts.heatmap
+        t = f"((datum.value - {lo!r}) / {(hi - lo) or 1.0!r})"
+        calc["ink"] = (f"abs({t} - 0.5) > 0.3" if signed else f"{t} < 0.55") + " ? 'white' : 'black'"
+    scale = (alt.Scale(scheme=DIVERGING_SCHEME, domain=[lo, hi], domainMid=0) if signed
+             else alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=[lo, hi]))
+    longest = max(len(str(c)) for cols in col_labels for c in cols)
+    x = alt.X(field="col", type="ordinal", sort=None, title=x_title,
+              axis=alt.Axis(labelAngle=0 if 7 * longest <= cell_size else -90, orient="top"))
+    y = alt.Y(field="row", type="ordinal", sort=None, title=y_title or None)
+    color = alt.Color(field="value", type="quantitative", title=None, scale=scale,
+                      legend=alt.Legend(orient="right", gradientLength=int(np.clip(shape[0] * cell_size, 60, 200))))
+    tooltip = [
+        alt.Tooltip(field="panel", type="nominal", title="matrix"),
+        alt.Tooltip(field="row", type="nominal", title=y_title or "row"),
+        alt.Tooltip(field="col", type="nominal", title=x_title),
+        alt.Tooltip(field="value", type="quantitative", title="value", format=".3f"),
+    ]
+    cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, show_values=show_values,
+                   value_format=value_format, font_size=font_size, shape=shape)
+    column = alt.FacetFieldDef(field="panel", type="nominal", sort=titles, title=None,
+                               header=alt.Header(labelFontSize=13, labelFontWeight="bold"))
+    transform = _cell_index(stack.shape, ("p", "r", "c")) + _calc(**calc)
+    # Independent x and y: every panel shows its own labels in its own order (fixed pixel size, see `_cells`).
+    return _facet_chart(cell_values(stack), transform, cells, alt.FacetMapping(column=column), spacing=24,
+                        independent=("x", "y"))
+
+
+@_built_unvalidated
+def facets_side_by_side(*charts: alt.FacetChart, spacing: int = 36) -> alt.HConcatChart:
+    """Charts from this module in one row, each with its own colour scale (`ui.charts.side_by_side` for facets)."""
+    return alt.HConcatChart(hconcat=list(charts), spacing=spacing,
+                            resolve=alt.Resolve(scale=alt.ScaleResolveMap(color="independent")))
