@@ -20,8 +20,11 @@ LESSON = [
 BUILD = [
     st.Page("pages/exercise.py", title="Build this: the exercise", icon=":material/code:"),
 ]
+BEYOND = [
+    st.Page("pages/training.py", title="Watch attention learn", icon=":material/model_training:"),
+]
 
-page = st.navigation({"The lesson": LESSON, "Build this": BUILD})
+page = st.navigation({"The lesson": LESSON, "Build this": BUILD, "Beyond the lesson": BEYOND})
 incoming = query_snapshot()  # before any widget runs: what the link asked for
 
 with st.sidebar:

@@ -28,6 +28,10 @@ HEAVIEST: dict[str, dict[str, str]] = {
     "permutation": {"pe": "true"},
     "positional_encoding": {"positions": "512", "d_model": "512"},
     "masked_attention": {"seq_len": "16"},
+    "training": {"seq_len": "12", "d_model": "64", "heads": "8", "layers": "2"},
+    "exercise": {},
+    "pretrained": {},
+    "attention_cost": {},
     "cross_attention": {"src": " ".join(f"w{i}" for i in range(16)), "tgt": " ".join(f"v{i}" for i in range(16))},
 }
 TARGETS = {"rerun_default_ms": 100, "rerun_heaviest_ms": 300, "repaint_ms": 250, "cold_start_s": 5, "rss_mb": 500}

@@ -11,6 +11,7 @@ depend on them): keep them short and stable, and document new ones in
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -198,12 +199,18 @@ def seed_slider(*, max_value: int = 99, container: Any = st, lesson_seed: bool =
     return int(seed)
 
 
+@functools.lru_cache(maxsize=256)
+def _source(obj: Callable[..., Any] | type) -> str:
+    """`inspect.getsource`, once per object per process (it re-reads and re-parses the file each call)."""
+    return inspect.getsource(obj)
+
+
 def show_source(*objects: Callable[..., Any] | type, title: str = "Show the code") -> None:
     """An expander with the real source of the `core` functions being taught (never a copy)."""
     with st.expander(title, icon=":material/code:"):
         for obj in objects:
             st.caption(f"`{obj.__module__}.{obj.__qualname__}`")
-            st.code(inspect.getsource(obj), language="python")
+            st.code(_source(obj), language="python")
 
 
 def presenter_mode() -> bool:
