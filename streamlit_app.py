@@ -8,20 +8,22 @@ st.set_page_config(page_title="Attention, interactively", page_icon="🧮", layo
 
 # In the lesson's order. The worked example is the landing page ("/").
 LESSON = [
-    st.Page("pages/soft_lookup.py", title="Attention as a soft lookup", icon=":material/search:"),
-    st.Page("pages/worked_example.py", title="Worked example", icon=":material/calculate:", default=True),
-    st.Page("pages/scaled_attention.py", title="Scaling by √d_k", icon=":material/tune:"),
-    st.Page("pages/multi_head.py", title="Multi-head attention", icon=":material/view_column:"),
-    st.Page("pages/permutation.py", title="Order and permutation", icon=":material/shuffle:"),
-    st.Page("pages/positional_encoding.py", title="Positional encoding", icon=":material/waves:"),
-    st.Page("pages/masked_attention.py", title="Masked self-attention", icon=":material/visibility_off:"),
-    st.Page("pages/cross_attention.py", title="Encoder, decoder, cross-attention", icon=":material/swap_horiz:"),
+    st.Page("app_pages/soft_lookup.py", title="Attention as a soft lookup", icon=":material/search:"),
+    st.Page("app_pages/worked_example.py", title="Worked example", icon=":material/calculate:", default=True),
+    st.Page("app_pages/scaled_attention.py", title="Scaling by √d_k", icon=":material/tune:"),
+    st.Page("app_pages/multi_head.py", title="Multi-head attention", icon=":material/view_column:"),
+    st.Page("app_pages/permutation.py", title="Order and permutation", icon=":material/shuffle:"),
+    st.Page("app_pages/positional_encoding.py", title="Positional encoding", icon=":material/waves:"),
+    st.Page("app_pages/masked_attention.py", title="Masked self-attention", icon=":material/visibility_off:"),
+    st.Page("app_pages/cross_attention.py", title="Encoder, decoder, cross-attention", icon=":material/swap_horiz:"),
 ]
 BUILD = [
-    st.Page("pages/exercise.py", title="Build this: the exercise", icon=":material/code:"),
+    st.Page("app_pages/exercise.py", title="Build this: the exercise", icon=":material/code:"),
 ]
 BEYOND = [
-    st.Page("pages/training.py", title="Watch attention learn", icon=":material/model_training:"),
+    st.Page("app_pages/training.py", title="Watch attention learn", icon=":material/model_training:"),
+    st.Page("app_pages/pretrained.py", title="A real model's attention", icon=":material/psychology:"),
+    st.Page("app_pages/attention_cost.py", title="What attention costs", icon=":material/speed:"),
 ]
 
 page = st.navigation({"The lesson": LESSON, "Build this": BUILD, "Beyond the lesson": BEYOND})

@@ -97,7 +97,8 @@ def server_side(repeats: int) -> list[dict]:
         row["ratio_default"] = round(row["rerun_default_ms"] / row["bare_ms"], 1)
         rows.append(row)
         print(f"  {page.name:22s} default {row['rerun_default_ms']:7.1f} ms"
-              f"  heaviest {row['rerun_heaviest_ms']:7.1f} ms  bare {row['bare_ms']:6.1f} ms  x{row['ratio_default']}", flush=True)
+              f"  heaviest {row['rerun_heaviest_ms']:7.1f} ms  bare {row['bare_ms']:6.1f} ms"
+              f"  x{row['ratio_default']}", flush=True)
     return rows
 
 

@@ -33,7 +33,7 @@ import torch
 from core.training import NUM_THREADS, Progress, TrainConfig, Trainer, deterministic_torch
 from devtools.appserver import ROOT
 
-PAGE_UPDATE_S = 0.25  # pages/training.py UPDATE_EVERY_S
+PAGE_UPDATE_S = 0.25  # app_pages/training.py UPDATE_EVERY_S
 TARGETS = {"time_to_95_s": 20.0, "progress_interval_s": 0.5, "rerun_default_ms": 100, "rerun_heaviest_ms": 300}
 HEAVIEST = dict(seq_len="12", vocab="10", d_model="64", heads="8", layers="2", steps="50", task="sort",
                 pos="learned")
@@ -115,8 +115,8 @@ def page_reruns(repeats: int) -> dict:
                 raise RuntimeError(at.exception[0].value)
         return ms(statistics.median(samples))
 
-    out = {"worked_example_ms": median_rerun(run_page("pages/worked_example.py"))}
-    at = run_page("pages/training.py")
+    out = {"worked_example_ms": median_rerun(run_page("app_pages/worked_example.py"))}
+    at = run_page("app_pages/training.py")
     out["untrained_default_ms"] = median_rerun(at)
     at.button(key="train").click().run(timeout=600)
     out["trained_default_ms"] = median_rerun(at)
@@ -128,7 +128,7 @@ def page_reruns(repeats: int) -> dict:
         at.run()
         samples.append(time.perf_counter() - t)
     out["scrub_checkpoint_ms"] = ms(statistics.median(samples))
-    at = run_page("pages/training.py", **HEAVIEST)
+    at = run_page("app_pages/training.py", **HEAVIEST)
     at.button(key="train").click().run(timeout=600)
     out["trained_heaviest_ms"] = median_rerun(at)
     return out

@@ -78,7 +78,7 @@ class AppServer:
 
 
 class RouterPage(NamedTuple):
-    file: str  # e.g. "pages/soft_lookup.py"
+    file: str  # e.g. "app_pages/soft_lookup.py"
     name: str  # the file's stem, e.g. "soft_lookup"
     url_path: str  # what follows the host in the browser: the stem, or "" for the default page
     title: str

@@ -60,11 +60,16 @@ def charts_drawn(page) -> tuple[int, int]:
     return drawn, charts.count()
 
 
-#: JavaScript: the text a visitor sees in the main area, HTML and chart SVG labels alike.
+#: JavaScript: the text the page shows in its main area (HTML and chart SVG labels), without the
+#: widgets' own labels and values, so that moving a slider only counts once the page has redrawn.
 PAGE_TEXT_JS = """() => {
   const main = document.querySelector('[data-testid="stMain"]');
+  if (!main) return '';
+  const clone = main.cloneNode(true);
+  clone.querySelectorAll('[data-testid="stSlider"], [data-testid="stWidgetLabel"], input, textarea')
+    .forEach(e => e.remove());
   const svgText = Array.from(main.querySelectorAll('.vega-embed svg text')).map(t => t.textContent);
-  return main.innerText + ' ' + svgText.join(' ');
+  return clone.textContent + ' ' + svgText.join(' ');
 }"""
 
 #: JavaScript predicate: the app is idle, every chart is drawn, and the page text differs from `before`.
@@ -77,6 +82,5 @@ IDLE_AND_CHANGED_JS = """(before) => {
     const g = e.querySelector('canvas, svg');
     if (!g || g.getBoundingClientRect().width < 5) return false;
   }
-  const svgText = Array.from(main.querySelectorAll('.vega-embed svg text')).map(t => t.textContent);
-  return before === null || (main.innerText + ' ' + svgText.join(' ')) !== before;
+  return before === null || (""" + PAGE_TEXT_JS + """)() !== before;
 }"""

@@ -15,7 +15,7 @@ TIMEOUT = 60
 
 
 def run_page(page: str | None = None, **query: str) -> AppTest:
-    """Run the app on `page` (e.g. ``"pages/multi_head.py"``; None = the default page) with a query string."""
+    """Run the app on `page` (e.g. ``"app_pages/multi_head.py"``; None = the default page) with a query string."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     if page is not None:
         at.switch_page(page)

@@ -1,4 +1,4 @@
-"""AppTests of pages/cross_attention.py: the three maps, their shapes, bad input, slider extremes."""
+"""AppTests of app_pages/cross_attention.py: the three maps, their shapes, bad input, slider extremes."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ import pytest
 from core.encoder_decoder import encoder_decoder_attention
 from tests.apptest_helpers import chart_specs, heatmaps, run_page
 
-PAGE = "pages/cross_attention.py"
+PAGE = "app_pages/cross_attention.py"
 SRC = "the cat sat on the mat".split()
 TGT = "le chat s'est assis".split()
 TWELVE = "a b c d e f g h i j k l"

@@ -11,7 +11,7 @@ import core.exercise_solution as solution
 from core.exercise import CHECK_NAMES, CHECK_ROWS, SKELETON, Mistake, mistake_demo
 from tests.apptest_helpers import APP, TIMEOUT, run_page
 
-PAGE = "pages/exercise.py"
+PAGE = "app_pages/exercise.py"
 PASS_MARK, FAIL_MARK = ":green[:material/check_circle:]", ":red[:material/cancel:]"
 NO_SCALING = inspect.getsource(solution).replace("/ d_k**0.5", "")
 SQRT_QUIZ = "quiz_exercise_sqrt"

@@ -8,7 +8,7 @@ from core.embeddings import embed_tokens, random_projections
 from core.masking import masked_self_attention
 from tests.apptest_helpers import chart_specs, heatmaps, run_page
 
-PAGE = "pages/masked_attention.py"
+PAGE = "app_pages/masked_attention.py"
 SENTENCE = "the cat sat on the mat and then it fell fast asleep".split()
 
 

@@ -10,7 +10,7 @@ from core.embeddings import embed_tokens, random_projections
 from core.multihead_steps import divisors, multi_head_steps
 from tests.apptest_helpers import chart_specs, run_page
 
-PAGE = "pages/multi_head.py"
+PAGE = "app_pages/multi_head.py"
 SENTENCE = "the cat sat on the mat because it was tired and the dog ran off home".split()
 
 

@@ -11,7 +11,7 @@ from core.embeddings import embed_tokens, random_projections
 from core.permutation import parse_permutation, permutation_check
 from tests.apptest_helpers import chart_specs, run_page
 
-PAGE = "pages/permutation.py"
+PAGE = "app_pages/permutation.py"
 TOKENS = "the cat sat on the mat".split()
 
 

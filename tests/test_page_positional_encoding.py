@@ -13,7 +13,7 @@ from tests import lesson_values as lesson
 from tests.apptest_helpers import chart_specs, heatmaps, run_page
 from ui.positional_charts import colorize
 
-PAGE = "pages/positional_encoding.py"
+PAGE = "app_pages/positional_encoding.py"
 
 
 def images(at):

@@ -11,7 +11,7 @@ from core.attention import scaled_dot_product_attention
 from core.scaling import random_qkv, score_sweep
 from tests.apptest_helpers import chart_specs, heatmaps, run_page
 
-PAGE = "pages/scaled_attention.py"
+PAGE = "app_pages/scaled_attention.py"
 PARITY = "max |NumPy − PyTorch| of the output"
 LARGEST = "largest weight (mean over rows)"
 

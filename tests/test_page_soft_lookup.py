@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 from core.lookup import fruit_dictionary, hard_lookup, soft_lookup
 from tests.apptest_helpers import chart_specs, run_page
 
-PAGE = "pages/soft_lookup.py"
+PAGE = "app_pages/soft_lookup.py"
 SHOP = fruit_dictionary()
 
 

@@ -1,4 +1,4 @@
-"""AppTests of pages/training.py: renders untrained, trains a short run, keeps it, never retrains on display."""
+"""AppTests of app_pages/training.py: renders untrained, trains a short run, keeps it, never retrains on display."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ import torch
 from core.training import TrainConfig, Trainer, build_model, make_targets, parameter_count, predict, train
 from tests.apptest_helpers import chart_specs, heatmaps, run_page
 
-PAGE = "pages/training.py"
+PAGE = "app_pages/training.py"
 RUNS = "_training_runs"
 #: A short run set through the URL, and the configuration the page must build from it.
 SHORT = dict(steps="50", seq_len="4", vocab="4", d_model="16")

@@ -6,13 +6,13 @@ from tests.apptest_helpers import run_page
 
 # (page, quiz key, query string, the answer the page must compute for that view)
 QUIZZES = [
-    ("pages/soft_lookup.py", "soft_lookup_cold", {}, "the hard lookup's value"),
-    ("pages/scaled_attention.py", "scaling_16x", {}, "it grows towards 1"),
-    ("pages/multi_head.py", "multi_head_width", {}, "it halves"),
-    ("pages/permutation.py", "permutation_same", {}, "is the same vector, just in its new row"),
-    ("pages/positional_encoding.py", "pe_similarity", {"positions": "64", "d_model": "64"}, "position 11"),
-    ("pages/masked_attention.py", "masked_zero", {}, "exactly 0"),
-    ("pages/cross_attention.py", "cross_rows", {}, "target (decoder) words"),
+    ("app_pages/soft_lookup.py", "soft_lookup_cold", {}, "the hard lookup's value"),
+    ("app_pages/scaled_attention.py", "scaling_16x", {}, "it grows towards 1"),
+    ("app_pages/multi_head.py", "multi_head_width", {}, "it halves"),
+    ("app_pages/permutation.py", "permutation_same", {}, "is the same vector, just in its new row"),
+    ("app_pages/positional_encoding.py", "pe_similarity", {"positions": "64", "d_model": "64"}, "position 11"),
+    ("app_pages/masked_attention.py", "masked_zero", {}, "exactly 0"),
+    ("app_pages/cross_attention.py", "cross_rows", {}, "target (decoder) words"),
 ]
 
 

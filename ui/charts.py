@@ -141,7 +141,8 @@ def heatmap(
     ]
     rect_enc: dict[str, Any] = dict(
         color=alt.Color(field="value", type="quantitative", scale=scale, title=None,
-                        legend=alt.Legend(orient="right", gradientLength=int(np.clip(cell_size * n_rows - 20, 60, 300)))),
+                        legend=alt.Legend(orient="right",
+                                          gradientLength=int(np.clip(cell_size * n_rows - 20, 60, 300)))),
     )
     if emphasise:
         on = np.ones(len(df), dtype=bool)

