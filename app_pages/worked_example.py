@@ -77,6 +77,45 @@ def clicked_cell(key: str) -> tuple[int, int] | None:
         return None
 
 
+@st.cache_data(max_entries=256, show_spinner=False)
+def chart_specs(seed: int, tokens: tuple[str, ...], X: np.ndarray, cell: tuple[int, int] | None) -> dict[str, dict]:
+    """Every chart of the page as a Vega-Lite spec, built once per input (building Altair charts is the slow part)."""
+    ex = worked_example(seed, X=X, tokens=tokens)
+    labels = unique_labels(ex.tokens)
+    n_tokens, d_model = ex.X.shape
+    dims = [f"d{j}" for j in range(d_model)]
+    q_row, k_row = (None, None) if cell is None else ([cell[0]], [cell[1]])
+    w_kw = dict(row_labels=dims, col_labels=dims, x_title="out dim", y_title="in dim", value_format=".1f")
+    qkv_kw = dict(row_labels=labels, col_labels=dims, x_title="dim", y_title="token")
+    score_kw = dict(row_labels=labels, col_labels=labels, x_title="key token", y_title="query token")
+    products = np.array([[" + ".join(f"{a:.2f}×{b:.2f}" for a, b in zip(ex.Q[i], ex.K[j], strict=True))
+                          for j in range(n_tokens)] for i in range(n_tokens)], dtype=object)
+    scores_max = float(np.abs(ex.raw_scores).max()) or 1.0
+    raw = heatmap(ex.raw_scores, title="raw scores Q Kᵀ", domain=(-scores_max, scores_max),
+                  extra={"q_i · k_j": products}, **score_kw)
+    scaled = heatmap(ex.scaled_scores, title=f"scaled scores Q Kᵀ / √{ex.d_k}", domain=(-scores_max, scores_max),
+                     **score_kw)
+    exps = np.exp(ex.scaled_scores)
+    row_total = np.repeat(exps.sum(axis=1, keepdims=True), n_tokens, axis=1)
+    sums = np.array([[" + ".join(f"{ex.weights[i, j]:.3f}×{ex.V[j, d]:.3f}" for j in range(n_tokens))
+                      for d in range(d_model)] for i in range(n_tokens)], dtype=object)
+    charts = {
+        "X": heatmap(ex.X, row_labels=labels, col_labels=dims, title="X", x_title="embedding dim", y_title="token"),
+        "W": side_by_side(heatmap(ex.W_q, title="W_q", **w_kw), heatmap(ex.W_k, title="W_k", **w_kw),
+                          heatmap(ex.W_v, title="W_v", **w_kw)),
+        "QKV": side_by_side(heatmap(ex.Q, title="Q", highlight_rows=q_row, **qkv_kw),
+                            heatmap(ex.K, title="K", highlight_rows=k_row, **qkv_kw),
+                            heatmap(ex.V, title="V", **qkv_kw)),
+        "raw scores": side_by_side(raw, shared_color=True),
+        "scores": side_by_side(raw, scaled, shared_color=True),
+        "weights": heatmap(ex.weights, signed=False, title="attention weights A", select="cell",
+                           extra={"raw score": ex.raw_scores, "scaled score": ex.scaled_scores,
+                                  "exp(scaled)": exps, "row sum of exp": row_total}, **score_kw),
+        "output": heatmap(ex.output, title="output = A V", extra={"Σ_j A_ij · V_jd": sums}, **qkv_kw),
+    }
+    return {name: chart.to_dict(validate=False) for name, chart in charts.items()}
+
+
 def fmt_vec(v: np.ndarray) -> str:
     return r"\begin{bmatrix}" + " & ".join(f"{x:.3f}" for x in v) + r"\end{bmatrix}"
 
@@ -101,13 +140,12 @@ n_tokens, d_model = ex.X.shape
 cell = clicked_cell("cell")
 if cell is not None and max(cell) >= n_tokens:  # a click remembered from a longer input
     cell = None
-q_row, k_row = (None, None) if cell is None else ([cell[0]], [cell[1]])
 
 st.header("1 · Embeddings X")
 explain("One row per token: the input the head starts from.")
 st.latex(rf"X \in \mathbb{{R}}^{{T \times d_{{model}}}},\quad T = {n_tokens},\ d_{{model}} = {d_model}")
-show_chart(heatmap(ex.X, row_labels=labels, col_labels=dims, title="X", x_title="embedding dim", y_title="token"),
-           alt="Heatmap of the embedding matrix X")
+specs = chart_specs(seed, ex.tokens, ex.X, cell)
+show_chart(specs["X"], alt="Heatmap of the embedding matrix X")
 
 if stage >= 1:
     st.header("2 · Queries, keys and values")
@@ -117,36 +155,25 @@ if stage >= 1:
         "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them."
     )
     st.latex(r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v")
-    w_kw = dict(row_labels=dims, col_labels=dims, x_title="out dim", y_title="in dim", value_format=".1f")
-    show_chart(side_by_side(heatmap(ex.W_q, title="W_q", **w_kw), heatmap(ex.W_k, title="W_k", **w_kw),
-                            heatmap(ex.W_v, title="W_v", **w_kw)), alt="Heatmaps of W_q, W_k and W_v")
-    qkv_kw = dict(row_labels=labels, col_labels=dims, x_title="dim", y_title="token")
-    show_chart(side_by_side(heatmap(ex.Q, title="Q", highlight_rows=q_row, **qkv_kw),
-                            heatmap(ex.K, title="K", highlight_rows=k_row, **qkv_kw),
-                            heatmap(ex.V, title="V", **qkv_kw)), alt="Heatmaps of Q, K and V")
+    show_chart(specs["W"], alt="Heatmaps of W_q, W_k and W_v")
+    show_chart(specs["QKV"], alt="Heatmaps of Q, K and V")
     if cell is not None:
         st.caption(f"Highlighted: the query of “{labels[cell[0]]}” and the key of “{labels[cell[1]]}”, "
                    f"whose dot product is the score {ex.raw_scores[cell]:.3f}. Double-click the map to clear.")
 
-score_kw = dict(row_labels=labels, col_labels=labels, x_title="key token", y_title="query token")
 if stage >= 2:
     st.header("3 · Raw scores")
     explain("Entry (i, j) is the dot product of query i with key j: how well token j matches what token i "
             "looks for.")
     st.latex(r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
-    products = np.array([[" + ".join(f"{a:.2f}×{b:.2f}" for a, b in zip(ex.Q[i], ex.K[j], strict=True))
-                          for j in range(n_tokens)] for i in range(n_tokens)], dtype=object)
-    scores_max = float(np.abs(ex.raw_scores).max()) or 1.0
-    charts = [heatmap(ex.raw_scores, title="raw scores Q Kᵀ", domain=(-scores_max, scores_max),
-                      extra={"q_i · k_j": products}, **score_kw)]
+    scores = "raw scores"
     if stage >= 3:
         st.header("4 · Scaling by √d_k")
         explain(f"Dividing by √d_k = √{ex.d_k} = {np.sqrt(ex.d_k):g} keeps the scores from growing with the key "
                 "width, which would push the softmax into saturation.")
         st.latex(r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}")
-        charts.append(heatmap(ex.scaled_scores, title=f"scaled scores Q Kᵀ / √{ex.d_k}",
-                              domain=(-scores_max, scores_max), **score_kw))
-    show_chart(side_by_side(*charts, shared_color=True), alt="Heatmaps of the raw and scaled attention scores")
+        scores = "scores"
+    show_chart(specs[scores], alt="Heatmaps of the raw and scaled attention scores")
 
 if stage >= 3 and n_tokens >= 2:
     focus = 1  # "cat" in the lesson's example
@@ -165,23 +192,14 @@ if stage >= 4:
             "query token pays to every token, itself included. **Click a cell** to highlight the query and key "
             "that produced it in Q and K above.")
     st.latex(r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_{j'} e^{\tilde S_{ij'}}},\qquad \sum_j A_{ij} = 1")
-    exps = np.exp(ex.scaled_scores)
-    row_total = np.repeat(exps.sum(axis=1, keepdims=True), n_tokens, axis=1)
-    show_chart(
-        heatmap(ex.weights, signed=False, title="attention weights A", select="cell",
-                extra={"raw score": ex.raw_scores, "scaled score": ex.scaled_scores,
-                       "exp(scaled)": exps, "row sum of exp": row_total}, **score_kw),
-        alt="Heatmap of the attention weights", on_select="rerun", key="cell", selection_mode="cell",
-    )
+    show_chart(specs["weights"], alt="Heatmap of the attention weights", on_select="rerun", key="cell",
+               selection_mode="cell")
     st.caption("Row sums: " + ", ".join(f"{lab}: {s:.3f}" for lab, s in zip(labels, ex.weights.sum(1), strict=True)))
 
 if stage >= 5:
     st.header("6 · Output: a weighted blend of the values")
     st.latex(r"\text{output} = A V,\qquad \text{output}_i = \sum_j A_{ij}\, v_j")
-    sums = np.array([[" + ".join(f"{ex.weights[i, j]:.3f}×{ex.V[j, d]:.3f}" for j in range(n_tokens))
-                      for d in range(d_model)] for i in range(n_tokens)], dtype=object)
-    show_chart(heatmap(ex.output, title="output = A V", extra={"Σ_j A_ij · V_jd": sums}, **qkv_kw),
-               alt="Heatmap of the output matrix")
+    show_chart(specs["output"], alt="Heatmap of the output matrix")
 
     token = bound_choice("Explain the output of token", "token", labels, default=labels[0],
                          help="Shows this token's output as the weighted sum of the value vectors.")

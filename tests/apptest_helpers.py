@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -44,4 +45,22 @@ def heatmaps(at: AppTest) -> dict[str, np.ndarray]:
                 continue
             n_rows, n_cols = int(df["i"].max()) + 1, int(df["j"].max()) + 1
             found[sub.get("title")] = df.sort_values(["i", "j"])["value"].to_numpy().reshape(n_rows, n_cols)
+    return found
+
+
+def facet_arrays(at: AppTest) -> list[tuple[dict, dict[str, str], np.ndarray]]:
+    """Every `ui.multihead_charts` chart on the page: ``(view spec, calculated fields, values as an array)``.
+
+    The data holds the values only, row-major; the array's shape is read from the index transforms
+    (``floor((datum._n - 1) / stride) % size``), in order.
+    """
+    found = []
+    for spec, frames in chart_specs(at):
+        for view in spec.get("hconcat", [spec]):
+            calc = {t["as"]: t["calculate"] for t in view.get("transform", []) if "calculate" in t}
+            if "data" not in view or not any("datum._n" in e for e in calc.values()):
+                continue
+            shape = [int(re.search(r"% (\d+)$", e).group(1)) for e in calc.values() if "datum._n" in e]
+            values = frames[view["data"]["name"]]["value"].to_numpy()
+            found.append((view, calc, values.reshape(shape)))
     return found

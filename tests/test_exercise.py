@@ -456,6 +456,7 @@ def sandboxed(victim):
     submissions["builtin"] = (lesson_style(ret="F.scaled_dot_product_attention(Q, K, V), weights"), 5.0)
     submissions["no_scaling"] = (lesson_style(scores="Q @ K.transpose(-2, -1)"), 5.0)
     fds_before = open_pipes()
+    children_before = set(children_of(os.getpid()))  # e.g. the browser tests' app server and driver
     tmp_mode = os.stat(tempfile.gettempdir()).st_mode
     try:
         with ThreadPoolExecutor(max_workers=4) as pool:
@@ -464,7 +465,7 @@ def sandboxed(victim):
     finally:
         del os.environ["SERVER_SECRET_TOKEN"]
     server = {"fds": (fds_before, open_pipes()),
-              "children": children_of(os.getpid()),
+              "children": [c for c in children_of(os.getpid()) if c not in children_before],
               "tmp_mode": (tmp_mode, os.stat(tempfile.gettempdir()).st_mode)}
     return reports, server, submissions
 

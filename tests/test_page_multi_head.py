@@ -1,6 +1,5 @@
 """The multi-head attention page, run headless: defaults, every slider extreme, heads that stop dividing d_model."""
 
-import re
 
 import numpy as np
 import pytest
@@ -8,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.embeddings import embed_tokens, random_projections
 from core.multihead_steps import divisors, multi_head_steps
-from tests.apptest_helpers import chart_specs, run_page
+from tests.apptest_helpers import chart_specs, facet_arrays, run_page
 
 PAGE = "app_pages/multi_head.py"
 SENTENCE = "the cat sat on the mat because it was tired and the dog ran off home".split()
@@ -17,24 +16,6 @@ SENTENCE = "the cat sat on the mat because it was tired and the dog ran off home
 def expected(seed: int, d_model: int, n_heads: int, seq_len: int):
     tokens = SENTENCE[:seq_len]
     return multi_head_steps(embed_tokens(tokens, d_model, seed), *random_projections(d_model, seed), n_heads)
-
-
-def facet_arrays(at: AppTest) -> list[tuple[dict, dict[str, str], np.ndarray]]:
-    """Every `ui.multihead_charts` chart on the page: ``(view spec, calculated fields, values as an array)``.
-
-    The data holds the values only, row-major; the array's shape is read from the index transforms
-    (``floor((datum._n - 1) / stride) % size``), in order.
-    """
-    found = []
-    for spec, frames in chart_specs(at):
-        for view in spec.get("hconcat", [spec]):
-            calc = {t["as"]: t["calculate"] for t in view.get("transform", []) if "calculate" in t}
-            if "data" not in view or not any("datum._n" in e for e in calc.values()):
-                continue
-            shape = [int(re.search(r"% (\d+)$", e).group(1)) for e in calc.values() if "datum._n" in e]
-            values = frames[view["data"]["name"]]["value"].to_numpy()
-            found.append((view, calc, values.reshape(shape)))
-    return found
 
 
 def charts_by_role(at: AppTest) -> dict[str, np.ndarray]:

@@ -1,7 +1,6 @@
 """The order-and-permutation page, run headless: the invariance without PE, its breaking with PE, bad input."""
 
 import json
-import re
 
 import numpy as np
 import pytest
@@ -9,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.embeddings import embed_tokens, random_projections
 from core.permutation import parse_permutation, permutation_check
-from tests.apptest_helpers import chart_specs, run_page
+from tests.apptest_helpers import chart_specs, facet_arrays, run_page
 
 PAGE = "app_pages/permutation.py"
 TOKENS = "the cat sat on the mat".split()
@@ -21,24 +20,6 @@ def metrics(at: AppTest) -> dict[str, float]:
 
 def output_diff(at: AppTest) -> float:
     return metrics(at)["max |Attn(X) − Pᵀ Attn(PX)|"]
-
-
-def facet_arrays(at: AppTest) -> list[tuple[dict, dict[str, str], np.ndarray]]:
-    """Every `ui.multihead_charts` chart on the page: ``(view spec, calculated fields, values as an array)``.
-
-    The data holds the values only, row-major; the array's shape is read from the index transforms
-    (``floor((datum._n - 1) / stride) % size``), in order.
-    """
-    found = []
-    for spec, frames in chart_specs(at):
-        for view in spec.get("hconcat", [spec]):
-            calc = {t["as"]: t["calculate"] for t in view.get("transform", []) if "calculate" in t}
-            if "data" not in view or not any("datum._n" in e for e in calc.values()):
-                continue
-            shape = [int(re.search(r"% (\d+)$", e).group(1)) for e in calc.values() if "datum._n" in e]
-            values = frames[view["data"]["name"]]["value"].to_numpy()
-            found.append((view, calc, values.reshape(shape)))
-    return found
 
 
 def panels(at: AppTest) -> dict[str, np.ndarray]:

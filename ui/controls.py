@@ -224,16 +224,17 @@ def explain(markdown: str) -> None:
         st.markdown(markdown)
 
 
-def show_chart(chart: alt.TopLevelMixin, *, export: bool = True, **kwargs: Any) -> Any:
-    """Draw an Altair chart at its own width, with an export menu for slides.
+def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs: Any) -> Any:
+    """Draw an Altair chart (or its Vega-Lite spec) at its own width, with an export menu for slides.
 
     ``st.altair_chart`` re-validates the whole spec against the Vega-Lite JSON
     schema on every rerun, which costs more than building the chart. The chart
     builders are validated once, by the test suite (``chart.to_dict()``), so
     here the spec is exported unvalidated and handed to ``st.vega_lite_chart``.
+    A page may also pass a spec it built (and cached) itself.
     In presenter mode fonts and cells are enlarged (`ui.charts.for_projector`).
     """
-    spec = chart.to_dict(validate=False)
+    spec = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
     if presenter_mode():
         spec = for_projector(spec)
     result = st.vega_lite_chart(spec, width="content", **kwargs)
@@ -249,27 +250,42 @@ def _slug(text: str) -> str:
 def export_menu(spec: dict) -> None:
     """A small popover with PNG/SVG of the chart and CSV/LaTeX of every matrix in it.
 
-    Images are rendered only when their button is clicked (deferred callables).
+    Every file is produced only when its button is clicked (deferred callables), so the
+    menu costs a rerun almost nothing.
     """
     views = spec.get("hconcat") or spec.get("vconcat") or [spec]
     titles = [v.get("title") for v in views if isinstance(v.get("title"), str)]
     name = _slug("_".join(titles)) if titles else "chart"
     skeleton = json.dumps({k: v for k, v in spec.items() if k != "datasets"}, sort_keys=True, default=str)
     key = f"export_{name}_{hashlib.md5(skeleton.encode()).hexdigest()[:8]}"
+    datasets = spec.get("datasets", {})
+    n_matrices = sum(
+        1 for v in views
+        if (rows := datasets.get(v.get("data", {}).get("name") or spec.get("data", {}).get("name")))
+        and {"i", "j", "value"} <= set(rows[0])
+    )
     with st.popover("Export", icon=":material/download:", help="Download this chart or its matrices for slides"):
         c1, c2 = st.columns(2)
         c1.download_button("PNG", data=lambda: chart_to_png(spec), file_name=f"{name}.png", mime="image/png",
                            key=f"{key}_png", on_click="ignore", icon=":material/image:")
         c2.download_button("SVG", data=lambda: chart_to_svg(spec), file_name=f"{name}.svg", mime="image/svg+xml",
                            key=f"{key}_svg", on_click="ignore", icon=":material/draw:")
-        for k, (title, matrix, rows, cols) in enumerate(heatmap_matrices(spec)):
-            stem = _slug(title)
+        for k in range(n_matrices):
+            title = titles[k] if k < len(titles) else f"matrix {k + 1}"
             st.caption(title)
             c1, c2 = st.columns(2)
-            c1.download_button("CSV", data=matrix_to_csv(matrix, rows, cols), file_name=f"{stem}.csv",
-                               mime="text/csv", key=f"{key}_{k}_csv", on_click="ignore")
-            c2.download_button("LaTeX", data=matrix_to_latex(matrix), file_name=f"{stem}.tex",
-                               mime="text/x-tex", key=f"{key}_{k}_tex", on_click="ignore")
+            c1.download_button("CSV", data=functools.partial(_matrix_file, spec, k, "csv"),
+                               file_name=f"{_slug(title)}.csv", mime="text/csv", key=f"{key}_{k}_csv",
+                               on_click="ignore")
+            c2.download_button("LaTeX", data=functools.partial(_matrix_file, spec, k, "tex"),
+                               file_name=f"{_slug(title)}.tex", mime="text/x-tex", key=f"{key}_{k}_tex",
+                               on_click="ignore")
+
+
+def _matrix_file(spec: dict, k: int, kind: str) -> str:
+    """The `k`-th matrix of a chart spec as CSV or LaTeX (run when its download button is clicked)."""
+    _, matrix, rows, cols = list(heatmap_matrices(spec))[k]
+    return matrix_to_csv(matrix, rows, cols) if kind == "csv" else matrix_to_latex(matrix)
 
 
 def _matches(url_value: str | list[str], widget_value: Any) -> bool:
