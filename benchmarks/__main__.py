@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.timing import median_ms, time_reruns
 from devtools.appserver import ROOT, AppServer, router_pages
 
 #: Query strings that put each page at its heaviest slider extreme.
@@ -37,22 +37,6 @@ HEAVIEST: dict[str, dict[str, str]] = {
 TARGETS = {"rerun_default_ms": 100, "rerun_heaviest_ms": 300, "repaint_ms": 250, "cold_start_s": 5, "rss_mb": 500}
 WIDGET_TYPES = ("slider", "select_slider", "toggle", "checkbox", "radio", "selectbox", "multiselect", "text_input",
                 "number_input", "button", "text_area")
-
-
-def median_ms(samples: list[float]) -> float:
-    return round(statistics.median(samples) * 1000, 1)
-
-
-def time_reruns(at, repeats: int) -> list[float]:
-    at.run()  # warm: caches filled, modules imported
-    samples = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        at.run()
-        samples.append(time.perf_counter() - t)
-        if at.exception:
-            raise RuntimeError(f"exception during benchmark: {at.exception[0].value}")
-    return samples
 
 
 def bare_page_source(widgets: dict[str, int]) -> str:

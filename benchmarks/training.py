@@ -30,6 +30,7 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.timing import median_ms, time_reruns
 from core.training import NUM_THREADS, Progress, TrainConfig, Trainer, deterministic_torch
 from devtools.appserver import ROOT
 
@@ -105,15 +106,7 @@ def page_reruns(repeats: int) -> dict:
     from tests.apptest_helpers import run_page
 
     def median_rerun(at) -> float:
-        at.run()
-        samples = []
-        for _ in range(repeats):
-            t = time.perf_counter()
-            at.run()
-            samples.append(time.perf_counter() - t)
-            if at.exception:
-                raise RuntimeError(at.exception[0].value)
-        return ms(statistics.median(samples))
+        return median_ms(time_reruns(at, repeats))
 
     out = {"worked_example_ms": median_rerun(run_page("app_pages/worked_example.py"))}
     at = run_page("app_pages/training.py")

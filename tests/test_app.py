@@ -5,6 +5,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import worked_example
+from devtools.appserver import router_pages
 from tests import lesson_values as lesson
 from tests.apptest_helpers import heatmaps, run_page
 
@@ -72,3 +73,14 @@ def test_token_selector_explains_that_tokens_output():
     assert r"0.233\,v_{1} + 0.104\,v_{2} + 0.663\,v_{3}" in explanation
     at = run_app(token="dog")  # not a token: falls back to the first
     assert not at.exception and at.radio(key="token").value == "the"
+
+
+@pytest.mark.parametrize(
+    "page", [p for p in router_pages() if p.name != "pretrained"],  # pretrained: model load, see its own tests
+    ids=lambda p: p.name,
+)
+def test_every_page_leaves_the_copy_link_box_in_the_sidebar(page):
+    """The router writes the link after the page has run; a page that stops early (st.stop) would lose it."""
+    at = run_page(page.file)
+    assert not at.exception
+    assert len(at.sidebar.code) == 1
