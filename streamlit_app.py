@@ -3,6 +3,7 @@
 import streamlit as st
 
 from ui.controls import bound_toggle, ignored_query_params, query_snapshot, share_link
+from ui.warmup import import_in_background
 
 st.set_page_config(page_title="Attention, interactively", page_icon="🧮", layout="wide")
 
@@ -45,3 +46,6 @@ with link_box:
 for key, used in ignored_query_params(incoming).items():
     notices.info(f"The link's value for `{key}` could not be used here, so the page shows `{used}` instead.",
                  icon=":material/link_off:")
+
+# Most pages cross-check against PyTorch, which takes seconds to import: start it once this page is drawn.
+import_in_background("torch", "core.reference")

@@ -87,6 +87,50 @@ def matrix_chart(kind: str, matrix: np.ndarray, positions: int, d_model: int, ta
     return chart, True
 
 
+# Chart specs, built once per setting: building Altair charts costs far more than the maths.
+@st.cache_data(max_entries=64, show_spinner=False)
+def table_spec(positions: int, d_model: int) -> tuple[dict, bool]:
+    """The encoding table as a Vega-Lite spec, and whether it is drawn as an image."""
+    pe, _, _ = encoding_and_similarity(positions, d_model)
+    chart, is_image = matrix_chart(
+        "pe", pe, positions, d_model, row_labels=[str(p) for p in range(positions)],
+        col_labels=[str(d) for d in range(d_model)],
+        title=f"PE ({plural(positions, 'position')} × {plural(d_model, 'dim')})", x_title="dimension",
+        y_title="position")
+    return chart.to_dict(validate=False), is_image
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def waves_spec(positions: int, d_model: int, dims: tuple[int, ...]) -> dict:
+    """The chosen dimensions' waves beside the wavelength of every dimension."""
+    curves, samples, names = wave_frames(positions, d_model, dims)
+    lam = wavelengths(d_model)
+    ladder = pd.DataFrame({"dimension": np.arange(d_model), "wavelength": lam})
+    chosen = pd.DataFrame({"dimension": list(dims), "wavelength": lam[list(dims)], "series": names})
+    return side_by_side(
+        wave_chart(curves, samples if positions <= MAX_DOTS else None, series_order=names,
+                   title="PE value against position"),
+        wavelength_chart(ladder, chosen, series_order=names, title="wavelength of every dimension"),
+    ).to_dict(validate=False)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def similarity_spec(positions: int, d_model: int) -> dict:
+    """PE · PEᵀ beside the similarity against the offset."""
+    _, sim, _ = encoding_and_similarity(positions, d_model)
+    labels = [str(p) for p in range(positions)]
+    offsets = np.arange(positions)
+    offset_df = pd.DataFrame({"offset k": offsets, "PE_0 · PE_k": sim[0],
+                              "formula": similarity_at_offset(offsets, d_model)})
+    sim_chart, _ = matrix_chart("sim", sim, positions, d_model, row_labels=labels, col_labels=labels,
+                                title="PE · PEᵀ (position × position)", x_title="position q", y_title="position p",
+                                value_format=".2f", target_px=480)
+    return side_by_side(
+        sim_chart, line_chart(offset_df, x="offset k", y="PE_0 · PE_k", title="similarity against offset",
+                              x_title="offset k", y_title="PE_0 · PE_k", points=positions <= MAX_DOTS),
+    ).to_dict(validate=False)
+
+
 st.title("Positional encoding")
 st.markdown(
     "Attention compares contents only, so on its own it cannot tell the first word from the last. "
@@ -107,8 +151,6 @@ with st.container(horizontal=True, vertical_alignment="bottom"):
                                help="Embedding width (columns of the table). Odd widths end on a sine."))
 
 pe, sim, offset_error = encoding_and_similarity(positions, d_model)
-pos_labels = [str(p) for p in range(positions)]
-dim_labels = [str(d) for d in range(d_model)]
 
 st.header("1 · The encoding table")
 st.markdown(
@@ -116,9 +158,7 @@ st.markdown(
     "the token at that position. Even columns hold sines, odd columns cosines; read left to right, "
     "the waves get slower."
 )
-pe_chart, pe_is_image = matrix_chart("pe", pe, positions, d_model, row_labels=pos_labels, col_labels=dim_labels,
-                                     title=f"PE ({plural(positions, 'position')} × {plural(d_model, 'dim')})",
-                                     x_title="dimension", y_title="position")
+pe_chart, pe_is_image = table_spec(positions, d_model)
 show_chart(pe_chart, alt="Heatmap of the positional-encoding table, position by dimension")
 if positions == 5 and d_model == 8:
     st.caption("5 positions × 8 dimensions: this is the table the lesson prints, to its 3 decimals.")
@@ -145,21 +185,15 @@ dims = sorted(int(d) for d in bound_multiselect(
 if not dims:
     st.info("Pick at least one dimension above to draw its wave.")
 else:
-    curves, samples, names = wave_frames(positions, d_model, tuple(dims))
     lam = wavelengths(d_model)
-    ladder = pd.DataFrame({"dimension": np.arange(d_model), "wavelength": lam})
-    chosen = pd.DataFrame({"dimension": dims, "wavelength": lam[dims], "series": names})
-    dots = samples if positions <= MAX_DOTS else None
+    dots = positions <= MAX_DOTS
     show_chart(
-        side_by_side(
-            wave_chart(curves, dots, series_order=names, title="PE value against position"),
-            wavelength_chart(ladder, chosen, series_order=names, title="wavelength of every dimension"),
-        ),
+        waves_spec(positions, d_model, tuple(dims)),
         alt="Sine and cosine curves of the chosen dimensions, and the wavelength of every dimension",
     )
     omega = angular_frequencies(d_model)
     st.caption(
-        ("Dots: the values in the table. " if dots is not None else "")
+        ("Dots: the values in the table. " if dots else "")
         + "Frequencies: " + ", ".join(f"ω of dim {d} = {omega[d]:.4g}" for d in dims)
         + f". Shortest wavelength {lam.min():.2f}, longest {lam.max():,.2f} positions."
     )
@@ -172,15 +206,8 @@ st.markdown(
     "relative position from it."
 )
 st.latex(r"PE_p \cdot PE_{p+k} = \sum_i \cos(\omega_i\, k)\quad\text{(every full sine/cosine pair)}")
-offsets = np.arange(positions)
-offset_df = pd.DataFrame({"offset k": offsets, "PE_0 · PE_k": sim[0], "formula": similarity_at_offset(offsets,
-                                                                                                      d_model)})
-sim_chart, sim_is_image = matrix_chart("sim", sim, positions, d_model, row_labels=pos_labels, col_labels=pos_labels,
-                                       title="PE · PEᵀ (position × position)", x_title="position q",
-                                       y_title="position p", value_format=".2f", target_px=480)
 show_chart(
-    side_by_side(sim_chart, line_chart(offset_df, x="offset k", y="PE_0 · PE_k", title="similarity against offset",
-                                       x_title="offset k", y_title="PE_0 · PE_k", points=positions <= MAX_DOTS)),
+    similarity_spec(positions, d_model),
     alt="Heatmap of the dot product between every pair of positions, and the dot product against the offset",
 )
 c1, c2 = st.columns(2)

@@ -19,6 +19,30 @@ DEFAULT_TEMPERATURE = 0.2
 #: The fine grid of the temperature sweep chart, spanning the slider's range.
 SWEEP_TEMPERATURES = np.geomspace(TEMPERATURES[0], TEMPERATURES[-1], 121)
 
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def chart_specs(query_name: str, temperature: float) -> dict[str, dict]:
+    """The page's two charts as Vega-Lite specs, built once per (query, temperature): building them is the slow part."""
+    shop = fruit_dictionary()
+    names = list(shop.key_names)
+    q = shop.queries[query_name]
+    scores = similarity_scores(q, shop.keys)
+    hard_result, hard_w = hard_lookup(q, shop.keys, shop.values)
+    _, soft_w = soft_lookup(q, shop.keys, shop.values, temperature)
+    sweep_results, sweep_w = temperature_sweep(q, shop.keys, shop.values, SWEEP_TEMPERATURES)
+    lookup = side_by_side(
+        key_space_chart(shop.keys, names, q, soft_w, scores, shop.values, dims=shop.key_dims,
+                        query_label=f"q: {query_name}", value_name=shop.value_name,
+                        title="Keys in (sweet, sour) space, sized by soft weight"),
+        lookup_weights_chart(names, hard_w, soft_w, title=f"Weights: hard vs soft at τ = {temperature:g}"),
+        spacing=48,
+    )
+    sweep = temperature_chart(SWEEP_TEMPERATURES, sweep_results, sweep_w, names, hard_result=float(hard_result),
+                              mean_value=float(shop.values.mean()), current=temperature, value_name=shop.value_name,
+                              ticks=(0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0))
+    return {"lookup": lookup.to_dict(validate=False), "sweep": sweep.to_dict(validate=False)}
+
+
 st.title("Attention as a soft lookup")
 explain(
     "A Python dictionary answers `prices[\"lemon\"]` by finding the one key equal to the query and handing "
@@ -80,14 +104,9 @@ with st.container(horizontal=True):
     st.metric("largest soft weight", f"{float(soft_w.max()):.4f}",
               help="1 means the softmax has become a hard lookup; 1/N means it is uniform.")
 
+specs = chart_specs(query_name, temperature)
 show_chart(
-    side_by_side(
-        key_space_chart(shop.keys, names, q, soft_w, scores, shop.values, dims=shop.key_dims,
-                        query_label=f"q: {query_name}", value_name=shop.value_name,
-                        title="Keys in (sweet, sour) space, sized by soft weight"),
-        lookup_weights_chart(names, hard_w, soft_w, title=f"Weights: hard vs soft at τ = {temperature:g}"),
-        spacing=48,
-    ),
+    specs["lookup"],
     alt="The keys as points sized by their weight with the query as an arrow; bar chart of hard and soft weights",
 )
 
@@ -132,11 +151,9 @@ explain(
     f"of the values ({uniform:.2f}). A longer query has the same effect as a lower temperature: "
     "compare *sweet* with *very sweet*."
 )
-sweep_results, sweep_w = temperature_sweep(q, shop.keys, shop.values, SWEEP_TEMPERATURES)
+sweep_results, _ = temperature_sweep(q, shop.keys, shop.values, SWEEP_TEMPERATURES)
 show_chart(
-    temperature_chart(SWEEP_TEMPERATURES, sweep_results, sweep_w, names, hard_result=float(hard_result),
-                      mean_value=uniform, current=temperature, value_name=shop.value_name,
-                      ticks=(0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)),
+    specs["sweep"],
     alt="The soft result and each key's weight plotted against the temperature",
 )
 d_k = shop.keys.shape[1]
