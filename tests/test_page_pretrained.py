@@ -1,5 +1,9 @@
 """AppTests of app_pages/pretrained.py: the model's maps on the page, the cross-check, text limits, slider extremes."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -50,8 +54,29 @@ def test_defaults_show_the_models_own_weights(model):
     np.testing.assert_allclose(cell.to_numpy().reshape(t, t), expected.weights[1, 4], atol=1e-6)
     np.testing.assert_allclose(heatmaps(at)["layer 1, head 1"], expected.weights[0, 0], atol=1e-12)
     head_diff, layer_diff = metrics(at)
-    assert 0 <= head_diff <= layer_diff < 1e-5  # the lesson's formula reproduces the model
+    assert 0 <= head_diff <= layer_diff < 1e-5  # the lesson's formula reproduces the encoder's maps
     assert at.slider(key="layer").value == 1 and at.slider(key="head").value == 1
+    captions = " ".join(c.value for c in at.caption)
+    # The cross-check says what it compares, and where the comparison with transformers is made.
+    assert "same X, W_q and W_k" in captions and "test suite against Hugging Face `transformers`" in captions
+    assert "`core.minilm`" in captions
+
+
+def test_the_page_never_imports_transformers():
+    """The page runs the model with `core.minilm`: transformers (hundreds of MB with scipy) stays out of the server."""
+    code = (
+        "import sys\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        f"at = AppTest.from_file({APP!r}, default_timeout=600)\n"
+        f"at.switch_page({PAGE!r})\n"
+        "at.run()\n"
+        "assert not at.exception and not at.error and len(at.metric) == 2, 'the page did not run'\n"
+        "print([m for m in ('transformers', 'huggingface_hub', 'sentence_transformers', 'scipy') if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(APP).parent, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]", f"imported: {done.stdout}"
 
 
 def test_slider_maxima_and_a_pattern_button(model):

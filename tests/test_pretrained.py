@@ -1,4 +1,7 @@
-"""`core.pretrained`: all-MiniLM-L6-v2 loaded offline from its pip package; shapes, determinism, the formula check."""
+"""`core.pretrained`: all-MiniLM-L6-v2 loaded offline from its pip package; shapes, determinism, the formula check.
+
+The forward pass itself is checked against Hugging Face `transformers` in tests/test_minilm.py.
+"""
 
 import socket
 import subprocess
@@ -8,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
+from safetensors import safe_open
 
 from core.pretrained import (
     MODEL_PACKAGE,
@@ -40,7 +45,6 @@ def model():
         raise OSError("network access is disabled in this test")
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HF_HUB_OFFLINE", "1")
         mp.setattr(socket.socket, "connect", refuse)
         mp.setattr(socket.socket, "connect_ex", refuse)
         mp.setattr(socket, "create_connection", refuse)
@@ -52,10 +56,20 @@ def model():
     return loaded
 
 
-def test_importing_the_module_loads_nothing_heavy():
-    """transformers is imported by load_model only, so pages that never show the model never pay for it."""
-    code = "import sys, core.pretrained; sys.exit('transformers' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[1]).returncode == 0
+RUNTIME_FORBIDDEN = ("transformers", "huggingface_hub", "sentence_transformers", "scipy")
+
+
+@pytest.mark.parametrize("code", [
+    "import core.pretrained",
+    "from core.pretrained import load_model, run_model, cross_check; m = load_model(); "
+    "cross_check(run_model('The cat sat on the mat.', m), m, 0)",
+])
+def test_loading_and_running_never_import_transformers(code):
+    """The app runs the model with `core.minilm` alone; transformers (and scipy, which it drags in) stay out."""
+    check = f"import sys; {code}; print([m for m in {RUNTIME_FORBIDDEN!r} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", check], cwd=Path(__file__).parents[1], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", f"imported: {done.stdout}"
 
 
 def test_the_weights_come_from_the_installed_package():
@@ -73,9 +87,8 @@ def test_licences_are_read_from_the_installed_files():
 
 
 def test_model_sizes(model):
-    assert (model.n_layers, model.n_heads, model.d_model, model.d_k) == (6, 12, 384, 32)
-    assert model.model.config._attn_implementation == "eager"
-    assert not model.model.training  # dropout off
+    assert (model.n_layers, model.n_heads, model.d_model, model.d_k, model.max_tokens) == (6, 12, 384, 32, 512)
+    assert len(model.encoder.layers) == 6 and model.path == model_path()
 
 
 def test_wordpiece_tokens_include_the_special_tokens(model):
@@ -116,13 +129,16 @@ def test_the_lessons_formula_reproduces_every_head(model, layer):
 
 
 def test_projection_weights_are_the_layers_linear_maps(model):
+    """``x @ W_q + b_q`` is what the file's ``nn.Linear`` (which stores ``W_qᵀ``) computes."""
     w = projection_weights(model, 2)
-    assert w["W_q"].shape == (384, 384) and w["b_k"].shape == (384,)
+    assert w["W_q"].shape == (384, 384) and w["b_k"].shape == (384,) and w["W_q"].dtype == np.float64
     x = np.random.default_rng(0).normal(size=(5, 384))
-    att = model.model.encoder.layer[2].attention.self
-    with torch.no_grad():
-        q = att.query(torch.from_numpy(x).float()).double().numpy()
-    np.testing.assert_allclose(x @ w["W_q"] + w["b_q"], q, atol=1e-4)
+    prefix = "encoder.layer.2.attention.self."
+    with safe_open(str(model_path() / "model.safetensors"), framework="pt") as f:
+        for name, linear in (("q", "query"), ("k", "key")):
+            q = F.linear(torch.from_numpy(x), f.get_tensor(prefix + linear + ".weight").double(),
+                         f.get_tensor(prefix + linear + ".bias").double()).numpy()
+            np.testing.assert_allclose(x @ w[f"W_{name}"] + w[f"b_{name}"], q, atol=1e-10)
     with pytest.raises(ValueError, match="layer must be in 0..5"):
         projection_weights(model, 6)
 
@@ -158,6 +174,10 @@ def test_run_model_rejects_empty_and_too_long_text(model):
         run_model("   ", model)
     with pytest.raises(ValueError, match="13 WordPiece tokens.*the limit is 8"):
         run_model(TEXT, model, max_tokens=8)
+    with pytest.raises(ValueError, match="no WordPiece token besides"):
+        run_model("\u200b", model)  # a zero-width space: text, but nothing the tokenizer keeps
+    with pytest.raises(ValueError, match="602 WordPiece tokens.*the limit is 512"):
+        run_model("a " * 600, model)  # the model's own limit: 512 positions
 
 
 def test_pattern_masks_by_hand():
