@@ -44,6 +44,35 @@ def clamp(value: float, lo: int, hi: int) -> int:
     return int(max(lo, min(hi, value)))
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def chart_specs(seed: int, d_model: int, n_heads: int, seq_len: int) -> dict[str, dict]:
+    """Every chart of the page as a Vega-Lite spec, built once per input (building Altair charts is the slow part).
+
+    Cell sizes follow the shape, so the charts keep about the same width on screen: Q/K/V and the
+    concatenation fill ~820 px whatever d_model, the maps wrap after 8 heads.
+    """
+    tokens, x, w = inputs(seed, d_model, seq_len)
+    steps = multi_head_steps(x, *w, n_heads)
+    split_gap = HEAD_GAP_MANY if n_heads > 16 else HEAD_GAP
+    block_cell = clamp((820 - (n_heads - 1) * split_gap) / d_model, 8, 36)
+    map_columns = min(n_heads, 8)
+    map_cell = clamp((960 / map_columns - 70) / seq_len, 5, 40)
+    mix_cell = clamp(340 / d_model, 5, 28)
+    dims = [str(j) for j in range(d_model)]
+    mix_kw = dict(x_title="output dim", cell_size=mix_cell, value_format=".2f", font_size=9, show_values=d_model <= 8)
+    charts = {
+        "qkv": head_blocks({"Q": steps.q, "K": steps.k, "V": steps.v}, n_heads, row_labels=tokens,
+                           cell_size=block_cell),
+        "maps": head_maps(steps.weights, tokens, columns=map_columns, cell_size=map_cell),
+        "concat": head_blocks({"Concat(heads)": steps.concat}, n_heads, row_labels=tokens, cell_size=block_cell),
+        "mix": facets_side_by_side(
+            matrix_panels([("W_o", w[3], dims, dims)], y_title="concat dim", **mix_kw),
+            matrix_panels([("output = Concat · W_o", steps.output, tokens, dims)], y_title="token", **mix_kw),
+        ),
+    }
+    return {name: chart.to_dict(validate=False) for name, chart in charts.items()}
+
+
 def dims_of(h: int, d_k: int) -> str:
     """The columns head `h` (1-based) reads, as text."""
     lo, hi = (h - 1) * d_k, h * d_k - 1
@@ -107,12 +136,8 @@ st.latex(
     rf"\qquad d_k = {d_model}/{n_heads} = {d_k}"
     r"\end{gathered}"
 )
-split_gap = HEAD_GAP_MANY if n_heads > 16 else HEAD_GAP
-block_cell = clamp((820 - (n_heads - 1) * split_gap) / d_model, 8, 36)
-show_chart(
-    head_blocks({"Q": steps.q, "K": steps.k, "V": steps.v}, n_heads, row_labels=tokens, cell_size=block_cell),
-    alt=f"Q, K and V, each cut into {n_heads} blocks of {d_k} columns, one per head",
-)
+specs = chart_specs(seed, d_model, n_heads, seq_len)
+show_chart(specs["qkv"], alt=f"Q, K and V, each cut into {n_heads} blocks of {d_k} columns, one per head")
 
 st.header("2 · One attention map per head")
 explain(
@@ -123,10 +148,7 @@ explain(
 )
 st.latex(rf"A_h = \operatorname{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{{d_k}}}}}\right) "
          rf"\in \mathbb{{R}}^{{{seq_len} \times {seq_len}}},\qquad h = 1, \dots, {n_heads}")
-map_columns = n_heads if n_heads <= 8 else 8
-map_cell = clamp((960 / map_columns - 70) / seq_len, 5, 40)
-show_chart(head_maps(steps.weights, tokens, columns=map_columns, cell_size=map_cell),
-           alt=f"{n_heads} attention maps, one per head, on a shared 0 to 1 colour scale")
+show_chart(specs["maps"], alt=f"{n_heads} attention maps, one per head, on a shared 0 to 1 colour scale")
 peak = steps.weights.max(axis=-1).mean(axis=-1)  # (H,): how sharply each head focuses, on average
 if n_heads > 1:
     sharp, flat = int(np.argmax(peak)), int(np.argmin(peak))
@@ -148,18 +170,8 @@ st.latex(
     rf"\text{{output}} = \underbrace{{[\,\text{{head}}_1 \;\cdots\; \text{{head}}_{{{n_heads}}}\,]}}"
     rf"_{{{seq_len} \times {d_model}}}\; \underbrace{{W_o}}_{{{d_model} \times {d_model}}}"
 )
-show_chart(head_blocks({"Concat(heads)": steps.concat}, n_heads, row_labels=tokens, cell_size=block_cell),
-           alt="The concatenated head outputs, one block per head")
-mix_cell = clamp(340 / d_model, 5, 28)
-dims = [str(j) for j in range(d_model)]
-mix_kw = dict(x_title="output dim", cell_size=mix_cell, value_format=".2f", font_size=9, show_values=d_model <= 8)
-show_chart(
-    facets_side_by_side(
-        matrix_panels([("W_o", W_o, dims, dims)], y_title="concat dim", **mix_kw),
-        matrix_panels([("output = Concat · W_o", steps.output, tokens, dims)], y_title="token", **mix_kw),
-    ),
-    alt="Heatmaps of W_o and of the output",
-)
+show_chart(specs["concat"], alt="The concatenated head outputs, one block per head")
+show_chart(specs["mix"], alt="Heatmaps of W_o and of the output")
 st.caption(f"The output has the input's shape, ({seq_len}, {d_model}): attention maps a sequence to a sequence.")
 
 st.header("Cross-check with torch.nn.MultiheadAttention")

@@ -36,6 +36,36 @@ def torch_difference(tokens: tuple[str, ...], seed: int, perm: tuple[int, ...], 
     return torch_permutation_difference(x, random_projections(D_MODEL, seed), np.array(perm), N_HEADS, add_pe=add_pe)
 
 
+@st.cache_data(max_entries=128, show_spinner=False)
+def chart_specs(tokens: tuple[str, ...], seed: int, perm: tuple[int, ...], add_pe: bool) -> dict[str, dict]:
+    """Every chart of the page as a Vega-Lite spec, built once per input (building Altair charts is the slow part).
+
+    A word keeps its label wherever it moves (``unique_labels`` numbers repeated words by their
+    original position), so cells can be compared by label across the panels.
+    """
+    check = permutation_check(embed_tokens(tokens, D_MODEL, seed), random_projections(D_MODEL, seed), np.array(perm),
+                              n_heads=N_HEADS, add_pe=add_pe)
+    labels = unique_labels(tokens)
+    perm_labels = [labels[p] for p in perm]
+    dims = [str(j) for j in range(D_MODEL)]
+    in_kw = dict(x_title="dim", y_title="token", cell_size=22, value_format=".1f", font_size=9)
+    map_cell = int(np.clip(620 / (3 * len(tokens)), 12, 40))  # three maps, their labels and a legend in about 950 px
+    charts = {
+        "inputs": matrix_panels([("X + PE" if add_pe else "X", check.x, labels, dims),
+                                 ("PX + PE" if add_pe else "PX", check.x_perm, perm_labels, dims)], **in_kw),
+        "maps": matrix_panels(
+            [("A (original)", check.weights.mean(axis=0), labels, labels),
+             ("A of the shuffled input", check.weights_perm.mean(axis=0), perm_labels, perm_labels),
+             ("P A Pᵀ (original, reordered)", check.weights_expected.mean(axis=0), perm_labels, perm_labels)],
+            signed=False, x_title="key token", y_title="query token", cell_size=map_cell,
+            show_values=map_cell >= 26, font_size=10 if map_cell >= 34 else 8,
+        ),
+        "outputs": matrix_panels([("Attn(X)", check.output, labels, dims),
+                                  ("Pᵀ Attn(PX), rows moved back", check.output_unpermuted, labels, dims)], **in_kw),
+    }
+    return {name: chart.to_dict(validate=False) for name, chart in charts.items()}
+
+
 def shuffle(n: int) -> None:
     """Shuffle button callback: write a new random permutation into the box (before it is drawn)."""
     current = st.session_state.get(PERM_KEY, "")
@@ -96,11 +126,9 @@ except ValueError as exc:
 if reset:
     st.info(f"The sentence now has {T} words, so the permutation was reset to {default_text}.")
 
-labels = unique_labels(tokens)  # a label follows its word wherever it moves
-perm_labels = [labels[p] for p in perm]
 x = embed_tokens(tokens, D_MODEL, seed)
-projections = random_projections(D_MODEL, seed)
-check = permutation_check(x, projections, perm, n_heads=N_HEADS, add_pe=add_pe)
+check = permutation_check(x, random_projections(D_MODEL, seed), perm, n_heads=N_HEADS, add_pe=add_pe)
+specs = chart_specs(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe)
 
 st.markdown(f"**Original:** {' '.join(tokens)}  \n**Shuffled:** {' '.join(tokens[p] for p in perm)}")
 if np.array_equal(perm, np.arange(T)):
@@ -121,14 +149,7 @@ if add_pe:
 else:
     explain("Without positional encoding the shuffled input is literally the same rows in a new order.")
     st.latex(r"\text{input} = X \quad\text{vs.}\quad PX")
-in_cell = 22
-dims = [str(j) for j in range(D_MODEL)]
-in_kw = dict(x_title="dim", y_title="token", cell_size=in_cell, value_format=".1f", font_size=9)
-show_chart(
-    matrix_panels([("X + PE" if add_pe else "X", check.x, labels, dims),
-                   ("PX + PE" if add_pe else "PX", check.x_perm, perm_labels, dims)], **in_kw),
-    alt="Heatmaps of the original and the shuffled input",
-)
+show_chart(specs["inputs"], alt="Heatmaps of the original and the shuffled input")
 
 st.header("2 · Attention maps: reordered, not changed")
 explain(
@@ -138,17 +159,7 @@ explain(
     + ("with positional encoding the middle and right maps no longer agree." if add_pe else
        "without positional encoding the middle and right maps are identical.")
 )
-map_cell = int(np.clip(620 / (3 * T), 12, 40))  # three maps, their labels and a legend in about 950 px
-show_chart(
-    matrix_panels(
-        [("A (original)", check.weights.mean(axis=0), labels, labels),
-         ("A of the shuffled input", check.weights_perm.mean(axis=0), perm_labels, perm_labels),
-         ("P A Pᵀ (original, reordered)", check.weights_expected.mean(axis=0), perm_labels, perm_labels)],
-        signed=False, x_title="key token", y_title="query token", cell_size=map_cell,
-        show_values=map_cell >= 26, font_size=10 if map_cell >= 34 else 8,
-    ),
-    alt="Attention maps of the original, of the shuffled input, and the original reordered",
-)
+show_chart(specs["maps"], alt="Attention maps of the original, of the shuffled input, and the original reordered")
 st.caption(f"Maps averaged over the {N_HEADS} heads, as `nn.MultiheadAttention` returns them by default; "
            "the difference below is the largest over every head separately.")
 st.metric("max |A(shuffled) − P A Pᵀ|, all heads", f"{check.weights_diff:.1e}")
@@ -161,11 +172,7 @@ explain(
 )
 st.latex(r"\max\,\bigl|\operatorname{Attn}(X) - P^\top \operatorname{Attn}(PX)\bigr|"
          + (r"\quad\text{with } X \to X + PE" if add_pe else ""))
-show_chart(
-    matrix_panels([("Attn(X)", check.output, labels, dims),
-                   ("Pᵀ Attn(PX), rows moved back", check.output_unpermuted, labels, dims)], **in_kw),
-    alt="Output of the original and un-shuffled output of the shuffled input",
-)
+show_chart(specs["outputs"], alt="Output of the original and un-shuffled output of the shuffled input")
 st.metric("max |Attn(X) − Pᵀ Attn(PX)|", f"{check.output_diff:.1e}",
           help="Largest absolute difference over all tokens and dimensions (NumPy, float64).")
 if add_pe:

@@ -194,3 +194,105 @@ def test_the_computed_labels_are_what_vega_draws():
         for c in range(3):
             x, y = pos[str(10 * r + c)]
             assert abs(x - pos[f"c{c}"][0]) < 2 and abs(y - pos[f"r{r}"][1]) < 2
+
+
+# --- Export: every matrix of these charts is offered as CSV and LaTeX (ui.export reads the spec's usermeta) ---
+
+
+def mha(seed: int = 0, d_model: int = 8, n_heads: int = 2, tokens=LABELS):
+    """Q, K, V, the per-head weights and the output of `core.multi_head_attention` on embedded tokens."""
+    from core import multi_head_attention
+    from core.embeddings import embed_tokens, random_projections
+
+    x = embed_tokens(list(tokens), d_model, seed)
+    w_q, w_k, w_v, w_o = random_projections(d_model, seed, n=4)
+    output, weights = multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads=n_heads)
+    return x @ w_q, x @ w_k, x @ w_v, weights, output
+
+
+def round_trips(title, matrix, rows, cols, expected, exp_rows, exp_cols):
+    """The CSV gives back every number exactly and the labels; the bmatrix every number to 3 decimals."""
+    from tests.export_helpers import parse_csv, parse_latex
+    from ui.export import matrix_to_csv, matrix_to_latex
+
+    back, back_rows, back_cols = parse_csv(matrix_to_csv(matrix, rows, cols))
+    np.testing.assert_array_equal(back, expected, err_msg=title)
+    assert (back_rows, back_cols) == (list(exp_rows), list(exp_cols)), title
+    np.testing.assert_allclose(parse_latex(matrix_to_latex(matrix)), expected, rtol=0, atol=5e-4 + 1e-12)
+
+
+def test_head_maps_export_one_matrix_per_head():
+    from ui.export import chart_matrices, matrix_titles
+
+    *_, weights, _ = mha(n_heads=2)
+    spec = head_maps(weights, LABELS).to_dict()  # validated: usermeta sits at the top level
+    found = chart_matrices(spec)
+    assert [t for t, *_ in found] == matrix_titles(spec) == ["attention weights · head 1", "attention weights · head 2"]
+    tokens = ["the (0)", "cat", "the (2)"]
+    for h, (title, matrix, rows, cols) in enumerate(found):
+        round_trips(title, matrix, rows, cols, weights[h], tokens, tokens)
+    titled = head_maps(weights, LABELS, title="A").to_dict()
+    assert matrix_titles(titled) == ["A · head 1", "A · head 2"]
+
+
+def test_head_blocks_export_every_matrix_and_every_heads_block_of_it():
+    from ui.export import chart_matrices
+
+    q, k, v, *_ = mha(d_model=8, n_heads=4)
+    spec = head_blocks({"Q": q, "K": k, "V": v}, 4, row_labels=LABELS).to_dict()
+    found = {title: rest for title, *rest in chart_matrices(spec)}
+    tokens, dims = ["the (0)", "cat", "the (2)"], [str(j) for j in range(8)]
+    assert list(found)[:5] == ["Q", "Q · head 1 · dims 0–1", "Q · head 2 · dims 2–3", "Q · head 3 · dims 4–5",
+                               "Q · head 4 · dims 6–7"]
+    assert len(found) == 3 * (1 + 4)
+    for name, m in (("Q", q), ("K", k), ("V", v)):
+        round_trips(name, *found[name], m, tokens, dims)
+        for h in range(4):
+            title = f"{name} · head {h + 1} · dims {2 * h}–{2 * h + 1}"
+            round_trips(title, *found[title], m[:, 2 * h:2 * h + 2], tokens, dims[2 * h:2 * h + 2])
+    single = head_blocks({"Concat(heads)": q}, 1, row_labels=LABELS).to_dict()
+    assert [t for t, *_ in chart_matrices(single)] == ["Concat(heads)"]  # one head: its block is the whole matrix
+
+
+def test_matrix_panels_export_each_panel_with_its_own_labels():
+    from ui.export import chart_matrices
+
+    x = np.arange(6.0).reshape(3, 2) - 2.5
+    perm = [2, 0, 1]
+    panels = [("X", x, ["a", "b", "c"], ["0", "1"]), ("PX", x[perm], ["c", "a", "b"], ["0", "1"])]
+    spec = matrix_panels(panels).to_dict()
+    assert spec["usermeta"]["matrices"][0]["cols"] == ["0", "1"]  # shared labels stored once
+    (_, m1, r1, c1), (_, m2, r2, c2) = chart_matrices(spec)
+    round_trips("X", m1, r1, c1, x, ["a", "b", "c"], ["0", "1"])
+    round_trips("PX", m2, r2, c2, x[perm], ["c", "a", "b"], ["0", "1"])
+
+
+def test_facets_side_by_side_moves_the_layouts_to_the_top_level():
+    from ui.export import chart_matrices
+
+    *_, output = mha()
+    w_o = np.eye(8)
+    dims = [str(j) for j in range(8)]
+    a = matrix_panels([("W_o", w_o, dims, dims)])
+    b = matrix_panels([("output", output, LABELS, dims)])
+    spec = facets_side_by_side(a, b).to_dict()  # validated: Vega-Lite allows usermeta only at the top
+    assert all("usermeta" not in view for view in spec["hconcat"])
+    assert [layout["view"] for layout in spec["usermeta"]["matrices"]] == [0, 1]
+    assert "usermeta" in a.to_dict()  # the charts passed in are left as they were
+    (t1, m1, *_), (t2, m2, rows, _) = chart_matrices(spec)
+    assert (t1, t2) == ("W_o", "output") and rows == ["the (0)", "cat", "the (2)"]
+    np.testing.assert_array_equal(m1, w_o)
+    np.testing.assert_array_equal(m2, output)
+
+
+def test_the_export_layout_keeps_the_heavy_specs_small():
+    import json
+
+    t, n_heads = 16, 64
+    maps = head_maps(np.full((n_heads, t, t), 1 / t), [f"w{i}" for i in range(t)], columns=8, cell_size=6).to_dict()
+    blocks = head_blocks({n: np.ones((t, 64)) for n in "QKV"}, n_heads, row_labels=[f"w{i}" for i in range(t)],
+                         cell_size=8).to_dict()
+    for spec in (maps, blocks):
+        assert len(json.dumps(spec["usermeta"], ensure_ascii=False)) < 3000  # vs 16 384 / 3 072 cell records
+        (records,) = spec["datasets"].values()
+        assert set(records[0]) == {"value"}  # still no per-cell indices or labels

@@ -1,13 +1,27 @@
-"""Exports for slides: PNG and SVG render, CSV and LaTeX round-trip the numbers."""
+"""Exports for slides: PNG and SVG render, CSV and LaTeX round-trip the numbers; the export menu offers them all."""
 
 import io
 import re
 
 import numpy as np
 import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
 
+from tests.apptest_helpers import run_page
+from tests.export_helpers import download, parse_csv, parse_latex, recorded_downloads
 from ui.charts import heatmap, side_by_side
-from ui.export import chart_to_png, chart_to_svg, heatmap_matrices, matrix_to_csv, matrix_to_latex
+from ui.export import (
+    chart_matrices,
+    chart_matrix,
+    chart_to_png,
+    chart_to_svg,
+    heatmap_matrices,
+    matrix_layout,
+    matrix_titles,
+    matrix_to_csv,
+    matrix_to_latex,
+)
 
 M = np.array([[0.509, -0.196], [1.25, 0.0]])
 
@@ -49,3 +63,95 @@ def test_heatmap_matrices_are_recovered_from_a_spec():
     np.testing.assert_array_equal(found["A"][0], M)
     np.testing.assert_array_equal(found["B"][0], M.T)
     assert found["A"][1] == ["a", "b"]
+
+
+def test_chart_matrices_reads_heatmaps_and_facet_layouts_alike():
+    from ui.multihead_charts import head_maps
+
+    heat = side_by_side(heatmap(M, title="A", row_labels=["a", "b"]), heatmap(M.T, title="B")).to_dict()
+    assert [(t, r) for t, _, r, _ in chart_matrices(heat)] == [(t, r) for t, _, r, _ in heatmap_matrices(heat)]
+    w = np.full((2, 2, 2), 0.5)
+    facets = head_maps(w, ["x", "y"]).to_dict()
+    assert matrix_titles(facets) == [t for t, *_ in chart_matrices(facets)]
+    title, matrix, rows, cols = chart_matrix(facets, 1)
+    assert title == "attention weights · head 2" and rows == cols == ["x", "y"]
+    np.testing.assert_array_equal(matrix, w[1])
+    # As a page test reads a spec back from the app: the datasets are DataFrames, not records.
+    as_frames = {**facets, "datasets": {k: pd.DataFrame(v) for k, v in facets["datasets"].items()}}
+    np.testing.assert_array_equal(chart_matrix(as_frames, 1)[1], w[1])
+    heat_frames = {**heat, "datasets": {k: pd.DataFrame(v) for k, v in heat["datasets"].items()}}
+    np.testing.assert_array_equal(chart_matrix(heat_frames, 1)[1], M.T)
+
+
+def test_matrix_layout_checks_its_shape():
+    layout = matrix_layout((2, 1, 4), ["P", "Q"], [["a"], ["b"]], list("wxyz"), blocks=(2, ["h1", "h2"]))
+    assert layout == {"name": "P, Q", "shape": [2, 1, 4], "titles": ["P", "Q"], "rows": [["a"], ["b"]],
+                      "cols": ["w", "x", "y", "z"], "blocks": {"columns": 2, "titles": ["h1", "h2"]}}
+    with pytest.raises(ValueError, match="1 titles for 2 matrices"):
+        matrix_layout((2, 1, 4), ["P"], ["a"], list("wxyz"))
+    with pytest.raises(ValueError, match="row labels .* do not fit 2 matrices of 1 rows"):
+        matrix_layout((2, 1, 4), ["P", "Q"], ["a", "b"], list("wxyz"))
+    with pytest.raises(ValueError, match="column labels"):
+        matrix_layout((2, 1, 4), ["P", "Q"], ["a"], [list("wxyz")])
+    with pytest.raises(ValueError, match="3 blocks of width 2 do not tile 4 columns"):
+        matrix_layout((2, 1, 4), ["P", "Q"], ["a"], list("wxyz"), blocks=(2, ["h1", "h2", "h3"]))
+
+
+def _menu_app() -> None:
+    """Two charts with an export menu each: a pair of heatmaps and one faceted chart of two heads."""
+    import numpy as np
+
+    from ui.charts import heatmap, side_by_side
+    from ui.controls import show_chart
+    from ui.multihead_charts import head_maps
+
+    m = np.array([[0.509, -0.196], [1.25, 0.0]])
+    show_chart(side_by_side(heatmap(m, title="raw scores"), heatmap(m.T, title="scaled scores")))
+    show_chart(head_maps(np.full((2, 2, 2), 0.5), ["x", "y"]))
+
+
+def test_export_menu_is_one_choice_and_one_deferred_download_per_chart():
+    at = AppTest.from_function(_menu_app, default_timeout=60).run()
+    assert not at.exception
+    menus = [s for s in at.selectbox if s.key.startswith("export_")]
+    buttons = at.get("download_button")
+    assert len(menus) == len(buttons) == len(at.get("vega_lite_chart")) == 2
+    assert menus[0].options == ["Chart · PNG image", "Chart · SVG drawing", "raw scores · CSV",
+                                "raw scores · LaTeX bmatrix", "scaled scores · CSV", "scaled scores · LaTeX bmatrix"]
+    assert menus[1].options[2:] == ["attention weights · head 1 · CSV", "attention weights · head 1 · LaTeX bmatrix",
+                                    "attention weights · head 2 · CSV", "attention weights · head 2 · LaTeX bmatrix"]
+    assert [b.label for b in buttons] == ["raw_scores_scaled_scores.png", "attention_weights_every_head.png"]
+    assert all(b.proto.deferred_file_id and not b.proto.url for b in buttons)  # nothing made until clicked
+    keys = [w.key for w in (*menus, *buttons)]
+    assert len(set(keys)) == len(keys)
+    at.run()  # keys are stable across reruns
+    assert [w.key for w in (*[s for s in at.selectbox if s.key.startswith("export_")], *at.get("download_button"))] \
+        == keys
+    menus[1].set_value(menus[1].options.index("attention weights · head 2 · LaTeX bmatrix")).run()
+    assert at.get("download_button")[1].label == "attention_weights_head_2.tex"
+    assert at.get("download_button")[0].label == "raw_scores_scaled_scores.png"  # the other menu is untouched
+
+
+def test_the_menu_files_are_the_matrices():
+    with recorded_downloads() as files:
+        at = AppTest.from_function(_menu_app, default_timeout=60).run()
+        name, csv = download(at, files, "scaled scores · CSV")
+        assert name == "scaled_scores.csv"
+        np.testing.assert_array_equal(parse_csv(csv)[0], M.T)
+        name, tex = download(at, files, "attention weights · head 2 · LaTeX bmatrix")
+        assert name == "attention_weights_head_2.tex" and parse_latex(tex).tolist() == [[0.5, 0.5], [0.5, 0.5]]
+        name, svg = download(at, files, "Chart · SVG drawing", chart="raw_scores")
+        assert name == "raw_scores_scaled_scores.svg" and "1.250" in svg
+
+
+def test_the_worked_example_exports_every_matrix():
+    """Every chart of the landing page has a menu; its 11 matrices are each offered as CSV and LaTeX."""
+    at = run_page("app_pages/worked_example.py")
+    assert not at.exception
+    menus = [s for s in at.selectbox if s.key.startswith("export_")]
+    assert len(menus) == len(at.get("download_button")) == len(at.get("vega_lite_chart")) >= 6
+    options = [o for menu in menus for o in menu.options]
+    assert options.count("Chart · PNG image") == options.count("Chart · SVG drawing") == len(menus)
+    csv = {o.removesuffix(" · CSV") for o in options if o.endswith(" · CSV")}
+    tex = {o.removesuffix(" · LaTeX bmatrix") for o in options if o.endswith(" · LaTeX bmatrix")}
+    assert csv == tex and len(csv) >= 11 and {"X", "W_q", "Q", "attention weights A"} <= csv

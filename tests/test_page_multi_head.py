@@ -8,6 +8,8 @@ from streamlit.testing.v1 import AppTest
 from core.embeddings import embed_tokens, random_projections
 from core.multihead_steps import divisors, multi_head_steps
 from tests.apptest_helpers import chart_specs, facet_arrays, run_page
+from tests.export_helpers import download, page_matrices, parse_csv, parse_latex, recorded_downloads
+from ui.charts import unique_labels
 
 PAGE = "app_pages/multi_head.py"
 SENTENCE = "the cat sat on the mat because it was tired and the dog ran off home".split()
@@ -16,6 +18,31 @@ SENTENCE = "the cat sat on the mat because it was tired and the dog ran off home
 def expected(seed: int, d_model: int, n_heads: int, seq_len: int):
     tokens = SENTENCE[:seq_len]
     return multi_head_steps(embed_tokens(tokens, d_model, seed), *random_projections(d_model, seed), n_heads)
+
+
+def expected_exports(seed: int, d_model: int, n_heads: int, seq_len: int) -> dict[str, tuple[np.ndarray, list, list]]:
+    """What the export menus must offer, computed by `core`: every matrix whole and every head's block of it."""
+    steps = expected(seed, d_model, n_heads, seq_len)
+    tokens, dims, d_k = unique_labels(SENTENCE[:seq_len]), [str(j) for j in range(d_model)], d_model // n_heads
+    out = {f"attention weights · head {h + 1}": (steps.weights[h], tokens, tokens) for h in range(n_heads)}
+    for name, m in (("Q", steps.q), ("K", steps.k), ("V", steps.v), ("Concat(heads)", steps.concat)):
+        out[name] = (m, tokens, dims)
+        for h in range(n_heads if n_heads > 1 else 0):
+            lo, hi = h * d_k, (h + 1) * d_k
+            dims_text = f"dim {lo}" if d_k == 1 else f"dims {lo}–{hi - 1}"
+            out[f"{name} · head {h + 1} · {dims_text}"] = (m[:, lo:hi], tokens, dims[lo:hi])
+    out["W_o"] = (random_projections(d_model, seed)[3], dims, dims)
+    out["output = Concat · W_o"] = (steps.output, tokens, dims)
+    return out
+
+
+def check_exports(at: AppTest, seed: int, d_model: int, n_heads: int, seq_len: int) -> None:
+    """Every matrix of every chart is offered for export, under its title, with the numbers and labels of `core`."""
+    found, want = page_matrices(at), expected_exports(seed, d_model, n_heads, seq_len)
+    assert set(found) == set(want)
+    for title, (matrix, rows, cols) in want.items():
+        np.testing.assert_allclose(found[title][0], matrix, atol=1e-12, err_msg=title)
+        assert found[title][1:] == (rows, cols), title
 
 
 def charts_by_role(at: AppTest) -> dict[str, np.ndarray]:
@@ -58,6 +85,7 @@ def check_page(at: AppTest, seed: int, d_model: int, n_heads: int, seq_len: int)
     np.testing.assert_array_equal(charts["W_o"], random_projections(d_model, seed)[3])
     out_diff, w_diff = parity(at)
     assert out_diff < 1e-12 and w_diff < 1e-12  # float64 torch module: rounding only
+    check_exports(at, seed, d_model, n_heads, seq_len)
 
 
 def test_defaults_are_the_lessons_16_dims_and_4_heads():
@@ -103,3 +131,29 @@ def test_seed_changes_the_numbers():
     after = charts_by_role(at)["maps"]
     assert not np.allclose(before, after)
     np.testing.assert_allclose(after, expected(5, 16, 4, 6).weights, atol=1e-12)
+
+
+def test_the_export_menu_downloads_each_heads_matrices_as_csv_and_latex():
+    """Through the menu itself: pick a head's map (CSV) and a head's block of Q (LaTeX), run the download."""
+    seed, d_model, n_heads, seq_len = 3, 8, 2, 5
+    steps = expected(seed, d_model, n_heads, seq_len)
+    tokens = unique_labels(SENTENCE[:seq_len])
+    with recorded_downloads() as files:
+        at = run_page(PAGE, seed=seed, d_model=d_model, heads=n_heads, seq_len=seq_len)
+        name, csv = download(at, files, "attention weights · head 2 · CSV")
+        assert name == "attention_weights_head_2.csv"
+        matrix, rows, cols = parse_csv(csv)
+        np.testing.assert_allclose(matrix, steps.weights[1], rtol=0, atol=1e-15)  # full precision
+        assert rows == cols == tokens
+        name, tex = download(at, files, "Q · head 2 · dims 4–7 · LaTeX bmatrix")
+        assert name == "q_head_2_dims_4_7.tex"
+        np.testing.assert_allclose(parse_latex(tex), steps.q[:, 4:8], rtol=0, atol=5e-4 + 1e-12)  # 3 decimals
+        name, png = download(at, files, "Chart · PNG image", chart="q_k_v_by_head")  # the chart itself
+        assert name == "q_k_v_by_head.png" and png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_presenter_mode_exports_the_same_matrices():
+    """Presenter mode enlarges the drawn chart (`for_projector`); the exported numbers must not change."""
+    at = run_page(PAGE, present="true", d_model=8, heads=2)
+    assert not at.exception
+    check_exports(at, seed=0, d_model=8, n_heads=2, seq_len=6)

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 from core.embeddings import embed_tokens, random_projections
 from core.permutation import parse_permutation, permutation_check
 from tests.apptest_helpers import chart_specs, facet_arrays, run_page
+from tests.export_helpers import download, page_matrices, parse_csv, parse_latex, recorded_downloads
 
 PAGE = "app_pages/permutation.py"
 TOKENS = "the cat sat on the mat".split()
@@ -124,3 +125,45 @@ def test_link_with_sentence_and_permutation_and_a_single_word():
     at = run_page(PAGE, text="alone", perm="0")
     assert not at.exception and output_diff(at) == 0.0
     assert any("single word" in i.value for i in at.info)
+
+
+@pytest.mark.parametrize("pe", [False, True])
+def test_every_panel_exports_with_its_own_labels(pe):
+    """Inputs, the three maps and the outputs: each panel offered for export with `core`'s numbers and its labels."""
+    perm = [5, 0, 1, 2, 3, 4]
+    at = run_page(PAGE, pe=str(pe).lower())
+    check = permutation_check(embed_tokens(TOKENS, 16, 0), random_projections(16, 0), perm, 4, add_pe=pe)
+    labels = ["the (0)", "cat", "sat", "on", "the (4)", "mat"]
+    moved, dims = [labels[p] for p in perm], [str(j) for j in range(16)]
+    want = {
+        "X + PE" if pe else "X": (check.x, labels, dims),
+        "PX + PE" if pe else "PX": (check.x_perm, moved, dims),
+        "A (original)": (check.weights.mean(axis=0), labels, labels),
+        "A of the shuffled input": (check.weights_perm.mean(axis=0), moved, moved),
+        "P A Pᵀ (original, reordered)": (check.weights_expected.mean(axis=0), moved, moved),
+        "Attn(X)": (check.output, labels, dims),
+        "Pᵀ Attn(PX), rows moved back": (check.output_unpermuted, labels, dims),
+    }
+    found = page_matrices(at)
+    assert set(found) == set(want)
+    for title, (matrix, rows, cols) in want.items():
+        np.testing.assert_allclose(found[title][0], matrix, atol=1e-12, err_msg=title)
+        assert found[title][1:] == (rows, cols), title
+
+
+def test_the_export_menu_downloads_a_reordered_map_as_csv_and_latex():
+    perm = [2, 0, 1]
+    tokens = ["a", "b", "a"]
+    check = permutation_check(embed_tokens(tokens, 16, 7), random_projections(16, 7), perm, 4, add_pe=True)
+    with recorded_downloads() as files:
+        at = run_page(PAGE, text="a b a", perm="2,0,1", pe="true", seed="7")
+        name, csv = download(at, files, "P A Pᵀ (original, reordered) · CSV")
+        assert name == "p_a_p_original_reordered.csv"
+        matrix, rows, cols = parse_csv(csv)
+        np.testing.assert_allclose(matrix, check.weights_expected.mean(axis=0), rtol=0, atol=1e-15)
+        assert rows == cols == ["a (2)", "a (0)", "b"]  # each word keeps its label in its new place
+        name, tex = download(at, files, "A of the shuffled input · LaTeX bmatrix")
+        assert name == "a_of_the_shuffled_input.tex"
+        np.testing.assert_allclose(parse_latex(tex), check.weights_perm.mean(axis=0), rtol=0, atol=5e-4 + 1e-12)
+        name, svg = download(at, files, "Chart · SVG drawing", chart="x_pe_px_pe")
+        assert name == "x_pe_px_pe.svg" and "<svg" in svg[:200]

@@ -1,12 +1,21 @@
 """Exports for slides: charts as PNG/SVG (rendered server-side by vl-convert), matrices as CSV/LaTeX.
 
 Pure functions, no Streamlit: a chart spec or a matrix in, bytes or text out.
+
+A chart spec carries its matrices in one of two ways, and `chart_matrices` reads both:
+
+* a `ui.charts.heatmap` view: one record per cell with its indices and labels (``i``, ``j``,
+  ``row``, ``col``, ``value``);
+* a faceted chart of `ui.multihead_charts`: its data is only the cell values, one ``{"value": x}``
+  record per cell, and the spec's ``usermeta`` says how to cut them into matrices
+  (`matrix_layout`), so the export needs no per-cell indices or labels in the data.
 """
 
 from __future__ import annotations
 
+import functools
 import io
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,19 +62,160 @@ def matrix_to_latex(matrix: np.ndarray, decimals: int = 3) -> str:
     return "\\begin{bmatrix}\n" + " \\\\\n".join(rows) + "\n\\end{bmatrix}"
 
 
+#: Key of the matrix layouts in a spec's ``usermeta`` (Vega-Lite ignores ``usermeta``; it is ours).
+LAYOUT_KEY = "matrices"
+
+#: A matrix found in a chart, not read yet: ``(title, load)``, ``load() -> (matrix, row labels, col labels)``.
+MatrixSource = tuple[str, Callable[[], tuple[np.ndarray, list[str], list[str]]]]
+
+
+def _views(spec: dict) -> list[dict]:
+    """The views of a chart: the sub-charts of a concatenation, or the chart itself."""
+    return spec.get("hconcat") or spec.get("vconcat") or spec.get("concat") or [spec]
+
+
+def _data_of(spec: dict, view: dict) -> Any:
+    """The dataset a view draws (its own, or the chart's): records, or a DataFrame in a page test."""
+    name = view.get("data", {}).get("name") or spec.get("data", {}).get("name")
+    return spec.get("datasets", {}).get(name)
+
+
+def _fields(data: Any) -> set[str]:
+    """The field names of a dataset given as records or as a DataFrame (empty if there is no data)."""
+    if isinstance(data, pd.DataFrame):
+        return set(data.columns)
+    return set(data[0]) if data else set()
+
+
+def _heatmap_matrix(data: Any) -> tuple[np.ndarray, list[str], list[str]]:
+    """A `ui.charts.heatmap` dataset (one record per cell, with ``i``, ``j``, ``row``, ``col``) as a labelled matrix."""
+    df = pd.DataFrame(data).sort_values(["i", "j"])
+    n_rows, n_cols = int(df["i"].max()) + 1, int(df["j"].max()) + 1
+    rows = df.drop_duplicates("i")["row"].astype(str).tolist()
+    cols = df.drop_duplicates("j").sort_values("j")["col"].astype(str).tolist()
+    return df["value"].to_numpy(dtype=np.float64).reshape(n_rows, n_cols), rows, cols
+
+
+def _heatmap_sources(spec: dict) -> Iterator[MatrixSource]:
+    """Every `ui.charts.heatmap` view of a chart, titled by the view's title (or its place)."""
+    for k, view in enumerate(_views(spec)):
+        data = _data_of(spec, view)
+        if {"i", "j", "value"} <= _fields(data):
+            title = view.get("title") or f"matrix {k + 1}"
+            yield title if isinstance(title, str) else str(title), functools.partial(_heatmap_matrix, data)
+
+
 def heatmap_matrices(spec: dict) -> Iterator[tuple[str, np.ndarray, list[str], list[str]]]:
     """Every `ui.charts.heatmap` matrix carried by a chart spec: ``(title, matrix, row labels, col labels)``."""
-    datasets = spec.get("datasets", {})
-    views = spec.get("hconcat") or spec.get("vconcat") or spec.get("concat") or [spec]
-    for k, view in enumerate(views):
-        name = view.get("data", {}).get("name") or spec.get("data", {}).get("name")
-        records = datasets.get(name)
-        if not records or not {"i", "j", "value"} <= set(records[0]):
-            continue
-        df = pd.DataFrame(records).sort_values(["i", "j"])
-        n_rows, n_cols = int(df["i"].max()) + 1, int(df["j"].max()) + 1
-        rows = df.drop_duplicates("i")["row"].astype(str).tolist()
-        cols = df.drop_duplicates("j").sort_values("j")["col"].astype(str).tolist()
-        title = view.get("title") or f"matrix {k + 1}"
-        yield (title if isinstance(title, str) else str(title), df["value"].to_numpy().reshape(n_rows, n_cols),
-               rows, cols)
+    for title, load in _heatmap_sources(spec):
+        yield title, *load()
+
+
+def matrix_layout(
+    shape: Sequence[int],
+    titles: Sequence[str],
+    row_labels: Sequence[str] | Sequence[Sequence[str]],
+    col_labels: Sequence[str] | Sequence[Sequence[str]],
+    *,
+    name: str = "",
+    blocks: tuple[int, Sequence[str]] | None = None,
+) -> dict[str, Any]:
+    """How a faceted chart's values make matrices: the ``usermeta`` entry that makes the chart exportable.
+
+    The chart's dataset holds ``n = shape[0]`` matrices of ``shape[1] x shape[2]`` cells, one
+    ``{"value": x}`` record per cell, matrix after matrix, row-major (``np.stack(matrices).ravel()``).
+    Put the result in the spec as ``usermeta={"matrices": [layout]}``; in a concatenation, add
+    ``"view": k`` for the k-th sub-chart (``usermeta`` is only allowed at the top level).
+
+    Args:
+        shape: ``(n, rows, cols)``.
+        titles: one title per matrix (they name the exported files).
+        row_labels, col_labels: one list shared by every matrix, or one list per matrix.
+        name: what the whole chart shows (names its PNG/SVG files); defaults to the titles.
+        blocks: ``(width, titles)``: also export every matrix cut into column blocks of `width`
+            (the columns each head reads), one title per block.
+
+    The layout has no ``width``/``height`` keys: presenter mode (`ui.charts.for_projector`) enlarges
+    those wherever they are in a spec.
+    """
+    n, n_rows, n_cols = (int(d) for d in shape)
+    if len(titles) != n:
+        raise ValueError(f"{len(titles)} titles for {n} matrices.")
+    layout: dict[str, Any] = {"name": name or ", ".join(titles), "shape": [n, n_rows, n_cols],
+                              "titles": list(titles), "rows": _labels_for(row_labels, n, n_rows, "row"),
+                              "cols": _labels_for(col_labels, n, n_cols, "column")}
+    if blocks is not None:
+        width, block_titles = blocks
+        if width < 1 or n_cols % width or len(block_titles) != n_cols // width:
+            raise ValueError(f"{len(block_titles)} blocks of width {width} do not tile {n_cols} columns.")
+        layout["blocks"] = {"columns": int(width), "titles": list(block_titles)}
+    return layout
+
+
+def _labels_for(labels: Sequence[str] | Sequence[Sequence[str]], n: int, size: int, axis: str) -> list:
+    """`labels` as one shared list of strings or one list per matrix, checked against the shape."""
+    per_matrix = len(labels) > 0 and not isinstance(labels[0], str)
+    lists = [[str(x) for x in ls] for ls in labels] if per_matrix else [[str(x) for x in labels]]
+    if (per_matrix and len(lists) != n) or any(len(ls) != size for ls in lists):
+        raise ValueError(f"{axis} labels {list(labels)!r} do not fit {n} matrices of {size} {axis}s.")
+    return lists if per_matrix else lists[0]
+
+
+def _stack(data: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """A dataset of ``{"value": x}`` records (or a DataFrame) as the stack of matrices it holds."""
+    return pd.DataFrame(data)["value"].to_numpy(dtype=np.float64).reshape(shape)
+
+
+def _block(stack: Callable[[], np.ndarray], m: int, rows: list[str], cols: list[str],
+           columns: slice) -> tuple[np.ndarray, list[str], list[str]]:
+    """Matrix `m` of a stack, restricted to `columns`, with its labels."""
+    return stack()[m][:, columns], rows, cols[columns]
+
+
+def _layout_sources(spec: dict) -> Iterator[MatrixSource]:
+    """Every matrix of every `matrix_layout` in the spec's ``usermeta`` (and every column block of it)."""
+    views = _views(spec)
+    for layout in spec.get("usermeta", {}).get(LAYOUT_KEY, []):
+        data = _data_of(spec, views[layout["view"]] if "view" in layout else spec)
+        stack = functools.cache(functools.partial(_stack, data, tuple(layout["shape"])))  # read once, if at all
+        rows, cols = layout["rows"], layout["cols"]
+        shared_rows, shared_cols = not rows or isinstance(rows[0], str), not cols or isinstance(cols[0], str)
+        blocks = layout.get("blocks")
+        for m, title in enumerate(layout["titles"]):
+            m_rows, m_cols = rows if shared_rows else rows[m], cols if shared_cols else cols[m]
+            yield title, functools.partial(_block, stack, m, m_rows, m_cols, slice(None))
+            if blocks and len(blocks["titles"]) > 1:
+                w = blocks["columns"]
+                for b, block_title in enumerate(blocks["titles"]):
+                    yield (f"{title} · {block_title}",
+                           functools.partial(_block, stack, m, m_rows, m_cols, slice(b * w, (b + 1) * w)))
+
+
+def _sources(spec: dict) -> list[MatrixSource]:
+    """Every matrix of a chart, heatmap views first, each with the function that reads it."""
+    return [*_heatmap_sources(spec), *_layout_sources(spec)]
+
+
+def matrix_titles(spec: dict) -> list[str]:
+    """The title of every matrix in a chart spec, in `chart_matrices` order, without reading the numbers.
+
+    Only the first record of each dataset is looked at (is it a heatmap's?), so this is cheap enough
+    for every rerun: the export menu lists these titles.
+    """
+    return [title for title, _ in _sources(spec)]
+
+
+def chart_matrix(spec: dict, k: int) -> tuple[str, np.ndarray, list[str], list[str]]:
+    """The `k`-th matrix of `chart_matrices`, reading only the data it needs."""
+    title, load = _sources(spec)[k]
+    return title, *load()
+
+
+def chart_matrices(spec: dict) -> list[tuple[str, np.ndarray, list[str], list[str]]]:
+    """Every matrix a chart spec carries, ``(title, matrix, row labels, col labels)``.
+
+    Both kinds: `ui.charts.heatmap` views (cells with indices and labels) and faceted charts
+    described by a `matrix_layout`. The datasets may be records (a spec as built) or DataFrames
+    (a spec as a page test reads it back from the app).
+    """
+    return [(title, *load()) for title, load in _sources(spec)]

@@ -19,8 +19,10 @@ Built to stay fast at the heavy end of the sliders (64 heads x 16 x 16 = 16 384 
   the finished spec);
 * the value labels, a second layer, are only added when the cells are big enough.
 
-The data has no ``i``/``j`` columns, so the export menu (`ui.export.heatmap_matrices`) does
-not mistake these many matrices for one `ui.charts.heatmap` matrix.
+Every chart records how its values make matrices in the spec's ``usermeta``
+(`ui.export.matrix_layout`: the stack's shape, the titles and the labels, at most a few kB),
+so the export menu offers each matrix (each head's map, each head's block of Q, K, V) as CSV
+and LaTeX without any per-cell index in the data.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import numpy as np
 from altair.utils.schemapi import debug_mode
 
 from ui.charts import DIVERGING_SCHEME, MAX_LABELLED_CELLS, SEQUENTIAL_SCHEME, unique_labels
+from ui.export import LAYOUT_KEY, matrix_layout
 
 #: Cells smaller than this (pixels) get no printed values.
 MIN_LABELLED_CELL = 28
@@ -146,8 +149,12 @@ def _facet_chart(
     columns: int | None = None,
     independent: tuple[str, ...] = (),
     title: str = "",
+    layout: dict[str, Any],
 ) -> alt.FacetChart:
-    """``alt.FacetChart`` built in one constructor call (no chained copies); colour is shared across panels."""
+    """``alt.FacetChart`` built in one constructor call (no chained copies); colour is shared across panels.
+
+    `layout` (`ui.export.matrix_layout`) goes into the spec's ``usermeta``, for the export menu.
+    """
     resolve = (alt.Resolve(scale=alt.ScaleResolveMap(**dict.fromkeys(independent, "independent")))
                if independent else alt.Undefined)
     # `data` is a plain {"values": [...]} dict: Altair moves it to the top-level datasets after building the
@@ -155,7 +162,7 @@ def _facet_chart(
     # walked one by one by Altair's to_dict, far slower still).
     return alt.FacetChart(data=data, transform=transform, facet=facet, spec=cells,
                           spacing=spacing, columns=columns or alt.Undefined, resolve=resolve,
-                          title=title or alt.Undefined)
+                          title=title or alt.Undefined, usermeta={LAYOUT_KEY: [layout]})
 
 
 @_built_unvalidated
@@ -178,7 +185,8 @@ def head_blocks(
 
     Data: one ``value`` per cell, in the order of ``np.stack(matrices)``; the indices ``m`` (which
     matrix), ``t`` (token), ``j`` (dimension) and the labels ``matrix``, ``head``, ``row``, ``col``
-    are computed in the browser.
+    are computed in the browser. Exported: every matrix whole, and every head's block of it
+    (``"Q · head 2 · dims 4–7"``).
     """
     if not matrices:
         raise ValueError("head_blocks needs at least one matrix.")
@@ -226,8 +234,12 @@ def head_blocks(
                              header=alt.Header(labelFontSize=14, labelFontWeight="bold", labelAngle=0))
            if len(names) > 1 else alt.Undefined)
     transform = _cell_index(stack.shape, ("m", "t", "j")) + _calc(**calc)
+    layout = matrix_layout(stack.shape, names, labels, [str(j) for j in range(d_model)],
+                           name=title or f"{', '.join(names)} by head",
+                           blocks=(d_k, [head_label(h, d_k, width_px=np.inf) for h in range(n_heads)]))
     return _facet_chart(cell_values(stack), transform, cells, alt.FacetMapping(row=row, column=column), title=title,
-                        independent=("x",), spacing={"column": HEAD_GAP_MANY if n_heads > 16 else HEAD_GAP, "row": 8})
+                        independent=("x",), spacing={"column": HEAD_GAP_MANY if n_heads > 16 else HEAD_GAP, "row": 8},
+                        layout=layout)
 
 
 @_built_unvalidated
@@ -248,6 +260,7 @@ def head_maps(
 
     Data: one ``value`` per cell, in the order of `weights`; the indices ``h`` (head, 0-based), ``q``
     (query), ``k`` (key) and the labels ``head``, ``row``, ``col`` are computed in the browser.
+    Exported: one matrix per head (``"attention weights · head 1"``), query tokens on the rows.
     """
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim != 3 or w.shape[1] != w.shape[2]:
@@ -280,7 +293,11 @@ def head_maps(
     facet = alt.FacetFieldDef(field="head", type="ordinal", sort=[f"head {k + 1}" for k in range(n_heads)],
                               title=None, header=alt.Header(labelFontSize=12))
     transform = _cell_index(w.shape, ("h", "q", "k")) + _calc(**calc)
-    return _facet_chart(cell_values(w), transform, cells, facet, columns=columns or n_heads, spacing=10, title=title)
+    what = title or "attention weights"
+    layout = matrix_layout(w.shape, [f"{what} · head {h + 1}" for h in range(n_heads)], unique_labels(labels),
+                           unique_labels(labels), name=f"{what}, every head")
+    return _facet_chart(cell_values(w), transform, cells, facet, columns=columns or n_heads, spacing=10, title=title,
+                        layout=layout)
 
 
 @_built_unvalidated
@@ -303,7 +320,8 @@ def matrix_panels(
     labels in its own order, so a reordered matrix can sit next to the original.
 
     Data: one ``value`` per cell, panel after panel, row-major; the indices ``p`` (panel), ``r``, ``c``
-    and the labels ``panel``, ``row``, ``col`` are computed in the browser.
+    and the labels ``panel``, ``row``, ``col`` are computed in the browser. Exported: one matrix
+    per panel, under its title, with its own labels.
     """
     if not panels:
         raise ValueError("matrix_panels needs at least one panel.")
@@ -349,13 +367,31 @@ def matrix_panels(
     column = alt.FacetFieldDef(field="panel", type="nominal", sort=titles, title=None,
                                header=alt.Header(labelFontSize=13, labelFontWeight="bold"))
     transform = _cell_index(stack.shape, ("p", "r", "c")) + _calc(**calc)
+    layout = matrix_layout(stack.shape, titles, _shared_or_each(row_labels), _shared_or_each(col_labels))
     # Independent x and y: every panel shows its own labels in its own order (fixed pixel size, see `_cells`).
     return _facet_chart(cell_values(stack), transform, cells, alt.FacetMapping(column=column), spacing=24,
-                        independent=("x", "y"))
+                        independent=("x", "y"), layout=layout)
+
+
+def _shared_or_each(labels: list[list[str]]) -> list[str] | list[list[str]]:
+    """One list of labels if every panel has the same, else one per panel (keeps the spec's ``usermeta`` small)."""
+    return labels[0] if all(ls == labels[0] for ls in labels) else labels
 
 
 @_built_unvalidated
 def facets_side_by_side(*charts: alt.FacetChart, spacing: int = 36) -> alt.HConcatChart:
-    """Charts from this module in one row, each with its own colour scale (`ui.charts.side_by_side` for facets)."""
-    return alt.HConcatChart(hconcat=list(charts), spacing=spacing,
+    """Charts from this module in one row, each with its own colour scale (`ui.charts.side_by_side` for facets).
+
+    Vega-Lite allows ``usermeta`` only at the top level, so each chart's matrix layouts move
+    there, marked with the chart's place (``"view": k``).
+    """
+    views, layouts = [], []
+    for k, chart in enumerate(charts):
+        meta = chart.usermeta if isinstance(chart.usermeta, dict) else {}
+        layouts += [{**layout, "view": k} for layout in meta.get(LAYOUT_KEY, [])]
+        view = chart.copy(deep=False)
+        view.usermeta = alt.Undefined
+        views.append(view)
+    return alt.HConcatChart(hconcat=views, spacing=spacing,
+                            usermeta={LAYOUT_KEY: layouts} if layouts else alt.Undefined,
                             resolve=alt.Resolve(scale=alt.ScaleResolveMap(color="independent")))

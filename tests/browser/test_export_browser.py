@@ -1,0 +1,38 @@
+"""The export menu as a lecturer uses it: open the popover, pick a matrix, download the file, check its numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.embeddings import embed_tokens, random_projections
+from core.permutation import permutation_check
+from devtools.browser import settle
+from tests.export_helpers import parse_csv, parse_latex
+
+
+def pick_and_download(page, option: str) -> tuple[str, str]:
+    """In the open export popover, choose `option`, wait for the rerun, download: ``(file name, text)``."""
+    body = page.locator('[data-testid="stPopoverBody"]')
+    body.locator('[data-testid="stSelectbox"]').click()
+    page.keyboard.type(option)
+    page.keyboard.press("Enter")
+    settle(page)
+    button = body.locator('[data-testid="stDownloadButton"] button')  # the popover stayed open through the rerun
+    with page.expect_download() as info:
+        button.click()
+    download = info.value
+    return download.suggested_filename, open(download.path(), encoding="utf-8").read()
+
+
+def test_a_permutation_panel_downloads_as_csv_and_latex(page, app_url):
+    page.goto(f"{app_url}/permutation?text=a+b+c+a&perm=3,0,1,2&seed=4")
+    settle(page)
+    page.locator('[data-testid="stPopover"] button').first.click()
+    check = permutation_check(embed_tokens(["a", "b", "c", "a"], 16, 4), random_projections(16, 4), [3, 0, 1, 2], 4)
+    name, text = pick_and_download(page, "PX · CSV")
+    matrix, rows, cols = parse_csv(text)
+    assert name == "px.csv" and rows == ["a (3)", "a (0)", "b", "c"] and cols == [str(j) for j in range(16)]
+    np.testing.assert_allclose(matrix, check.x_perm, rtol=0, atol=1e-15)
+    name, text = pick_and_download(page, "X · LaTeX bmatrix")
+    assert name == "x.tex"
+    np.testing.assert_allclose(parse_latex(text), check.x, rtol=0, atol=5e-4 + 1e-12)

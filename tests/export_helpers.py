@@ -1,0 +1,72 @@
+"""Helpers for testing the export menu: parse exported CSV/LaTeX back, and download files from a running page."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Callable, Iterator
+from unittest import mock
+
+import numpy as np
+import pandas as pd
+from streamlit.runtime.media_file_manager import MediaFileManager
+from streamlit.testing.v1 import AppTest
+
+from tests.apptest_helpers import chart_specs
+from ui.export import chart_matrices
+
+
+def parse_csv(text: str) -> tuple[np.ndarray, list[str], list[str]]:
+    """An exported CSV back as ``(matrix, row labels, column labels)``."""
+    df = pd.read_csv(io.StringIO(text), index_col=0, dtype={0: str})
+    return df.to_numpy(dtype=np.float64), [str(r) for r in df.index], [str(c) for c in df.columns]
+
+
+def parse_latex(text: str) -> np.ndarray:
+    r"""An exported ``bmatrix`` back as a matrix (of the printed, rounded numbers)."""
+    assert text.startswith("\\begin{bmatrix}\n") and text.endswith("\n\\end{bmatrix}"), text[:80]
+    body = text.removeprefix("\\begin{bmatrix}\n").removesuffix("\n\\end{bmatrix}")
+    return np.array([[float(x) for x in row.split("&")] for row in body.split("\\\\")])
+
+
+def page_matrices(at: AppTest) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:
+    """Every exportable matrix of every chart the page drew, by title, read from the specs the browser got."""
+    found = {}
+    for spec, frames in chart_specs(at):
+        for title, matrix, rows, cols in chart_matrices({**spec, "datasets": frames}):
+            assert title not in found, f"two matrices titled {title!r}"
+            found[title] = (matrix, rows, cols)
+    return found
+
+
+@contextlib.contextmanager
+def recorded_downloads() -> Iterator[dict[str, Callable[[], str | bytes]]]:
+    """Record the callable behind every deferred download button drawn inside the block, by file id.
+
+    The app's runtime is gone once an AppTest run ends, so its media manager can no longer be asked.
+    """
+    files: dict[str, Callable[[], str | bytes]] = {}
+    original = MediaFileManager.add_deferred
+
+    def recording(self: MediaFileManager, data_callable: Callable[[], str | bytes], *args, **kwargs) -> str:
+        file_id = original(self, data_callable, *args, **kwargs)
+        files[file_id] = data_callable
+        return file_id
+
+    with mock.patch.object(MediaFileManager, "add_deferred", recording):
+        yield files
+
+
+def download(at: AppTest, files: dict[str, Callable[[], str | bytes]], option: str,
+             chart: str = "") -> tuple[str, str | bytes]:
+    """Pick `option` (e.g. ``"attention weights · head 2 · CSV"``) in the export menu offering it, rerun,
+    and click that menu's download button: ``(file name, content)``.
+
+    `chart`: the start of the chart's file name, to pick one menu among several offering `option`.
+    """
+    prefix = f"export_{chart}"
+    (menu,) = [s for s in at.selectbox if s.key and s.key.startswith(prefix) and option in s.options]
+    menu.set_value(menu.options.index(option)).run()
+    assert not at.exception
+    button = at.download_button(key=menu.key.removesuffix("_file") + "_download")
+    return button.label, files[button.proto.deferred_file_id]()
