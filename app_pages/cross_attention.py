@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import altair as alt
+import numpy as np
 import streamlit as st
 
-from core.encoder_decoder import EncoderDecoderAttention, attend, encoder_decoder_attention
+from core.encoder_decoder import AttentionBlock, EncoderDecoderAttention, attend, encoder_decoder_attention
 from core.reference import max_abs_diff, torch_scaled_dot_product_attention
 from ui.charts import heatmap, side_by_side, unique_labels
-from ui.controls import bound_select_slider, explain, seed_slider, show_chart, show_source, tokens_input
+from ui.controls import bound_select_slider, clicked_cell, explain, seed_slider, show_chart, show_source, tokens_input
 from ui.quiz import predict_then_reveal
+from ui.tooltips import softmax_tooltips
 
 DEFAULT_SRC = "the cat sat on the mat"
 DEFAULT_TGT = "le chat s'est assis"
 MAX_TOKENS = 12
 D_MODELS = [4, 8, 16, 32, 64]
+#: Widget key of the clickable cross-attention map (its selection state, not in the URL).
+CLICK_KEY = "cross_cell"
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -36,20 +42,33 @@ def approx_width(labels: list[str], cell_size: int) -> int:
     return len(labels) * cell_size + 6 * max(len(lab) for lab in labels) + 40
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
-def attention_maps(
-    src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed: int
-) -> tuple[alt.TopLevelMixin, alt.LayerChart]:
-    """The two self-attention maps (one chart) and the cross-attention map; cached, as building them is the
-    slowest part of a rerun. The charts are never modified after this, so sharing them between reruns is safe."""
+def softmax_steps(block: AttentionBlock, row_labels: Sequence[str], col_labels: Sequence[str]) -> dict[str, np.ndarray]:
+    """How every weight of `block` was computed (tooltip lines); the mask line only for the masked decoder."""
+    return softmax_tooltips(block.Q, block.K, mask=block.mask, row_labels=row_labels, col_labels=col_labels)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def chart_specs(
+    src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed: int, cell: tuple[int, int] | None
+) -> dict[str, dict]:
+    """The two self-attention maps ("self", one chart) and the cross-attention map ("cross") as Vega-Lite specs,
+    built once per input: building and exporting Altair charts is the slowest part of a rerun.
+
+    `cell` is the clicked cross-attention weight (target t, source s): the decoder map highlights row t (it made
+    the decoder state H_t that asks the query) and the encoder map row s (it made the memory row M_s that
+    gives the key and the value).
+    """
     r = run(src, tgt, d_model, seed)
     src_labels, tgt_labels = unique_labels(r.src_tokens), unique_labels(r.tgt_tokens)
     enc_kw = dict(row_labels=src_labels, col_labels=src_labels, **cell_style(len(src_labels)))
     dec_kw = dict(row_labels=tgt_labels, col_labels=tgt_labels, **cell_style(len(tgt_labels)))
+    t_row, s_row = (None, None) if cell is None else ([cell[0]], [cell[1]])
     enc_map = heatmap(r.encoder.weights, signed=False, title="encoder self-attention (source × source)",
-                      x_title="key: source token", y_title="query: source token", value_format=".2f", **enc_kw)
+                      x_title="key: source token", y_title="query: source token", value_format=".2f",
+                      extra=softmax_steps(r.encoder, src_labels, src_labels), highlight_rows=s_row, **enc_kw)
     dec_map = heatmap(r.decoder.weights, signed=False, title="decoder masked self-attention (target × target)",
-                      x_title="key: target token", y_title="query: target token", value_format=".2f", **dec_kw)
+                      x_title="key: target token", y_title="query: target token", value_format=".2f",
+                      extra=softmax_steps(r.decoder, tgt_labels, tgt_labels), highlight_rows=t_row, **dec_kw)
     # Side by side when both fit the page's width, one above the other when they do not.
     if approx_width(src_labels, enc_kw["cell_size"]) + approx_width(tgt_labels, dec_kw["cell_size"]) <= 860:
         self_maps = side_by_side(enc_map, dec_map, shared_color=True, spacing=48)
@@ -58,8 +77,9 @@ def attention_maps(
     cross_map = heatmap(r.cross.weights, row_labels=tgt_labels, col_labels=src_labels, signed=False,
                         title=f"cross-attention ({len(tgt_labels)} target queries × {len(src_labels)} source keys)",
                         x_title="key / value: source token (encoder)", y_title="query: target token (decoder)",
-                        value_format=".2f", **cell_style(max(len(src_labels), len(tgt_labels))))
-    return self_maps, cross_map
+                        value_format=".2f", select="cell", extra=softmax_steps(r.cross, tgt_labels, src_labels),
+                        **cell_style(max(len(src_labels), len(tgt_labels))))
+    return {"self": self_maps.to_dict(validate=False), "cross": cross_map.to_dict(validate=False)}
 
 
 st.title("Encoder, decoder and cross-attention")
@@ -86,6 +106,8 @@ with st.container(horizontal=True, vertical_alignment="bottom"):
 r = run(tuple(src), tuple(tgt), d_model, seed)
 src_labels, tgt_labels = unique_labels(r.src_tokens), unique_labels(r.tgt_tokens)
 t_src, t_tgt = len(src_labels), len(tgt_labels)
+clicked = clicked_cell(CLICK_KEY, (t_tgt, t_src))
+specs = chart_specs(tuple(src), tuple(tgt), d_model, seed, clicked)
 
 st.header("1 · Where Q, K and V come from")
 explain(
@@ -143,8 +165,11 @@ with dec_text:
     st.latex(r"\begin{gathered}(Q,\ K,\ V) = X_{tgt}\,(W_q^{dec},\ W_k^{dec},\ W_v^{dec})\\"
              r"A^{dec} = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + \text{mask}\right)"
              rf" \in \mathbb{{R}}^{{{t_tgt} \times {t_tgt}}}\end{{gathered}}")
-self_maps, cross_map = attention_maps(tuple(src), tuple(tgt), d_model, seed)
-show_chart(self_maps, alt="Heatmaps of the encoder's and the decoder's self-attention weights")
+show_chart(specs["self"], alt="Heatmaps of the encoder's and the decoder's self-attention weights")
+if clicked is not None:
+    st.caption(f"Highlighted for the clicked cross-attention weight ({tgt_labels[clicked[0]]}, "
+               f"{src_labels[clicked[1]]}) below: row “{src_labels[clicked[1]]}” of the encoder map and row "
+               f"“{tgt_labels[clicked[0]]}” of the decoder map.")
 above = r.decoder.weights[~r.decoder.mask]
 masked_note = (
     f"Largest decoder weight above the diagonal: {above.max():g} (over {above.size} masked cells)."
@@ -170,10 +195,20 @@ st.latex(
     rf"\in \mathbb{{R}}^{{{t_tgt} \times {t_src}}},\qquad A^{{x}} V \in \mathbb{{R}}^{{{t_tgt} \times {d_model}}}"
     r"\end{gathered}"
 )
+st.caption("Hover a weight to see how it was computed; **click** it to see where its query and its key come from.")
 show_chart(
-    cross_map,
+    specs["cross"],
     alt="Heatmap of the cross-attention weights: target tokens on the rows, source tokens on the columns",
+    on_select="rerun", key=CLICK_KEY, selection_mode="cell",
 )
+if clicked is not None:
+    query, key = tgt_labels[clicked[0]], src_labels[clicked[1]]
+    st.caption(
+        f"Clicked A^x[{query}, {key}] = {r.cross.weights[clicked]:.3f}. Its query comes from H, the decoder's state "
+        f"for “{query}”, made with row “{query}” of the decoder map; its key (and value) from M, the encoder's "
+        f"output for “{key}”, made with row “{key}” of the encoder map. Both rows are highlighted above; "
+        "double-click the map to clear."
+    )
 if t_src == 1:
     st.caption("With a single source word every row is exactly 1: a softmax over one key has nowhere else to go.")
 explain(

@@ -9,6 +9,7 @@ import streamlit as st
 from core import causal_mask, positional_encoding, scaled_dot_product_attention
 from core.embeddings import embed_tokens, random_projections
 from core.masking import (
+    MaskedAttention,
     future_weight,
     masked_self_attention,
     max_above_diagonal,
@@ -18,18 +19,69 @@ from core.masking import (
 )
 from core.reference import max_abs_diff
 from ui.charts import heatmap, side_by_side, unique_labels
-from ui.controls import bound_slider, bound_toggle, seed_slider, show_chart, show_source
+from ui.controls import bound_slider, bound_toggle, clicked_cell, seed_slider, show_chart, show_source
 from ui.positional_charts import mask_chart, masked_heatmap, step_bars
 from ui.quiz import predict_then_reveal
+from ui.tooltips import softmax_tooltips
 
 SENTENCE = "the cat sat on the mat and then it fell fast asleep".split()
 D_MODEL = 8  # d_model = d_k = d_v: one head, small enough to read
 MAX_T = len(SENTENCE)
+#: Widget key of the clickable weights map (its selection state, not in the URL).
+CLICK_KEY = "masked_cell"
 
 
 def fmt_weight(x: float) -> str:
     """Exact zero reads 0.0; anything else gets four decimals."""
     return "0.0" if x == 0.0 else f"{x:.4f}"
+
+
+def attention(seed: int, seq_len: int, causal: bool) -> tuple[list[str], MaskedAttention]:
+    """The first `seq_len` words of the sentence through one head: (unique token labels, every matrix)."""
+    tokens = SENTENCE[:seq_len]
+    X = embed_tokens(tokens, D_MODEL, seed) + positional_encoding(seq_len, D_MODEL)  # (T, d_model)
+    W_q, W_k, W_v = random_projections(D_MODEL, seed, n=3)
+    return unique_labels(tokens), masked_self_attention(X, W_q, W_k, W_v, causal=causal)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def map_specs(seed: int, seq_len: int, causal: bool, cell: tuple[int, int] | None) -> dict[str, dict]:
+    """The mask and score maps ("maps") and the weights ("weights") as Vega-Lite specs, built once per input.
+
+    `cell` is the clicked weight (query, key), highlighted in the mask and the scores.
+    """
+    labels, res = attention(seed, seq_len, causal)
+    font, big, small = (12, 44, 32) if seq_len <= 8 else (10, 36, 24)
+    steps = softmax_tooltips(res.Q, res.K, mask=res.mask, row_labels=labels, col_labels=labels)
+    mask_why = np.array([["may attend: key at or before the query" if res.mask[i, j] else
+                          f"masked: “{labels[j]}” is not written yet when “{labels[i]}” is produced"
+                          for j in range(seq_len)] for i in range(seq_len)], dtype=object)
+    row = None if cell is None else [cell[0]]  # the softmax that made A_ij normalises row i
+    mask_map = mask_chart(res.mask, labels, title="mask (1 = may attend)", cell_size=small, font_size=font,
+                          extra={"why": mask_why}, highlight_rows=row)
+    score_lines = {k: v for k, v in steps.items() if k.startswith(("raw", "scaled", "mask"))}
+    score_map = masked_heatmap(res.masked_scores, labels, title="scaled scores QKᵀ/√d_k + M", cell_size=big,
+                               font_size=font, value_format=".2f", extra=score_lines, highlight_rows=row)
+    key_title = "key token (attended to)"
+    weights = heatmap(res.weights, row_labels=labels, col_labels=labels, signed=False, cell_size=big, font_size=font,
+                      title="attention weights A", x_title=key_title, y_title="query token", select="cell",
+                      extra=steps)
+    # Slanted key labels, as on the charts above (repeated words carry their position and run long).
+    weights = weights.encode(x=alt.X(field="col", type="ordinal", sort=None, title=key_title,
+                                     axis=alt.Axis(labelAngle=-45, orient="top", labelOverlap=False)))
+    return {"maps": side_by_side(mask_map, score_map).to_dict(validate=False),
+            "weights": weights.to_dict(validate=False)}
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def step_spec(seed: int, seq_len: int, step: int) -> dict:
+    """Token `step`'s weights without and with the causal mask, as one Vega-Lite spec."""
+    labels, full = attention(seed, seq_len, causal=False)
+    _, masked = attention(seed, seq_len, causal=True)
+    t = step - 1
+    return step_bars({f"no mask: token {step} (“{SENTENCE[t]}”)": full.weights[t],
+                      f"causal mask: token {step} (“{SENTENCE[t]}”)": masked.weights[t]}, labels, step,
+                     bar_size=40 if seq_len <= 8 else 36).to_dict(validate=False)
 
 
 st.title("Masked self-attention (the decoder)")
@@ -53,11 +105,9 @@ with st.container(horizontal=True, vertical_alignment="bottom"):
                                "sees every other token.")
 
 tokens = SENTENCE[:seq_len]
-labels = unique_labels(tokens)
-X = embed_tokens(tokens, D_MODEL, seed) + positional_encoding(seq_len, D_MODEL)  # (T, d_model)
-W_q, W_k, W_v = random_projections(D_MODEL, seed, n=3)
-res = masked_self_attention(X, W_q, W_k, W_v, causal=causal)
-cell, font = (44, 12) if seq_len <= 8 else (36, 10)
+labels, res = attention(seed, seq_len, causal)
+clicked = clicked_cell(CLICK_KEY, (seq_len, seq_len))
+specs = map_specs(seed, seq_len, causal, clicked)
 st.caption(f"Tokens: “{' '.join(tokens)}”. Each is a random {D_MODEL}-dimensional embedding plus its positional "
            f"encoding; W_q, W_k, W_v are random {D_MODEL} × {D_MODEL} matrices (seed {seed}), so d_k = {D_MODEL}.")
 
@@ -69,15 +119,12 @@ st.markdown(
     if causal else
     "The mask is switched off: every cell may attend, as in the encoder. Every score goes to the softmax."
 )
-show_chart(
-    side_by_side(
-        mask_chart(res.mask, labels, title="mask (1 = may attend)", cell_size=32 if seq_len <= 8 else 24,
-                   font_size=font),
-        masked_heatmap(res.masked_scores, labels, title="scaled scores QKᵀ/√d_k + M", cell_size=cell,
-                       font_size=font, value_format=".2f"),
-    ),
-    alt="The causal mask and the masked scaled scores, with minus infinity above the diagonal",
-)
+show_chart(specs["maps"], alt="The causal mask and the masked scaled scores, with minus infinity above the diagonal")
+if clicked is not None:
+    q, k = clicked
+    st.caption(f"Highlighted: the row of the query “{labels[q]}”, whose scores the softmax turned into the "
+               f"weights A[{labels[q]}, ·] (you clicked A[{labels[q]}, {labels[k]}]). "
+               "Double-click the weights to clear.")
 
 st.header("2 · The weights")
 st.markdown(
@@ -87,15 +134,17 @@ st.markdown(
     "Without the mask, the weights above the diagonal are ordinary positive numbers: each token draws "
     "part of its output from words that come after it, which a decoder generating text could never see."
 )
+st.caption("Hover a weight to see how it was computed; **click** it to highlight its query's row in the mask "
+           "and the scores above.")
 left, right = st.columns([3, 1], vertical_alignment="center")
 with left:
-    key_title = "key token (attended to)"
-    weights_chart = heatmap(res.weights, row_labels=labels, col_labels=labels, signed=False, cell_size=cell,
-                            font_size=font, title="attention weights A", x_title=key_title, y_title="query token")
-    # Slanted key labels, as on the charts above (repeated words carry their position and run long).
-    weights_chart = weights_chart.encode(x=alt.X(field="col", type="ordinal", sort=None, title=key_title,
-                                                 axis=alt.Axis(labelAngle=-45, orient="top", labelOverlap=False)))
-    show_chart(weights_chart, alt="Heatmap of the attention weights")
+    show_chart(specs["weights"], alt="Heatmap of the attention weights", on_select="rerun", key=CLICK_KEY,
+               selection_mode="cell")
+    if clicked is not None:
+        q, k = clicked
+        why = (f"“{labels[k]}” comes after “{labels[q]}”: its score is −∞, so the weight is exactly 0"
+               if not res.mask[q, k] else f"its share of e^(score) in row “{labels[q]}”")
+        st.caption(f"Clicked A[{labels[q]}, {labels[k]}] = {fmt_weight(float(res.weights[q, k]))}: {why}.")
 above = max_above_diagonal(res.weights)
 right.metric("max weight above the diagonal", fmt_weight(above),
              help="Largest A[i, j] with j > i: the most any token attends to a later token.")
@@ -124,15 +173,11 @@ unseen = " ".join(tokens[step:])
 st.markdown(f"Step {step}: **{seen}**" + (f" :gray[{unseen}]" if unseen else "")
             + f" — “{tokens[t]}” can see {step} token{'s' if step > 1 else ''}.")
 
-full = res if not causal else masked_self_attention(X, W_q, W_k, W_v, causal=False)
-masked = res if causal else masked_self_attention(X, W_q, W_k, W_v, causal=True)
+full = res if not causal else attention(seed, seq_len, causal=False)[1]
+masked = res if causal else attention(seed, seq_len, causal=True)[1]
 prefix_w, prefix_out = prefix_attention(masked.Q, masked.K, masked.V, step)
-show_chart(
-    step_bars({f"no mask: token {step} (“{tokens[t]}”)": full.weights[t],
-               f"causal mask: token {step} (“{tokens[t]}”)": masked.weights[t]}, labels, step,
-              bar_size=min(cell, 40)),
-    alt="Bar charts of one token's attention weights without and with the causal mask",
-)
+show_chart(step_spec(seed, seq_len, step),
+           alt="Bar charts of one token's attention weights without and with the causal mask")
 visible_share = float(full.weights[t, :step].sum())
 c1, c2, c3 = st.columns(3)
 c1.metric("weight the visible keys had without the mask", f"{visible_share:.4f}",

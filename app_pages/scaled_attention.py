@@ -28,6 +28,7 @@ from ui.controls import (
 )
 from ui.quiz import predict_then_reveal
 from ui.scaling_charts import SCALED, UNSCALED, Panel, attention_maps, sweep_chart
+from ui.tooltips import softmax_tooltips
 
 MAX_SEQ_LEN = 32
 
@@ -36,6 +37,40 @@ MAX_SEQ_LEN = 32
 def cached_sweep(seq_len: int, seed: int) -> ScoreSweep:
     """The d_k sweep (1 … 1024, ~512 query rows each) depends only on the seed and T: computed once per pair."""
     return score_sweep(seq_len, seed, POWERS_OF_TWO_D_K)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def chart_specs(seed: int, seq_len: int, d_k: int, scaled: bool) -> dict[str, dict]:
+    """The page's charts as Vega-Lite specs, built once per setting (building Altair charts is the slow part)."""
+    Q, K, V = random_qkv(seq_len, d_k, seed, max_seq_len=MAX_SEQ_LEN, max_d_k=POWERS_OF_TWO_D_K[-1])
+    _, weights = scaled_dot_product_attention(Q, K, V, scale=None if scaled else 1.0)
+    scores = (Q @ K.T) / (np.sqrt(d_k) if scaled else 1.0)  # (T, d_k) @ (d_k, T) -> (T, T)
+    labels = [f"t{i}" for i in range(seq_len)]
+    # stable: subtract each row's largest score before exp(), as a real softmax does. The weights do not change,
+    # but exp() stays finite, which matters here (unscaled scores at d_k = 1024 reach the hundreds).
+    arithmetic = softmax_tooltips(Q, K, row_labels=labels, col_labels=labels, scaled=scaled, stable=True)
+    maps = attention_maps(scores, weights, labels=labels,
+                          scores_title="scores QKᵀ / √d_k" if scaled else "scores QKᵀ", weight_tooltips=arithmetic)
+    sweep = cached_sweep(seq_len, seed)
+
+    def both(raw: np.ndarray, sc: np.ndarray) -> dict[str, np.ndarray]:
+        return {UNSCALED: raw, SCALED: sc}
+
+    sweep_kw = dict(current_d_k=d_k, active=SCALED if scaled else UNSCALED)
+    variance = sweep_chart(
+        sweep.d_k, [Panel("Variance of the scores", both(sweep.var_raw, sweep.var_scaled),
+                          references={"theory: d_k": sweep.d_k.astype(float), "theory: 1": 1.0})],
+        y_title="variance (log scale)", log_y=True, y_format=",.4~r", width=420, height=240, **sweep_kw)
+    saturation = sweep_chart(sweep.d_k, [
+        Panel("Largest weight in a row", both(sweep.max_weight_raw, sweep.max_weight_scaled),
+              references={"one-hot": 1.0, "uniform 1/T": 1 / seq_len}),
+        Panel("Row entropy (nats)", both(sweep.entropy_raw, sweep.entropy_scaled),
+              references={"uniform ln T": np.log(seq_len)}),
+        Panel("Softmax Jacobian norm ‖diag(p) − ppᵀ‖_F", both(sweep.jacobian_norm_raw, sweep.jacobian_norm_scaled),
+              references={"uniform √(T−1)/T": np.sqrt(seq_len - 1) / seq_len}),
+    ], y_title="mean over rows", y_format=".3f", **sweep_kw)
+    return {name: chart.to_dict(validate=False)
+            for name, chart in (("maps", maps), ("variance", variance), ("saturation", saturation))}
 
 
 st.title("Scaling by √d_k: the saturation lab")
@@ -66,13 +101,13 @@ scale = None if scaled else 1.0  # None = the default 1/sqrt(d_k), on both the N
 output, weights = scaled_dot_product_attention(Q, K, V, scale=scale)
 scores = (Q @ K.T) / (np.sqrt(d_k) if scaled else 1.0)  # (T, d_k) @ (d_k, T) -> (T, T): the softmax's input
 now = weight_stats(weights)
-active = SCALED if scaled else UNSCALED
 
 st.header("1 · The attention map at these settings")
 score_name = "QKᵀ / √d_k" if scaled else "QKᵀ"
 st.markdown(
     f"Q, K and V are {seq_len} × {d_k} matrices of standard-normal numbers (seed {seed}). "
-    f"Left, the scores {score_name} that go into the softmax; right, the resulting weights, one row per query."
+    f"Left, the scores {score_name} that go into the softmax; right, the resulting weights, one row per query. "
+    "Hover over a weight to see the arithmetic that produced it."
 )
 score_var = float(scores.var())
 with st.container(horizontal=True):
@@ -94,8 +129,9 @@ if now.max_weight > 0.9:
         icon=":material/warning:",
     )
 
+specs = chart_specs(seed, seq_len, d_k, scaled)
 show_chart(
-    attention_maps(scores, weights, labels=[f"t{i}" for i in range(seq_len)], scores_title=f"scores {score_name}"),
+    specs["maps"],
     alt="Heatmaps of the attention scores and the attention weights",
 )
 
@@ -119,29 +155,9 @@ explain(
 st.latex(r"J = \frac{\partial\,\operatorname{softmax}(s)}{\partial s} = \operatorname{diag}(p) - p\,p^\top,"
          r"\qquad \lVert J\rVert_F \to 0 \text{ as } p \to \text{one-hot}")
 
-
-def both(raw: np.ndarray, sc: np.ndarray) -> dict[str, np.ndarray]:
-    return {UNSCALED: raw, SCALED: sc}
-
-
-sweep_kw = dict(current_d_k=d_k, active=active)
-show_chart(
-    sweep_chart(sweep.d_k, [Panel("Variance of the scores", both(sweep.var_raw, sweep.var_scaled),
-                                  references={"theory: d_k": sweep.d_k.astype(float), "theory: 1": 1.0})],
-                y_title="variance (log scale)", log_y=True, y_format=",.4~r", width=420, height=240, **sweep_kw),
-    alt="Variance of the scores against d_k, scaled and unscaled, on log-log axes",
-)
-show_chart(
-    sweep_chart(sweep.d_k, [
-        Panel("Largest weight in a row", both(sweep.max_weight_raw, sweep.max_weight_scaled),
-              references={"one-hot": 1.0, "uniform 1/T": 1 / seq_len}),
-        Panel("Row entropy (nats)", both(sweep.entropy_raw, sweep.entropy_scaled),
-              references={"uniform ln T": np.log(seq_len)}),
-        Panel("Softmax Jacobian norm ‖diag(p) − ppᵀ‖_F", both(sweep.jacobian_norm_raw, sweep.jacobian_norm_scaled),
-              references={"uniform √(T−1)/T": np.sqrt(seq_len - 1) / seq_len}),
-    ], y_title="mean over rows", y_format=".3f", **sweep_kw),
-    alt="Largest weight, row entropy and softmax Jacobian norm against d_k, scaled and unscaled",
-)
+show_chart(specs["variance"], alt="Variance of the scores against d_k, scaled and unscaled, on log-log axes")
+show_chart(specs["saturation"],
+           alt="Largest weight, row entropy and softmax Jacobian norm against d_k, scaled and unscaled")
 
 st.header("3 · Cross-check with PyTorch")
 st.markdown(

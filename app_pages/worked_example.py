@@ -7,11 +7,11 @@ import pandas as pd
 import streamlit as st
 
 from core import LESSON_TOKENS, LESSON_X, scaled_dot_product_attention, softmax, worked_example
-from core.reference import max_abs_diff, torch_scaled_dot_product_attention
 from core.user_input import format_matrix, parse_matrix, validate_input
 from ui.charts import heatmap, side_by_side, unique_labels
-from ui.controls import bound_choice, bound_stepper, explain, seed_slider, show_chart, show_source
+from ui.controls import bound_choice, bound_stepper, clicked_cell, explain, seed_slider, show_chart, show_source
 from ui.quiz import predict_then_reveal
+from ui.tooltips import softmax_tooltips, weighted_sum_tooltips
 
 STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
 #: Session-state keys of this page (not in the URL): the editor's widget state and the input it last accepted.
@@ -32,26 +32,43 @@ def url_input() -> tuple[tuple[str, ...], np.ndarray]:
 
 
 def own_input() -> tuple[tuple[str, ...], np.ndarray]:
-    """An editable table of tokens and embeddings; a bad edit shows why and keeps the last valid input."""
-    base_tokens, base_X = url_input()
+    """An editable table of tokens and embeddings; a bad edit shows why and keeps the last valid input.
+
+    The table is built from the link once and then kept while the student edits it. This function rewrites
+    the link after every accepted edit; rebuilding the table from that link on the next run would hand
+    `st.data_editor` new data, hence a new widget identity, and the edit typed next would be silently
+    dropped. So the table is rebuilt only when the link holds something other than the input last accepted
+    here: on the first run, or after "Back to the lesson's example".
+    """
+    source_key = "_worked_table_source"  # session state: the (tokens, X) the editable table was built from
+    url_tokens, url_X = url_input()
+    last = st.session_state.get(LAST_VALID)
+    source = st.session_state.get(source_key)
+    if source is None or last is None or last[0] != url_tokens or not np.array_equal(last[1], url_X):
+        source = st.session_state[source_key] = (url_tokens, url_X)
+    base_tokens, base_X = source
     custom = st.session_state.get(LAST_VALID, (base_tokens, base_X))[0] != LESSON_TOKENS
     with st.expander("Use your own tokens and embeddings", expanded=custom, icon=":material/edit:"):
         explain("Edit any cell, add or delete rows (one per token, at most 8) or type new labels. "
                 "Everything below is recomputed from your input.")
-        table = pd.DataFrame(base_X, columns=[f"d{j}" for j in range(base_X.shape[1])])
+        # The numbers are edited as text. Glide's number editor would turn typed letters, "nan" or "inf" into
+        # 0 without a word; as text they reach `validate_input`, which names the cell and what is wrong.
+        dims = [f"d{j}" for j in range(base_X.shape[1])]
+        table = pd.DataFrame([format_matrix(row[None]).split(",") for row in base_X], columns=dims)
         table.insert(0, "token", list(base_tokens))
+        number = "A number, e.g. 0.5 or -2"
         edited = st.data_editor(
             table, key=EDITOR, num_rows="dynamic", hide_index=True,
-            column_config={"token": st.column_config.TextColumn("token", help="One word per token", required=True)},
+            column_config={"token": st.column_config.TextColumn("token", help="One word per token", required=True),
+                           **{d: st.column_config.TextColumn(d, help=number) for d in dims}},
         )
         if st.button("Back to the lesson's example", icon=":material/restart_alt:"):
-            for key in (EDITOR, LAST_VALID):
+            for key in (EDITOR, LAST_VALID, source_key):
                 st.session_state.pop(key, None)
             for key in ("tokens", "X"):
                 st.query_params.pop(key, None)
             st.rerun()
         try:
-            dims = [c for c in edited.columns if c != "token"]
             tokens, X = validate_input(edited["token"].tolist(), edited[dims].astype(object).values.tolist())
         except ValueError as err:
             tokens, X = st.session_state.get(LAST_VALID, (base_tokens, base_X))
@@ -65,16 +82,6 @@ def own_input() -> tuple[tuple[str, ...], np.ndarray]:
         st.query_params["tokens"] = " ".join(tokens)
         st.query_params["X"] = format_matrix(X)
     return tokens, X
-
-
-def clicked_cell(key: str) -> tuple[int, int] | None:
-    """The (query, key) cell last clicked on the attention map, from its selection state."""
-    state = st.session_state.get(key)
-    try:
-        (point,) = state["selection"]["cell"]
-        return int(point["i"]), int(point["j"])
-    except (KeyError, TypeError, ValueError):
-        return None
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -95,10 +102,6 @@ def chart_specs(seed: int, tokens: tuple[str, ...], X: np.ndarray, cell: tuple[i
                   extra={"q_i · k_j": products}, **score_kw)
     scaled = heatmap(ex.scaled_scores, title=f"scaled scores Q Kᵀ / √{ex.d_k}", domain=(-scores_max, scores_max),
                      **score_kw)
-    exps = np.exp(ex.scaled_scores)
-    row_total = np.repeat(exps.sum(axis=1, keepdims=True), n_tokens, axis=1)
-    sums = np.array([[" + ".join(f"{ex.weights[i, j]:.3f}×{ex.V[j, d]:.3f}" for j in range(n_tokens))
-                      for d in range(d_model)] for i in range(n_tokens)], dtype=object)
     charts = {
         "X": heatmap(ex.X, row_labels=labels, col_labels=dims, title="X", x_title="embedding dim", y_title="token"),
         "W": side_by_side(heatmap(ex.W_q, title="W_q", **w_kw), heatmap(ex.W_k, title="W_k", **w_kw),
@@ -109,9 +112,8 @@ def chart_specs(seed: int, tokens: tuple[str, ...], X: np.ndarray, cell: tuple[i
         "raw scores": side_by_side(raw, shared_color=True),
         "scores": side_by_side(raw, scaled, shared_color=True),
         "weights": heatmap(ex.weights, signed=False, title="attention weights A", select="cell",
-                           extra={"raw score": ex.raw_scores, "scaled score": ex.scaled_scores,
-                                  "exp(scaled)": exps, "row sum of exp": row_total}, **score_kw),
-        "output": heatmap(ex.output, title="output = A V", extra={"Σ_j A_ij · V_jd": sums}, **qkv_kw),
+                           extra=softmax_tooltips(ex.Q, ex.K, row_labels=labels, col_labels=labels), **score_kw),
+        "output": heatmap(ex.output, title="output = A V", extra=weighted_sum_tooltips(ex.weights, ex.V), **qkv_kw),
     }
     return {name: chart.to_dict(validate=False) for name, chart in charts.items()}
 
@@ -137,9 +139,7 @@ ex = worked_example(seed, X=X, tokens=tokens)
 labels = unique_labels(ex.tokens)
 dims = [f"d{j}" for j in range(ex.X.shape[1])]
 n_tokens, d_model = ex.X.shape
-cell = clicked_cell("cell")
-if cell is not None and max(cell) >= n_tokens:  # a click remembered from a longer input
-    cell = None
+cell = clicked_cell("cell", (n_tokens, n_tokens))  # None for a click remembered from a longer input
 
 st.header("1 · Embeddings X")
 explain("One row per token: the input the head starts from.")
@@ -211,9 +211,17 @@ if stage >= 5:
         st.latex(r"\begin{gathered}" + rows + r"\end{gathered}")
 
     st.header("Cross-check with PyTorch")
-    explain("The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention`. "
-            "The NumPy code above runs in float64, so they agree to float32 precision (about 1e-7).")
-    torch_out = torch_scaled_dot_product_attention(ex.Q, ex.K, ex.V)
-    st.metric("max |NumPy − PyTorch| of the output", f"{max_abs_diff(ex.output, torch_out):.2e}")
+    check = st.expander("Run the same Q, K and V through PyTorch", key="check", bind="query-params",
+                        icon=":material/verified:")
+    with check:
+        explain("The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention`. "
+                "The NumPy code above runs in float64, so they agree to float32 precision (about 1e-7).")
+        if check.open:
+            # Imported here, not at the top: PyTorch takes seconds to import, and the landing page should not wait
+            # for it. (The router starts importing it in the background once this page has been drawn.)
+            from core.reference import max_abs_diff, torch_scaled_dot_product_attention
+
+            torch_out = torch_scaled_dot_product_attention(ex.Q, ex.K, ex.V)
+            st.metric("max |NumPy − PyTorch| of the output", f"{max_abs_diff(ex.output, torch_out):.2e}")
 
 show_source(worked_example, scaled_dot_product_attention, softmax)

@@ -1,11 +1,14 @@
 """The app, run headless with `streamlit.testing.v1.AppTest`."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import worked_example
-from devtools.appserver import router_pages
+from devtools.appserver import ROOT, router_pages
 from tests import lesson_values as lesson
 from tests.apptest_helpers import heatmaps, run_page
 
@@ -38,9 +41,34 @@ def test_lesson_numbers_are_on_the_page_at_seed_0():
     assert any("lesson's printed numbers" in c.value or "lesson's numbers" in c.value for c in at.caption)
 
 
-def test_pytorch_cross_check_is_shown_and_small():
-    at = run_app()
+def test_pytorch_cross_check_opens_from_the_link_and_is_small():
+    assert not run_app().metric  # closed by default: the landing page does not need PyTorch
+    at = run_app(check="true")
+    assert not at.exception
     assert float(at.metric[0].value) < 1e-6
+
+
+def test_opening_the_cross_check_runs_it():
+    at = run_app()
+    at.session_state["check"] = True
+    at.run()
+    assert float(at.metric[0].value) < 1e-6
+
+
+def test_the_landing_page_draws_without_importing_pytorch():
+    """PyTorch takes seconds to import; the first page must not wait for it (the router warms it up afterwards)."""
+    script = (
+        "import sys\n"
+        "import ui.warmup\n"
+        "ui.warmup.import_in_background = lambda *m: None  # only what the page itself imports\n"
+        "from tests.apptest_helpers import run_page\n"
+        "at = run_page(None)\n"
+        "assert not at.exception and at.get('vega_lite_chart'), 'the page did not draw'\n"
+        "print('torch' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "False"
 
 
 def test_changing_the_seed_changes_the_numbers():

@@ -10,6 +10,7 @@ from PIL import Image
 
 from core import causal_mask, positional_encoding
 from ui.charts import heatmap
+from ui.export import chart_to_svg
 from ui.positional_charts import (
     MASKED_GREY,
     SCHEME_STOPS,
@@ -101,6 +102,28 @@ def test_masked_heatmap_draws_minus_infinity_as_grey_text():
     assert len(masked_heatmap(m, ["a", "b"], show_values=False).to_dict()["layer"]) == 1
     with pytest.raises(ValueError, match="finite values and -inf only"):
         masked_heatmap(np.array([[np.nan]]), ["a"])
+
+
+@pytest.mark.parametrize("builder", ["mask", "scores"])
+def test_masked_maps_take_tooltip_lines_and_highlight_a_row(builder):
+    mask = causal_mask(3)
+    why = np.where(mask, "may attend", "masked").astype(object)
+    if builder == "mask":
+        chart = mask_chart(mask, ["x", "y", "z"], extra={"why": why}, highlight_rows=[1])
+    else:
+        scores = np.where(mask, 1.0, -np.inf)
+        chart = masked_heatmap(scores, ["x", "y", "z"], extra={"why": why}, highlight_rows=[1])
+    spec = chart.to_dict()
+    df = single_data(spec)
+    assert df["x0"].tolist() == why.ravel().tolist()
+    assert {"field": "x0", "type": "nominal", "title": "why"} in spec["encoding"]["tooltip"]
+    assert df["alpha"].tolist() == [0.25] * 3 + [1.0] * 3 + [0.25] * 3
+    assert df["edge"].tolist() == ["white"] * 3 + ["black"] * 3 + ["white"] * 3
+    assert spec["layer"][0]["encoding"]["opacity"]["field"] == "alpha"
+    assert "<svg" in chart_to_svg(spec)  # Vega itself can draw it (a schema-valid spec may still fail there)
+    plain = (mask_chart(mask, ["x", "y", "z"]) if builder == "mask" else
+             masked_heatmap(np.zeros((3, 3)), ["x", "y", "z"])).to_dict()
+    assert "opacity" not in plain["layer"][0]["encoding"] and "alpha" not in single_data(plain)
 
 
 def test_mask_chart_has_two_labelled_states():

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from core.encoder_decoder import encoder_decoder_attention
+from tests.apptest_clicks import click_cell
 from tests.apptest_helpers import chart_specs, heatmaps, run_page
 
 PAGE = "app_pages/cross_attention.py"
@@ -142,3 +143,80 @@ def test_repeated_token_renders_as_two_distinct_rows():
     assert rows == ["the (0)", "cat", "saw", "the (3)", "dog"]
     assert not np.allclose(enc[0], enc[3])  # same word, different position, different row
     assert list(dict.fromkeys(heatmap_frame(at, DEC)["row"])) == ["the (0)", "end", "the (2)"]
+
+
+# --- Explain on hover, linked highlighting ---------------------------------------------------------------------
+
+CLICK_KEY = "cross_cell"
+
+
+def tooltips(at, title):
+    """The tooltip lines of the heatmap titled `title`: tooltip title -> (rows, cols) matrix of the values."""
+    for spec, frames in chart_specs(at):
+        for sub in spec.get("hconcat") or spec.get("vconcat") or [spec]:
+            if sub.get("title") == title:
+                df = frames[sub["data"]["name"]].sort_values(["i", "j"])
+                shape = (df["i"].max() + 1, df["j"].max() + 1)
+                return {t["title"]: df[t["field"]].to_numpy().reshape(shape) for t in sub["encoding"]["tooltip"]}
+    raise AssertionError(f"no heatmap titled {title!r}")
+
+
+def highlighted_rows(at, title):
+    """Rows drawn at full opacity on the heatmap titled `title` (None: nothing is highlighted)."""
+    frame = heatmap_frame(at, title)
+    if "alpha" not in frame:
+        return None
+    return sorted(frame.loc[frame["alpha"] == 1.0, "i"].unique().tolist())
+
+
+@pytest.mark.parametrize("seed, d_model", [(0, 16), (99, 4)])
+def test_weight_tooltips_show_how_each_weight_was_computed(seed, d_model):
+    at = run_page(PAGE, seed=seed, d_model=d_model)
+    assert not at.exception
+    r = encoder_decoder_attention(SRC, TGT, d_model=d_model, seed=seed)
+    for title, block in ((ENC, r.encoder), (DEC, r.decoder), (cross_title(4, 6), r.cross)):
+        tips = tooltips(at, title)
+        raw = block.Q @ block.K.T
+        np.testing.assert_allclose(tips["raw score q_i · k_j"].astype(float), raw, atol=1e-12)
+        scaled = tips[f"scaled score q_i · k_j / √{d_model}"].astype(float)
+        np.testing.assert_allclose(scaled, raw / np.sqrt(d_model), atol=1e-12)
+        masked = np.zeros(raw.shape, dtype=bool) if block.mask is None else ~block.mask
+        exps = np.where(masked, 0.0, np.exp(raw / np.sqrt(d_model)))
+        exp_title = "exp(scaled)" if block.mask is None else "exp(scaled + M)"
+        np.testing.assert_allclose(tips[exp_title].astype(float), exps, rtol=1e-3)
+        np.testing.assert_allclose(tips["row sum of exp"].astype(float),
+                                   np.repeat(exps.sum(1, keepdims=True), raw.shape[1], axis=1), rtol=1e-3)
+        how = tips["A_ij = exp / row sum"]
+        shown = np.array([float(h.rsplit("= ", 1)[1]) if not m else np.nan for h, m in zip(how.ravel(),
+                                                                                          masked.ravel(), strict=True)])
+        np.testing.assert_allclose(shown[~masked.ravel()], block.weights[~masked], atol=1e-4)
+        assert ("mask M_ij" in tips) == (block.mask is not None)
+    dec = tooltips(at, DEC)
+    upper = np.triu(np.ones((4, 4), dtype=bool), 1)
+    assert (dec["mask M_ij"][upper] == "−∞").all() and (dec["mask M_ij"][~upper] == "0").all()
+    assert dec["A_ij = exp / row sum"][0, 3] == "exactly 0: “assis” comes after “le”, so M = −∞ and e^(−∞) = 0"
+
+
+def test_clicking_a_cross_weight_highlights_where_its_query_and_key_come_from():
+    at = run_page(PAGE)
+    assert highlighted_rows(at, ENC) is None and highlighted_rows(at, DEC) is None
+    at = click_cell(at, CLICK_KEY, 3, 5)  # target "assis" (query) x source "mat" (key)
+    assert not at.exception
+    assert highlighted_rows(at, DEC) == [3]  # the decoder state of "assis" asks the query
+    assert highlighted_rows(at, ENC) == [5]  # the memory row of "mat" gives the key
+    captions = " ".join(c.value for c in at.caption)
+    w = encoder_decoder_attention(SRC, TGT).cross.weights[3, 5]
+    assert f"Clicked A^x[assis, mat] = {w:.3f}" in captions
+    assert "row “assis” of the decoder map" in captions and "row “mat” of the encoder map" in captions
+
+
+def test_a_click_remembered_from_longer_sentences_is_ignored():
+    at = click_cell(run_page(PAGE, src=TWELVE, tgt=TWELVE.upper()), CLICK_KEY, 11, 10)
+    assert highlighted_rows(at, DEC) == [11] and highlighted_rows(at, ENC) == [10]
+    at.text_input(key="src").set_value(" ".join(SRC)).run()
+    at.text_input(key="tgt").set_value(" ".join(TGT)).run()
+    assert not at.exception and not at.error
+    assert at.session_state[CLICK_KEY]["selection"]["cell"] == [{"i": 11, "j": 10}]  # still remembered
+    assert highlighted_rows(at, ENC) is None and highlighted_rows(at, DEC) is None
+    assert not any(c.value.startswith(("Clicked", "Highlighted")) for c in at.caption)
+    assert_matches_core(at, SRC, TGT)

@@ -1,15 +1,18 @@
 """The masked-attention page, run headless: exact zeros, −∞ scores, generation steps, PyTorch parity."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from core import positional_encoding
 from core.embeddings import embed_tokens, random_projections
 from core.masking import masked_self_attention
+from tests.apptest_clicks import click_cell
 from tests.apptest_helpers import chart_specs, heatmaps, run_page
 
 PAGE = "app_pages/masked_attention.py"
 SENTENCE = "the cat sat on the mat and then it fell fast asleep".split()
+LABELS = ["the (0)", "cat", "sat", "on", "the (4)", "mat"]  # the first six words, as the maps label them
 
 
 def expected(seq_len, seed, causal):
@@ -114,3 +117,113 @@ def test_a_single_token_has_no_step_slider_and_no_future():
     assert any("only step is t = 1" in c.value for c in at.caption)
     assert metrics(at)["max weight above the diagonal"] == "0.0"
     assert heatmaps(at)["attention weights A"].tolist() == [[1.0]]
+
+
+# --- Explain on hover, linked highlighting ---------------------------------------------------------------------
+
+CLICK_KEY = "masked_cell"
+
+
+def view(at, title_prefix):
+    """(view spec, its data frame) of the map whose title starts with `title_prefix`."""
+    for spec, frames in chart_specs(at):
+        for sub in spec.get("hconcat", [spec]):
+            if str(sub.get("title", "")).startswith(title_prefix):
+                return sub, frames
+    raise AssertionError(f"no map titled {title_prefix!r}…")
+
+
+def tooltip_table(encoding, frame):
+    """The tooltip lines of a view as a table: one column per tooltip title, rows sorted by (i, j)."""
+    frame = frame.sort_values(["i", "j"]).reset_index(drop=True)
+    return pd.DataFrame({t["title"]: frame[t["field"]] for t in encoding["tooltip"]} | {"i": frame["i"],
+                                                                                         "j": frame["j"]})
+
+
+def weight_tooltips(at):
+    sub, frames = view(at, "attention weights A")
+    return tooltip_table(sub["encoding"], frames[sub["data"]["name"]])
+
+
+def map_table(at, title_prefix):
+    """A map's cells with their tooltip lines and highlight columns, as a frame sorted by (i, j)."""
+    sub, frames = view(at, title_prefix)
+    raw = frames[sub["data"]["name"]].sort_values(["i", "j"]).reset_index(drop=True)
+    table = tooltip_table(sub["encoding"], raw)
+    return table.assign(**{c: raw[c] for c in ("alpha", "edge") if c in raw})
+
+
+def as_matrix(column, n):
+    return np.asarray(column, dtype=float).reshape(n, n)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_weight_tooltips_show_how_each_weight_was_computed(causal):
+    at = run_page(PAGE, causal=str(causal).lower(), seed="7")
+    assert not at.exception
+    res = expected(6, 7, causal)
+    tips = weight_tooltips(at)
+    raw = res.Q @ res.K.T
+    np.testing.assert_allclose(as_matrix(tips["raw score q_i · k_j"], 6), raw, atol=1e-12)
+    np.testing.assert_allclose(as_matrix(tips["scaled score q_i · k_j / √8"], 6), raw / np.sqrt(8), atol=1e-12)
+    visible = res.mask.ravel()
+    assert tips["mask M_ij"].tolist() == ["0" if v else "−∞" for v in visible]
+    exps = np.exp(res.masked_scores)
+    np.testing.assert_allclose(as_matrix(tips["exp(scaled + M)"].astype(float), 6), exps, rtol=1e-3)
+    np.testing.assert_allclose(as_matrix(tips["row sum of exp"].astype(float), 6),
+                               np.repeat(exps.sum(1, keepdims=True), 6, axis=1), rtol=1e-3)
+    how = tips["A_ij = exp / row sum"]
+    for text, w, seen, i, j in zip(how, res.weights.ravel(), visible, tips["i"], tips["j"], strict=True):
+        if seen:
+            assert float(text.rsplit("= ", 1)[1]) == pytest.approx(w, abs=1e-4)
+        else:  # a masked cell says why it is 0
+            assert w == 0.0 and text.startswith("exactly 0")
+            assert f"“{LABELS[j]}” comes after “{LABELS[i]}”" in text and "−∞" in text
+    assert (~visible).sum() == (15 if causal else 0)
+
+
+
+def test_score_and_mask_maps_explain_their_cells_on_hover():
+    at = run_page(PAGE)
+    res = expected(6, 0, True)
+    scores = map_table(at, "scaled scores")
+    np.testing.assert_allclose(as_matrix(scores["raw score q_i · k_j"], 6), res.Q @ res.K.T, atol=1e-12)
+    assert scores["value"].tolist() == ["−∞" if np.isneginf(v) else f"{v:.2f}" for v in res.masked_scores.ravel()]
+    assert scores["mask M_ij"].tolist() == ["0" if v else "−∞" for v in res.mask.ravel()]
+    mask = map_table(at, "mask")
+    above = (mask["j"] > mask["i"]).to_numpy()
+    assert mask["why"][~above].str.startswith("may attend").all()
+    assert mask["why"][above].str.contains("not written yet").all()
+    # nothing clicked: nothing is faded
+    assert "alpha" not in scores and "alpha" not in mask
+    assert not any(c.value.startswith(("Highlighted", "Clicked")) for c in at.caption)
+
+
+def test_clicking_a_weight_highlights_its_query_row_in_the_mask_and_the_scores():
+    at = click_cell(run_page(PAGE), CLICK_KEY, 3, 1)
+    assert not at.exception
+    for title in ("mask", "scaled scores"):
+        table = map_table(at, title)
+        row = (table["i"] == 3).to_numpy()
+        assert (table["alpha"][row] == 1).all() and (table["alpha"][~row] < 0.5).all()
+        assert (table["edge"][row] == "black").all() and (table["edge"][~row] == "white").all()
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Highlighted: the row of the query “on”") for c in captions)
+    w = expected(6, 0, True).weights[3, 1]
+    assert f"Clicked A[on, cat] = {w:.4f}" in " ".join(captions)
+
+
+def test_clicking_a_masked_weight_says_why_it_is_zero():
+    at = click_cell(run_page(PAGE), CLICK_KEY, 1, 4)
+    assert not at.exception
+    assert any(c.value.startswith("Clicked A[cat, the (4)] = 0.0: “the (4)” comes after “cat”") for c in at.caption)
+
+
+def test_a_click_remembered_from_a_longer_sentence_is_ignored():
+    at = click_cell(run_page(PAGE, seq_len="12"), CLICK_KEY, 11, 10)
+    assert any(c.value.startswith("Clicked A[asleep, fast]") for c in at.caption)
+    at.slider(key="seq_len").set_value(6).run()
+    assert not at.exception
+    assert at.session_state[CLICK_KEY]["selection"]["cell"] == [{"i": 11, "j": 10}]  # still remembered
+    assert not any(c.value.startswith(("Highlighted", "Clicked")) for c in at.caption)
+    assert "alpha" not in map_table(at, "scaled scores")

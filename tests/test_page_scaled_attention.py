@@ -107,3 +107,38 @@ def test_seed_and_malformed_url_values():
     assert at.select_slider(key="d_k").value == 64 and at.slider(key="seq_len").value == 8  # fell back
     q, k, v = random_qkv(8, 64, 7)
     np.testing.assert_allclose(heatmaps(at)["attention weights"], scaled_dot_product_attention(q, k, v)[1])
+
+
+def weight_tooltips(at: AppTest) -> dict[str, np.ndarray]:
+    """The extra tooltip lines of the weights map, by their title, as (T, T) arrays."""
+    for spec, frames in chart_specs(at):
+        for panel in spec.get("hconcat", []):
+            if panel.get("title") != "attention weights":
+                continue
+            df = frames[panel["data"]["name"]]
+            t = int(df["i"].max()) + 1
+            titles = {tip["field"]: tip["title"] for tip in panel["encoding"]["tooltip"]}
+            return {titles[c]: df[c].to_numpy().reshape(t, t) for c in df if c.startswith("x")}
+    raise AssertionError("no attention-weights map on the page")
+
+
+@pytest.mark.parametrize("scaled", ["true", "false"])
+def test_a_weight_cell_shows_the_arithmetic_behind_it(scaled):
+    at = run_page(PAGE, d_k="1024", seq_len="6", scaled=scaled)
+    assert not at.exception
+    q, k, v = random_qkv(6, 1024, 0)
+    _, weights = scaled_dot_product_attention(q, k, v, scale=None if scaled == "true" else 1.0)
+    tips = weight_tooltips(at)
+    if scaled == "true":
+        np.testing.assert_allclose(tips["raw score q_i · k_j"].astype(float), q @ k.T)
+        np.testing.assert_allclose(tips["scaled score q_i · k_j / √1024"].astype(float), q @ k.T / 32.0)
+        exps = tips["exp(scaled − row max)"]
+    else:
+        np.testing.assert_allclose(tips["score q_i · k_j (not scaled)"].astype(float), q @ k.T)
+        exps = tips["exp(score − row max)"]
+    # the tooltip's own numbers give the weight: exp(s - row max) / row sum, finite even unscaled at d_k = 1024
+    exps, sums = exps.astype(float), tips["row sum of exp"].astype(float)
+    assert np.isfinite(exps).all()
+    np.testing.assert_allclose(exps / sums, weights, rtol=1e-3, atol=1e-4)
+    shown = np.array([float(text.rsplit("= ", 1)[1]) for text in tips["A_ij = exp / row sum"].ravel()])
+    np.testing.assert_allclose(shown, weights.ravel(), atol=1e-4)

@@ -92,21 +92,22 @@ def test_malformed_controls_fall_back_with_a_visible_notice(query):
 
 
 def test_tooltips_carry_the_arithmetic():
+    """Hovering a weight shows the lesson's steps, and the numbers it shows give the lesson's weights."""
     at = run_page(PAGE)
     from tests.apptest_helpers import chart_specs
 
-    tooltips = {t["title"] for spec, _ in chart_specs(at) for view in spec.get("hconcat", [spec])
-                for t in view.get("encoding", {}).get("tooltip", [])}
-    assert {"raw score", "scaled score", "exp(scaled)", "row sum of exp", "Σ_j A_ij · V_jd", "q_i · k_j"} <= tooltips
+    views = {v.get("title"): (v, frames) for spec, frames in chart_specs(at) for v in spec.get("hconcat", [spec])}
+    titles = {t["title"] for v, _ in views.values() for t in v.get("encoding", {}).get("tooltip", [])}
+    assert {"raw score q_i · k_j", "scaled score q_i · k_j / √4", "exp(scaled)", "row sum of exp",
+            "A_ij = exp / row sum", "Σ_j A_ij · V_jd", "q_i · k_j"} <= titles
+    view, frames = views["attention weights A"]
+    field = {t["title"]: t["field"] for t in view["encoding"]["tooltip"]}
+    df = frames[view["data"]["name"]].sort_values(["i", "j"])
+    shown = [float(text.rsplit("= ", 1)[1]) for text in df[field["A_ij = exp / row sum"]]]
+    np.testing.assert_array_equal(np.round(np.reshape(shown, (3, 3)), 3), lesson.WEIGHTS)
+    np.testing.assert_array_equal(np.round(df[field["raw score q_i · k_j"]].to_numpy().reshape(3, 3), 3),
+                                  lesson.RAW_SCORES)
 
-
-def test_every_chart_has_an_export_menu():
-    at = run_page(PAGE)
-    n_charts = len(at.get("vega_lite_chart"))
-    assert n_charts >= 6
-    labels = [b.label for b in at.get("download_button")]
-    assert labels.count("PNG") == n_charts and labels.count("SVG") == n_charts
-    assert labels.count("CSV") == labels.count("LaTeX") >= 11  # every matrix of the example
 
 
 def test_predict_then_reveal_asks_before_it_tells():

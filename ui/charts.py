@@ -64,6 +64,43 @@ def matrix_frame(
     )
 
 
+def extra_tooltip_lines(
+    df: pd.DataFrame, extra: Mapping[str, np.ndarray] | None, shape: tuple[int, ...], value_format: str
+) -> list[alt.Tooltip]:
+    """Add the `extra` arrays (``{label: array of the matrix's shape}``) to a `matrix_frame` as columns ``x0, x1, …``
+    and return their tooltip lines: numbers shown with `value_format`, strings as they are."""
+    lines = []
+    for k, (label, values) in enumerate((extra or {}).items()):
+        arr = np.asarray(values)
+        if arr.shape != tuple(shape):
+            raise ValueError(f"extra tooltip {label!r} has shape {arr.shape}, the matrix {tuple(shape)}.")
+        df[f"x{k}"] = arr.ravel()
+        numeric = np.issubdtype(arr.dtype, np.number)
+        lines.append(alt.Tooltip(field=f"x{k}", type="quantitative" if numeric else "nominal", title=label,
+                                 format=value_format if numeric else alt.Undefined))
+    return lines
+
+
+def emphasis_encoding(
+    df: pd.DataFrame, highlight_rows: Sequence[int] | None, highlight_cols: Sequence[int] | None
+) -> dict[str, Any]:
+    """Fade every cell of a `matrix_frame` outside the highlighted rows and columns and outline the others.
+
+    Adds the columns ``alpha`` and ``edge`` and returns the rect encodings that use them (none without highlight).
+    """
+    if highlight_rows is None and highlight_cols is None:
+        return {}
+    on = np.ones(len(df), dtype=bool)
+    if highlight_rows is not None:
+        on &= np.isin(df["i"].to_numpy(), list(highlight_rows))
+    if highlight_cols is not None:
+        on &= np.isin(df["j"].to_numpy(), list(highlight_cols))
+    df["alpha"] = np.where(on, 1.0, 0.25)
+    df["edge"] = np.where(on, "black", "white")
+    return {"opacity": alt.Opacity(field="alpha", type="quantitative", scale=None),
+            "stroke": alt.Stroke(field="edge", type="nominal", scale=None)}
+
+
 def heatmap(
     matrix: np.ndarray,
     *,
@@ -101,16 +138,9 @@ def heatmap(
             page can react to the clicked cell (``on_select="rerun"``).
     """
     df = matrix_frame(matrix, row_labels, col_labels)
-    extra_tooltips = []
-    for k, (label, values) in enumerate((extra or {}).items()):
-        arr = np.asarray(values)
-        if arr.shape != np.shape(matrix):
-            raise ValueError(f"extra tooltip {label!r} has shape {arr.shape}, the matrix {np.shape(matrix)}.")
-        df[f"x{k}"] = arr.ravel()
-        numeric = np.issubdtype(arr.dtype, np.number)
-        extra_tooltips.append(alt.Tooltip(field=f"x{k}", type="quantitative" if numeric else "nominal", title=label,
-                                          format=value_format if numeric else alt.Undefined))
-    emphasise = highlight_rows is not None or highlight_cols is not None
+    extra_tooltips = extra_tooltip_lines(df, extra, np.shape(matrix), value_format)
+    emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
+    emphasise = bool(emphasis)
     if show_values is None:
         show_values = len(df) <= MAX_LABELLED_CELLS
     if domain is None:
@@ -144,16 +174,7 @@ def heatmap(
                         legend=alt.Legend(orient="right",
                                           gradientLength=int(np.clip(cell_size * n_rows - 20, 60, 300)))),
     )
-    if emphasise:
-        on = np.ones(len(df), dtype=bool)
-        if highlight_rows is not None:
-            on &= np.isin(df["i"].to_numpy(), list(highlight_rows))
-        if highlight_cols is not None:
-            on &= np.isin(df["j"].to_numpy(), list(highlight_cols))
-        df["alpha"] = np.where(on, 1.0, 0.25)
-        rect_enc["opacity"] = alt.Opacity(field="alpha", type="quantitative", scale=None)
-        rect_enc["stroke"] = alt.Stroke(field="edge", type="nominal", scale=None)
-        df["edge"] = np.where(on, "black", "white")
+    rect_enc.update(emphasis)
     rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1 if not emphasise else 2).encode(**rect_enc)
     if select is not None:
         rect = rect.add_params(alt.selection_point(name=select, fields=["i", "j"], on="click", clear="dblclick"))

@@ -25,7 +25,7 @@ import streamlit as st
 
 from core.embeddings import tokenize
 from ui.charts import for_projector
-from ui.export import chart_to_png, chart_to_svg, heatmap_matrices, matrix_to_csv, matrix_to_latex
+from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
 
 # Charts are exported with to_dict() in show_chart; the pages bound their own data sizes.
 alt.data_transformers.disable_max_rows()
@@ -52,6 +52,7 @@ QUERY_KEYS: dict[str, str] = {
     "present": "presenter mode: larger chart text for a projector, long explanations hidden (app-wide)",
     "reveal": "how many stages of the worked example are revealed (1 = X only ... 7 = everything)",
     "tokens": "token labels of the worked example, space-separated",
+    "check": "open the worked example's PyTorch cross-check (true/false)",
     "X": "the worked example's embedding matrix: rows separated by ';', entries by ','",
     "tgt": "target (decoder) sentence",
     "task": "toy task the tiny Transformer is trained on: reverse, copy, sort or first (training page)",
@@ -243,48 +244,71 @@ def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs
     return result
 
 
+def clicked_cell(key: str, shape: tuple[int, int], param: str = "cell") -> tuple[int, int] | None:
+    """The ``(i, j)`` cell last clicked on the chart drawn with widget `key` (selection parameter `param`).
+
+    The chart is a `ui.charts.heatmap(..., select=param)` shown with ``on_select="rerun"``. None when
+    nothing is selected, and for a click remembered from a larger map that lies outside `shape` now.
+    """
+    state = st.session_state.get(key)
+    try:
+        (point,) = state["selection"][param]
+        cell = int(point["i"]), int(point["j"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return cell if 0 <= cell[0] < shape[0] and 0 <= cell[1] < shape[1] else None
+
+
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "chart"
+    """A file name stem from a title: ``"P A Pᵀ (original, reordered)" -> "p_a_p_original_reordered"``."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:80].rstrip("_") or "chart"
 
 
 def export_menu(spec: dict) -> None:
-    """A small popover with PNG/SVG of the chart and CSV/LaTeX of every matrix in it.
+    """A small popover: pick a file (the chart as PNG or SVG, any matrix in it as CSV or LaTeX), download it.
 
-    Every file is produced only when its button is clicked (deferred callables), so the
-    menu costs a rerun almost nothing.
+    One select box and one download button per chart, however many matrices it holds (a button
+    per file and format cost about 3 ms per chart on every rerun; these two widgets, under 1 ms).
+    The matrices are listed from their titles alone (`ui.export.matrix_titles`); every file is made
+    only when the button is clicked (a deferred callable), so the menu costs a rerun almost nothing.
+    Changing the choice reruns the app; the popover stays open.
     """
     views = spec.get("hconcat") or spec.get("vconcat") or [spec]
     titles = [v.get("title") for v in views if isinstance(v.get("title"), str)]
+    titles = titles or [layout.get("name", "") for layout in spec.get("usermeta", {}).get("matrices", [])]
     name = _slug("_".join(titles)) if titles else "chart"
     skeleton = json.dumps({k: v for k, v in spec.items() if k != "datasets"}, sort_keys=True, default=str)
     key = f"export_{name}_{hashlib.md5(skeleton.encode()).hexdigest()[:8]}"
-    datasets = spec.get("datasets", {})
-    n_matrices = sum(
-        1 for v in views
-        if (rows := datasets.get(v.get("data", {}).get("name") or spec.get("data", {}).get("name")))
-        and {"i", "j", "value"} <= set(rows[0])
-    )
+    matrices = matrix_titles(spec)
+    # (option label, matrix index or None for the whole chart, file extension)
+    choices: list[tuple[str, int | None, str]] = [("Chart · PNG image", None, "png"),
+                                                  ("Chart · SVG drawing", None, "svg")]
+    for k, title in enumerate(matrices):
+        choices += [(f"{title} · CSV", k, "csv"), (f"{title} · LaTeX bmatrix", k, "tex")]
     with st.popover("Export", icon=":material/download:", help="Download this chart or its matrices for slides"):
-        c1, c2 = st.columns(2)
-        c1.download_button("PNG", data=lambda: chart_to_png(spec), file_name=f"{name}.png", mime="image/png",
-                           key=f"{key}_png", on_click="ignore", icon=":material/image:")
-        c2.download_button("SVG", data=lambda: chart_to_svg(spec), file_name=f"{name}.svg", mime="image/svg+xml",
-                           key=f"{key}_svg", on_click="ignore", icon=":material/draw:")
-        for k in range(n_matrices):
-            title = titles[k] if k < len(titles) else f"matrix {k + 1}"
-            st.caption(title)
-            c1, c2 = st.columns(2)
-            c1.download_button("CSV", data=functools.partial(_matrix_file, spec, k, "csv"),
-                               file_name=f"{_slug(title)}.csv", mime="text/csv", key=f"{key}_{k}_csv",
-                               on_click="ignore")
-            c2.download_button("LaTeX", data=functools.partial(_matrix_file, spec, k, "tex"),
-                               file_name=f"{_slug(title)}.tex", mime="text/x-tex", key=f"{key}_{k}_tex",
-                               on_click="ignore")
+        choice = st.selectbox(
+            "File", range(len(choices)), format_func=lambda i: choices[i][0], key=f"{key}_file",
+            help="The chart as an image (PNG at twice the screen resolution, or SVG), or one of its matrices "
+                 "as CSV (full precision, with row and column labels) or as a LaTeX bmatrix (3 decimals).",
+        )
+        _, k, ext = choices[choice]
+        mime = {"png": "image/png", "svg": "image/svg+xml", "csv": "text/csv", "tex": "text/x-tex"}[ext]
+        if k is None:
+            data = functools.partial(chart_to_png if ext == "png" else chart_to_svg, spec)
+            file_name = f"{name}.{ext}"
+        else:
+            data = functools.partial(_matrix_file, spec, k, ext)
+            file_name = f"{_slug(matrices[k])}.{ext}"
+        st.download_button(file_name, data=data, file_name=file_name, mime=mime, key=f"{key}_download",
+                           on_click="ignore", icon=":material/download:")
 
 
 def _matrix_file(spec: dict, k: int, kind: str) -> str:
-    """The `k`-th matrix of a chart spec as CSV or LaTeX (run when its download button is clicked)."""
-    _, matrix, rows, cols = list(heatmap_matrices(spec))[k]
+    """The `k`-th matrix of a chart spec (`ui.export.chart_matrices` order) as CSV (``"csv"``) or LaTeX (``"tex"``).
+
+    Run when its download button is clicked.
+    """
+    _, matrix, rows, cols = chart_matrix(spec, k)
     return matrix_to_csv(matrix, rows, cols) if kind == "csv" else matrix_to_latex(matrix)
 
 

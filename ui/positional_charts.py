@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import altair as alt
 import numpy as np
 import pandas as pd
 from PIL import Image
 
-from ui.charts import DIVERGING_SCHEME, SEQUENTIAL_SCHEME, matrix_frame
+from ui.charts import DIVERGING_SCHEME, SEQUENTIAL_SCHEME, emphasis_encoding, extra_tooltip_lines, matrix_frame
 
 #: Colour stops of the Vega schemes (from vega-scale), interpolated linearly in RGB as Vega does.
 SCHEME_STOPS: dict[str, str] = {
@@ -199,13 +199,22 @@ def mask_chart(
     title: str = "mask",
     cell_size: int = 36,
     font_size: int = 12,
+    extra: Mapping[str, np.ndarray] | None = None,
+    highlight_rows: Sequence[int] | None = None,
+    highlight_cols: Sequence[int] | None = None,
 ) -> alt.LayerChart:
-    """The boolean mask as a two-colour grid, "may attend" (1) or "masked" (0), with 1/0 in the cells."""
+    """The boolean mask as a two-colour grid, "may attend" (1) or "masked" (0), with 1/0 in the cells.
+
+    `extra`, `highlight_rows` and `highlight_cols` work as in `ui.charts.heatmap`.
+    """
     m = np.asarray(mask)
     if m.dtype != np.bool_ or m.ndim != 2:
         raise ValueError(f"mask must be a 2-D boolean matrix, got dtype {m.dtype} and shape {m.shape}.")
     df = matrix_frame(m.astype(np.float64), labels, labels)
     df["state"] = np.where(m.ravel(), "may attend", "masked")
+    df["ink"] = np.where(m.ravel(), "white", "black")
+    extra_lines = extra_tooltip_lines(df, extra, m.shape, ".3f")
+    emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
     x = alt.X(field="col", type="ordinal", sort=None, title="key token (attended to)",
               axis=alt.Axis(labelAngle=-45 if cell_size >= 30 else -90, orient="top",
                             labelOverlap=False))
@@ -215,11 +224,11 @@ def mask_chart(
                       legend=alt.Legend(orient="bottom"))
     tooltip = [alt.Tooltip(field="row", type="nominal", title="query"),
                alt.Tooltip(field="col", type="nominal", title="key"),
-               alt.Tooltip(field="state", type="nominal", title="mask")]
-    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1).encode(color=color)
+               alt.Tooltip(field="state", type="nominal", title="mask"), *extra_lines]
+    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=2 if emphasis else 1).encode(color=color, **emphasis)
     text = alt.Chart().mark_text(fontSize=font_size).encode(
         text=alt.Text(field="value", type="quantitative", format="d"),
-        color=alt.condition("datum.value > 0.5", alt.value("white"), alt.value("black")),
+        color=alt.Color(field="ink", type="nominal", scale=None),  # the column holds the colours themselves
     )
     return (alt.layer(rect, text, data=df, title=title or alt.Undefined).encode(x=x, y=y, tooltip=tooltip)
             .properties(width=alt.Step(cell_size), height=alt.Step(cell_size)))
@@ -236,11 +245,15 @@ def masked_heatmap(
     cell_size: int = 44,
     font_size: int = 12,
     show_values: bool = True,
+    extra: Mapping[str, np.ndarray] | None = None,
+    highlight_rows: Sequence[int] | None = None,
+    highlight_cols: Sequence[int] | None = None,
 ) -> alt.LayerChart:
     """A signed heatmap in which ``-inf`` cells are grey and read "−∞" (a colour scale cannot hold -inf).
 
     The data keep the true ``value`` (``-inf`` included; Streamlit sends it to the
     browser as null), so the colour uses a finite copy ``shade`` and the text a ``label``.
+    `extra`, `highlight_rows` and `highlight_cols` work as in `ui.charts.heatmap`.
     """
     df = matrix_frame(matrix, labels, labels)
     v = df["value"].to_numpy()
@@ -251,26 +264,31 @@ def masked_heatmap(
     df["masked"] = masked
     df["shade"] = np.where(masked, 0.0, v)
     df["label"] = [("−∞" if mk else format(x, value_format)) for x, mk in zip(v, masked, strict=True)]
-    df["dark"] = ~masked & (np.abs((df["shade"].to_numpy() - lo) / (hi - lo) - 0.5) > 0.3)
+    dark = ~masked & (np.abs((df["shade"].to_numpy() - lo) / (hi - lo) - 0.5) > 0.3)
+    df["ink"] = np.where(dark, "white", "black")
+    extra_lines = extra_tooltip_lines(df, extra, np.shape(matrix), value_format)
+    emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
     scale = alt.Scale(scheme=DIVERGING_SCHEME, domain=[lo, hi], domainMid=0)
     x = alt.X(field="col", type="ordinal", sort=None, title=x_title,
               axis=alt.Axis(labelAngle=-45, orient="top", labelOverlap=False))
     y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
     tooltip = [alt.Tooltip(field="row", type="nominal", title=y_title),
                alt.Tooltip(field="col", type="nominal", title=x_title),
-               alt.Tooltip(field="label", type="nominal", title="value")]
-    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1).encode(
+               alt.Tooltip(field="label", type="nominal", title="value"), *extra_lines]
+    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=2 if emphasis else 1).encode(
         color=alt.condition("datum.masked", alt.value(MASKED_GREY),
                             alt.Color(field="shade", type="quantitative", scale=scale, title=None,
                                       legend=alt.Legend(orient="right"))),
+        **emphasis,
     )
     layers: list[alt.Chart] = [rect]
     if show_values:
         layers.append(alt.Chart().mark_text(fontSize=font_size).encode(
             text=alt.Text(field="label", type="nominal"),
-            color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
+            color=alt.Color(field="ink", type="nominal", scale=None),  # the column holds the colours themselves
         ))
     return (alt.layer(*layers, data=df, title=title or alt.Undefined).encode(x=x, y=y, tooltip=tooltip)
+            .resolve_scale(color="independent")  # the cells' colour scale is not the text's ink
             .properties(width=alt.Step(cell_size), height=alt.Step(cell_size)))
 
 

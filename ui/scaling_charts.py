@@ -157,18 +157,21 @@ def attention_maps(
     scores_title: str,
     weights_title: str = "attention weights",
     max_side: int = 360,
+    weight_tooltips: Mapping[str, np.ndarray] | None = None,
 ) -> alt.HConcatChart:
     """The scores (diverging, centred at 0) and the weights (viridis on [0, 1]) of one attention map, side by side.
 
     Cells shrink with the sequence length so both maps and their legends fit in
     about ``2 * max_side + 220`` pixels at any T; values are printed in the cells up
-    to T = 10, and each colour legend is as tall as its map.
+    to T = 10, and each colour legend is as tall as its map. `weight_tooltips` adds
+    lines to a weight cell's tooltip (``{label: (T, T) array}``), e.g. the arithmetic behind it.
     """
     t = len(labels)
     cell = int(np.clip(max_side // t, 11, 44))
     kw = dict(row_labels=labels, col_labels=labels, x_title="key", y_title="query", cell_size=cell,
               show_values=t <= 10, value_format=".2f", font_size=11 if t <= 8 else 10)
-    maps = [heatmap(scores, title=scores_title, **kw), heatmap(weights, signed=False, title=weights_title, **kw)]
+    maps = [heatmap(scores, title=scores_title, **kw),
+            heatmap(weights, signed=False, title=weights_title, extra=weight_tooltips, **kw)]
     for m in maps:
         # ui.charts.heatmap sizes its legend for 40-pixel cells; match it to these cells (layer 0 is the rects).
         m.layer[0].encoding.color["legend"]["gradientLength"] = max(60, cell * t)
