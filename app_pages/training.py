@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
@@ -27,7 +26,6 @@ from core.training import (
     parameter_count,
     parse_digits,
     predict,
-    warm_up,
 )
 from ui.controls import (
     bound_choice,
@@ -63,14 +61,6 @@ PATTERN = {
             "as much as on their positions",
     "first": "every query should fetch key 0: look for a bright **first column**",
 }
-
-
-@st.cache_resource(show_spinner=False)
-def warm_up_in_background() -> threading.Thread:
-    """Once per server process: import what the first training run needs while the visitor reads the page."""
-    thread = threading.Thread(target=warm_up, name="training-warm-up", daemon=True)
-    thread.start()
-    return thread
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -119,7 +109,7 @@ def train_live(config: TrainConfig, runs: dict[TrainConfig, Trainer], buttons: D
     stop = buttons.empty()
     stop.button("Stop", key="stop", icon=":material/stop:",
                 help="Stop training. The run so far is kept and shown, and can be continued later.")
-    bar = st.progress(0.0, text="building the model…")  # the first run in a process also imports torch.optim
+    bar = st.progress(0.0, text="building the model…")
     trainer = runs.get(config)
     if trainer is None:
         trainer = Trainer(config)
@@ -191,7 +181,6 @@ with st.container(horizontal=True, vertical_alignment="bottom"):
 config = TrainConfig(task=task, seq_len=seq_len, vocab=vocab, d_model=d_model, n_heads=n_heads,
                      n_layers=n_layers, pos=pos, steps=steps, lr=lr, seed=seed)
 runs: dict[TrainConfig, Trainer] = st.session_state.setdefault(RUNS_KEY, {})
-warm_up_in_background()
 trainer = runs.get(config)
 st.caption(
     f"**Task: {TASKS[task]}**, e.g. {' '.join(str(d % vocab) for d in EXAMPLE[:seq_len])} → "

@@ -187,7 +187,7 @@ def main() -> None:
     print(f"load average {result['machine']['load_before']} on {os.cpu_count()} CPUs; defaults: {default}")
 
     t = time.perf_counter()
-    Trainer(TrainConfig(steps=1))  # the first optimiser in a process imports torch._dynamo
+    Trainer(TrainConfig(steps=1))  # the first Trainer in a process: model building, first torch calls
     result["cold_first_trainer_s"] = round(time.perf_counter() - t, 2)
     result["ms_per_step"] = {f"{n}_threads": step_times(default, n) for n in (1, 2)}
     print(f"first Trainer in a fresh process: {result['cold_first_trainer_s']} s; ms per step: {result['ms_per_step']}")

@@ -400,6 +400,48 @@ def predict(model: TinyTransformer, tokens: np.ndarray | list[int]) -> tuple[np.
     return probs.argmax(-1).numpy(), probs.numpy().astype(np.float64), maps[0].numpy().astype(np.float64)
 
 
+class Adam:
+    r"""Adam (Kingma and Ba, 2015), written out: the update ``torch.optim.Adam`` makes, with its defaults.
+
+    For every parameter :math:`\theta` with gradient :math:`g`, at step :math:`t`:
+
+    .. math::
+
+        m \leftarrow \beta_1 m + (1 - \beta_1)\, g,\qquad
+        v \leftarrow \beta_2 v + (1 - \beta_2)\, g^2,\qquad
+        \theta \leftarrow \theta - \mathrm{lr}\,
+            \frac{m / (1 - \beta_1^t)}{\sqrt{v / (1 - \beta_2^t)} + \epsilon}
+
+    Written here rather than taken from ``torch.optim``: the first ``torch.optim`` optimiser created in a
+    process imports ``torch._dynamo`` (with SymPy and more), seconds and about 70 MB that this app never uses.
+    The test suite checks it step for step against ``torch.optim.Adam``.
+    """
+
+    def __init__(self, params: Iterator[nn.Parameter], lr: float, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8) -> None:
+        self.params = [p for p in params if p.requires_grad]
+        self.lr, (self.beta1, self.beta2), self.eps = lr, betas, eps
+        self.t = 0
+        self.m = [torch.zeros_like(p) for p in self.params]  # first moments, one per parameter
+        self.v = [torch.zeros_like(p) for p in self.params]  # second moments
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        self.t += 1
+        bias1, bias2 = 1 - self.beta1**self.t, 1 - self.beta2**self.t
+        for p, m, v in zip(self.params, self.m, self.v, strict=True):
+            if p.grad is None:
+                continue
+            m.mul_(self.beta1).add_(p.grad, alpha=1 - self.beta1)
+            v.mul_(self.beta2).addcmul_(p.grad, p.grad, value=1 - self.beta2)
+            denom = (v.sqrt() / math.sqrt(bias2)).add_(self.eps)
+            p.addcdiv_(m, denom, value=-self.lr / bias1)
+
+
 class Trainer:
     """Adam on fresh random batches, resumable: ``run`` can be called repeatedly, in chunks.
 
@@ -410,7 +452,7 @@ class Trainer:
     def __init__(self, config: TrainConfig) -> None:
         self.config = config
         self.model = build_model(config)
-        self.optimiser = torch.optim.Adam(self.model.parameters(), lr=config.lr, foreach=True)
+        self.optimiser = Adam(self.model.parameters(), lr=config.lr)
         self.x_eval = held_out_set(config)  # (N, T)
         self.y_eval = make_targets(self.x_eval, config.task)  # (N, T)
         self.eval_codes = sequence_codes(self.x_eval, config.vocab)  # (N,)
@@ -441,7 +483,7 @@ class Trainer:
         logits, _ = self.model(x)  # (batch, T, vocab)
         y = make_targets(x, self.config.task)  # (batch, T)
         loss = nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())  # (batch*T, vocab) vs (batch*T,)
-        self.optimiser.zero_grad(set_to_none=True)
+        self.optimiser.zero_grad()
         loss.backward()
         self.optimiser.step()
         return loss.item()
@@ -469,12 +511,6 @@ class Trainer:
                 if deadline is not None and now >= deadline:
                     break
         return r
-
-
-def warm_up() -> None:
-    """Pay PyTorch's one-off costs ahead of the first run: creating the first optimiser in a process imports
-    ``torch._dynamo`` (seconds on a small machine); callers may run this in a background thread."""
-    torch.optim.Adam([nn.Parameter(torch.zeros(1))], lr=1e-3, foreach=True)
 
 
 def train(config: TrainConfig, on_step: Callable[[Progress], bool | None] | None = None) -> TrainingResult:

@@ -60,7 +60,7 @@ def test_the_landing_page_draws_without_importing_pytorch():
     script = (
         "import sys\n"
         "import ui.warmup\n"
-        "ui.warmup.import_in_background = lambda *m: None  # only what the page itself imports\n"
+        "ui.warmup.import_in_background = lambda *m, **kw: None  # only what the page itself imports\n"
         "from tests.apptest_helpers import run_page\n"
         "at = run_page(None)\n"
         "assert not at.exception and at.get('vega_lite_chart'), 'the page did not draw'\n"

@@ -4,14 +4,20 @@ Training runs here are very short (tens of steps, tiny models): they check the m
 (loss falls, determinism, resumption, snapshot shapes), never the wall time.
 """
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
 from core.multihead import multi_head_attention
 from core.positional import positional_encoding
 from core.training import (
     TASKS,
+    Adam,
     MultiHeadSelfAttention,
     TrainConfig,
     Trainer,
@@ -27,9 +33,10 @@ from core.training import (
     sequence_codes,
     train,
     training_batch,
-    warm_up,
 )
 from ui.training_charts import attention_grid, curves_frame, position_labels, probabilities_map, training_curves
+
+ROOT = Path(__file__).resolve().parents[1]
 
 #: A configuration small enough to train in well under a second on an idle machine.
 TINY = TrainConfig(seq_len=5, vocab=5, d_model=16, n_heads=2, steps=30, n_eval=64, n_checkpoints=5)
@@ -270,10 +277,29 @@ def test_on_step_reports_progress_and_can_stop():
     assert all(b.elapsed_s >= a.elapsed_s for a, b in zip(seen, seen[1:], strict=False))
 
 
-def test_warm_up_runs_and_changes_nothing():
-    rng, threads = torch.get_rng_state(), torch.get_num_threads()
-    warm_up()
-    assert torch.equal(torch.get_rng_state(), rng) and torch.get_num_threads() == threads
+def test_adam_matches_torch_optim_step_for_step():
+    torch.manual_seed(0)
+    ours, theirs = nn.Linear(5, 3), nn.Linear(5, 3)
+    theirs.load_state_dict(ours.state_dict())
+    opt_ours, opt_theirs = Adam(ours.parameters(), lr=3e-2), torch.optim.Adam(theirs.parameters(), lr=3e-2)
+    x, y = torch.randn(16, 5), torch.randn(16, 3)
+    for _ in range(25):
+        for model, opt in ((ours, opt_ours), (theirs, opt_theirs)):
+            opt.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    assert not torch.equal(ours.weight, nn.Linear(5, 3).weight)  # it did move
+
+
+def test_training_never_imports_torch_dynamo():
+    """torch.optim's first optimiser imports torch._dynamo (seconds, ~70 MB); our Adam must not."""
+    script = ("import sys\nfrom core.training import TrainConfig, train\n"
+              "train(TrainConfig(steps=3))\nprint('torch._dynamo' in sys.modules, 'sympy' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["False", "False"]
 
 
 def test_training_restores_torch_settings():

@@ -20,3 +20,11 @@ def test_a_failing_import_does_not_raise():
     assert thread is not None
     thread.join(timeout=60)
     assert "no_such_module_for_the_warmup_test" not in sys.modules
+
+
+def test_the_import_waits_for_its_delay():
+    name = "tabnanny"  # a small standard-library module the suite does not import otherwise
+    sys.modules.pop(name, None)
+    thread = import_in_background(name, delay_s=30.0)
+    thread.join(timeout=0.5)
+    assert thread.is_alive() and name not in sys.modules  # still waiting, nothing imported yet

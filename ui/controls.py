@@ -30,6 +30,9 @@ from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, m
 # Charts are exported with to_dict() in show_chart; the pages bound their own data sizes.
 alt.data_transformers.disable_max_rows()
 
+#: Longest word `tokens_input` accepts: it becomes an axis label.
+MAX_WORD_CHARS = 40
+
 #: Every query-parameter key the app uses, and what it controls.
 QUERY_KEYS: dict[str, str] = {
     "seed": "random seed of the weight matrices / inputs (0 = the lesson's numbers on the worked example)",
@@ -50,7 +53,7 @@ QUERY_KEYS: dict[str, str] = {
     "text": "the sentence typed by the user",
     "src": "source (encoder) sentence",
     "present": "presenter mode: larger chart text for a projector, long explanations hidden (app-wide)",
-    "reveal": "how many stages of the worked example are revealed (1 = X only ... 7 = everything)",
+    "reveal": "the last stage of the worked example shown: X, Q, K, V, raw scores, scaled scores, softmax or output",
     "tokens": "token labels of the worked example, space-separated",
     "check": "open the worked example's PyTorch cross-check (true/false)",
     "X": "the worked example's embedding matrix: rows separated by ';', entries by ','",
@@ -124,12 +127,34 @@ def bound_select_slider(
     format_func: Callable[[Any], str] = str,
     container: Any = st,
 ) -> Any:
-    """A slider over a fixed list of options (e.g. powers of two, divisors) bound to the URL under `key`."""
+    """A slider over a fixed list of options (e.g. powers of two, divisors) bound to the URL under `key`.
+
+    The link holds an option as `format_func` writes it (``?temp=1``); a hand-written equal number
+    (``?temp=1.0``, ``?lr=1e-2``) is accepted too.
+    """
     _register(key)
+    options = list(options)
+    value = default
+    if key not in st.session_state and (option := _numeric_option(st.query_params.get(key), options, format_func)):
+        st.session_state[key] = option[0]
+        value = None  # the widget takes its value from the session state set just above
     return container.select_slider(
-        label, options=list(options), value=default, key=key, help=help, format_func=format_func,
-        bind="query-params",
+        label, options=options, value=value, key=key, help=help, format_func=format_func, bind="query-params",
     )
+
+
+def _numeric_option(raw: str | None, options: list[Any], format_func: Callable[[Any], str]) -> tuple[Any] | None:
+    """``(option,)`` when the URL value `raw` is not an option's label but the same number as one, else None."""
+    if raw is None or raw in {format_func(o) for o in options}:
+        return None
+    try:
+        number = float(raw)
+    except ValueError:
+        return None
+    for option in options:
+        if isinstance(option, int | float) and not isinstance(option, bool) and float(option) == number:
+            return (option,)
+    return None
 
 
 def bound_toggle(label: str, key: str, default: bool = False, *, help: str | None = None, container: Any = st) -> bool:
@@ -162,13 +187,15 @@ def tokens_input(
     default: str,
     *,
     max_tokens: int = 16,
+    max_chars: int = MAX_WORD_CHARS,
     help: str | None = None,
     container: Any = st,
 ) -> list[str]:
     """A text box for a whitespace-separated sentence, bound to the URL under `key`.
 
-    Empty input or more than `max_tokens` tokens shows an error and keeps the
-    last valid sentence, so a bad edit never loses the view or raises.
+    Empty input, more than `max_tokens` tokens or a word longer than `max_chars` characters (it would
+    not fit on an axis) shows an error and keeps the last valid sentence, so a bad edit never loses the
+    view or raises.
     """
     _register(key)
     text = container.text_input(label, value=default, key=key, bind="query-params",
@@ -183,6 +210,12 @@ def tokens_input(
         container.error(
             f"{label}: {len(tokens)} words is more than the {max_tokens} this page can draw. "
             f"Showing the last valid sentence: “{' '.join(fallback)}”."
+        )
+        return list(fallback)
+    if (longest := max(tokens, key=len)) and len(longest) > max_chars:
+        container.error(
+            f"{label}: the word “{longest[:20]}…” has {len(longest):,} characters, more than the {max_chars} "
+            f"a label can show. Showing the last valid sentence: “{' '.join(fallback)}”."
         )
         return list(fallback)
     st.session_state[last_key] = tokens
@@ -314,8 +347,11 @@ def _matrix_file(spec: dict, k: int, kind: str) -> str:
 
 def _matches(url_value: str | list[str], widget_value: Any) -> bool:
     """Whether a raw URL value is what the bound widget ended up holding."""
+    if isinstance(widget_value, list | tuple):  # a multiselect: one value in the link is a list of one
+        values = url_value if isinstance(url_value, list) else [url_value]
+        return [str(v) for v in widget_value] == values
     if isinstance(url_value, list):
-        return isinstance(widget_value, list | tuple) and [str(v) for v in widget_value] == url_value
+        return False
     if isinstance(widget_value, bool):
         return url_value.lower() == str(widget_value).lower()
     if isinstance(widget_value, int | float):
