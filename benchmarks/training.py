@@ -224,7 +224,7 @@ def main() -> None:
     print(f"| full default run ({default.steps} steps) | {', '.join(str(r['total_s']) for r in runs)} s | |")
     print(f"| ms per step, 1 / 2 threads | {result['ms_per_step']['1_threads']} / "
           f"{result['ms_per_step']['2_threads']} | |")
-    print(f"| first trainer in a fresh process (imports torch._dynamo) | {result['cold_first_trainer_s']} s | |")
+    print(f"| first trainer in a fresh process | {result['cold_first_trainer_s']} s | |")
     worst_chunk = max(r["chunk_interval_ms"]["max"] for r in runs)
     worst_step = max(r["on_step_interval_ms"]["max"] for r in runs)
     print(f"| progress interval, on_step max / page chunk max | {worst_step} ms / {worst_chunk} ms | <= 500 ms |")
