@@ -17,7 +17,8 @@ from core.positional_analysis import (
     wavelengths,
 )
 from ui.charts import heatmap, line_chart, side_by_side
-from ui.controls import bound_multiselect, bound_slider, show_chart, show_source
+from ui.controls import bound_multiselect, bound_slider, matrix_downloads, show_chart, show_source
+from ui.export import matrix_titles
 from ui.positional_charts import (
     default_domain,
     raster_heatmap,
@@ -164,7 +165,8 @@ if positions == 5 and d_model == 8:
     st.caption("5 positions × 8 dimensions: this is the table the lesson prints, to its 3 decimals.")
 if pe_is_image:
     st.caption(f"{pe.size:,} cells drawn as one image, one pixel per cell (no hover values at this size; "
-               f"tooltips return below {MAX_RECT_CELLS:,} cells).")
+               f"tooltips return below {MAX_RECT_CELLS:,} cells). The numbers, for slides or a notebook:")
+    matrix_downloads("PE table", pe, [str(p) for p in range(positions)], [str(d) for d in range(d_model)])
 n_distinct = distinct_positions(pe)
 st.caption(f"Distinct rows: {n_distinct} of {positions}"
            + (": every position gets its own vector." if n_distinct == positions else "."))
@@ -206,10 +208,12 @@ st.markdown(
     "relative position from it."
 )
 st.latex(r"PE_p \cdot PE_{p+k} = \sum_i \cos(\omega_i\, k)\quad\text{(every full sine/cosine pair)}")
-show_chart(
-    similarity_spec(positions, d_model),
-    alt="Heatmap of the dot product between every pair of positions, and the dot product against the offset",
-)
+sim_spec = similarity_spec(positions, d_model)
+show_chart(sim_spec, alt="Heatmap of the dot product between every pair of positions, and the dot product against the "
+                         "offset")
+if not matrix_titles(sim_spec):  # drawn as one image: its numbers are not in the chart's Export menu
+    labels = [str(p) for p in range(positions)]
+    matrix_downloads("PE · PEᵀ", sim, labels, labels)
 c1, c2 = st.columns(2)
 c1.metric("max gap to the offset-only formula", f"{offset_error:.1e}",
           help="Largest gap, over every pair of positions, between the dot product and the offset-only formula.")

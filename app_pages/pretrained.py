@@ -18,8 +18,7 @@ from core.pretrained import (
     tokenize_wordpiece,
 )
 from core.reference import max_abs_diff
-from ui.charts import for_projector
-from ui.controls import bound_slider, explain, presenter_mode, show_source
+from ui.controls import bound_slider, explain, show_chart, show_source
 from ui.pretrained_charts import GRID_SELECTION, attention_grid, attention_panels, close_up
 
 #: Longest input drawn, in WordPiece tokens with [CLS] and [SEP] (72 maps of T x T cells must stay fast).
@@ -65,11 +64,6 @@ def pick_from_grid() -> None:
     points = (event or {}).get("selection", {}).get(GRID_SELECTION) or []
     if points and "layer" in points[0] and "head" in points[0]:
         select_head(int(points[0]["layer"]), int(points[0]["head"]))
-
-
-def draw(spec: dict, **kwargs) -> object:
-    """Draw a Vega-Lite dict from `ui.pretrained_charts` (its DataFrames travel as Arrow), larger in presenter mode."""
-    return st.vega_lite_chart(for_projector(spec) if presenter_mode() else spec, width="content", **kwargs)
 
 
 def chips(tokens: tuple[str, ...]) -> str:
@@ -129,8 +123,8 @@ explain(
 )
 st.latex(r"A^{(l,h)} = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right),\quad "
          rf"l = 1..{L},\ h = 1..{H},\ d_k = {model.d_model} / {H} = {model.d_k}")
-draw(attention_grid(run.weights, run.tokens, title=f"{L} layers × {H} heads"),
-     on_select=pick_from_grid, selection_mode=GRID_SELECTION, key="grid_click")
+show_chart(attention_grid(run.weights, run.tokens, title=f"{L} layers × {H} heads"),
+           on_select=pick_from_grid, selection_mode=GRID_SELECTION, key="grid_click")
 
 st.header("2 · What to look for")
 explain(
@@ -157,7 +151,7 @@ with st.container(horizontal=True):
     layer = int(bound_slider("Layer", "layer", 1, L, 1, help=f"Which of the {L} layers (1 = closest to the input)."))
     head = int(bound_slider("Head", "head", 1, H, 1, help=f"Which of the {H} heads of that layer."))
 A = run.weights[layer - 1, head - 1]
-draw(close_up(A, run.tokens, title=f"layer {layer}, head {head}"))
+show_chart(close_up(A, run.tokens, title=f"layer {layer}, head {head}"))
 explain(
     "Left: the map; right: the same weights as lines from each token (left) to the tokens it attends "
     "to (right), thicker and darker for more weight. Hover a token on the left to keep only its lines."
@@ -193,7 +187,7 @@ explain(
 )
 means = np.concatenate([run.weights.mean(axis=1), run.weights.mean(axis=(0, 1))[None]])  # (L+1, T, T)
 names = [f"layer {k + 1}: mean of {H} heads" for k in range(L)] + [f"all {L * H} heads"]
-draw(attention_panels(means, names, run.tokens, columns=4, cell_px=max(6, min(16, 240 // T))))
+show_chart(attention_panels(means, names, run.tokens, columns=4, cell_px=max(6, min(16, 240 // T))))
 
 credits = model_credits()
 st.caption(

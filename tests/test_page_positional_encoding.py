@@ -8,9 +8,10 @@ import pytest
 from PIL import Image
 
 from core import positional_encoding
-from core.positional_analysis import positional_encoding_at
+from core.positional_analysis import position_similarity, positional_encoding_at
 from tests import lesson_values as lesson
 from tests.apptest_helpers import chart_specs, heatmaps, run_page
+from tests.export_helpers import parse_csv, parse_latex, recorded_downloads
 from ui.positional_charts import colorize
 
 PAGE = "app_pages/positional_encoding.py"
@@ -98,3 +99,21 @@ def test_other_slider_extremes(positions, d_model):
     shown = {**heatmaps(at), **images(at)}
     title = f"PE ({positions} position{'s' * (positions > 1)} × {d_model} dim{'s' * (d_model > 1)})"
     assert title in shown
+
+
+def test_tables_drawn_as_images_still_download_as_csv_and_latex():
+    """At 512 x 512 the table is one image, so its numbers are offered next to it; small tables use the menu."""
+    with recorded_downloads() as files:
+        at = run_page(PAGE, positions="512", d_model="512")
+    assert not at.exception
+    pe = positional_encoding(512, 512)
+    buttons = {b.label: b for b in at.get("download_button")}
+    matrix, rows, cols = parse_csv(files[buttons["PE table as CSV"].proto.deferred_file_id]())
+    np.testing.assert_array_equal(matrix, pe)
+    assert rows[:3] == ["0", "1", "2"] and cols[-1] == "511"
+    np.testing.assert_allclose(parse_latex(files[buttons["PE table as LaTeX"].proto.deferred_file_id]()), pe,
+                               atol=5e-4)
+    sim, _, _ = parse_csv(files[buttons["PE · PEᵀ as CSV"].proto.deferred_file_id]())
+    np.testing.assert_allclose(sim, position_similarity(pe))
+    small = run_page(PAGE)
+    assert not any(b.label.endswith(("as CSV", "as LaTeX")) for b in small.get("download_button"))

@@ -62,6 +62,14 @@ def test_defaults_show_the_models_own_weights(model):
     assert "`core.minilm`" in captions
 
 
+def test_every_chart_has_an_export_menu_and_the_close_up_exports_its_matrix(model):
+    at = run()
+    menus = [s for s in at.selectbox if s.key.startswith("export_")]
+    assert len(menus) == len(at.get("vega_lite_chart")) == 3
+    assert all({"Chart · PNG image", "Chart · SVG drawing"} <= set(m.options) for m in menus)
+    assert any("layer 1, head 1 · CSV" in m.options for m in menus)
+
+
 def test_the_page_never_imports_transformers():
     """The page runs the model with `core.minilm`: transformers (hundreds of MB with scipy) stays out of the server."""
     code = (

@@ -162,3 +162,16 @@ def test_cost_charts_time_and_memory_with_fits_and_the_computed_matrix():
     assert [r["MiB"] for r in matrix] == [n * n * 4 / 2**20 for n in ns]
     measured = spec["datasets"][time_panel["layer"][0]["data"]["name"]]
     assert {r["series"] for r in measured} == {"Naive", "Fused"} and max(r["ms"] for r in measured) == 16.0
+
+
+def test_charts_with_dataframes_export_as_images():
+    """The page's specs carry DataFrames (sent as Arrow); the export converts them for the renderer."""
+    from ui.export import chart_to_png, chart_to_svg, spec_of
+
+    spec = attention_grid(weights((2, 3, 5, 5)), TOKENS, title="grid")
+    assert isinstance(spec["datasets"]["attention_grid"], pd.DataFrame)
+    assert spec_of(spec)["datasets"]["attention_grid"] == as_json(spec)["datasets"]["attention_grid"]
+    assert isinstance(spec["datasets"]["attention_grid"], pd.DataFrame)  # the page's own spec is left as it was
+    png = chart_to_png(spec)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
+    assert chart_to_svg(close_up(weights((5, 5)), TOKENS, title="close")).startswith("<svg")

@@ -336,6 +336,21 @@ def export_menu(spec: dict) -> None:
                            on_click="ignore", icon=":material/download:")
 
 
+def matrix_downloads(title: str, matrix: Any, row_labels: Sequence[str], col_labels: Sequence[str]) -> None:
+    """CSV and LaTeX downloads of a matrix too large to travel inside its chart (drawn as one image).
+
+    The files are made only when a button is clicked, like the Export menu's.
+    """
+    slug = _slug(title)
+    with st.container(horizontal=True):
+        st.download_button(f"{title} as CSV", data=functools.partial(matrix_to_csv, matrix, row_labels, col_labels),
+                           file_name=f"{slug}.csv", mime="text/csv", key=f"matrix_{slug}_csv", on_click="ignore",
+                           icon=":material/table:")
+        st.download_button(f"{title} as LaTeX", data=functools.partial(matrix_to_latex, matrix),
+                           file_name=f"{slug}.tex", mime="text/x-tex", key=f"matrix_{slug}_tex", on_click="ignore",
+                           icon=":material/functions:")
+
+
 def _matrix_file(spec: dict, k: int, kind: str) -> str:
     """The `k`-th matrix of a chart spec (`ui.export.chart_matrices` order) as CSV (``"csv"``) or LaTeX (``"tex"``).
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -23,8 +24,17 @@ import pandas as pd
 
 
 def spec_of(chart: Any) -> dict:
-    """The Vega-Lite spec of an Altair chart (or a spec dict, returned as is)."""
-    return chart if isinstance(chart, dict) else chart.to_dict()
+    """The Vega-Lite spec (JSON-ready) of an Altair chart or of a spec dict.
+
+    A dict's datasets may be DataFrames (Streamlit sends those as Arrow); the renderer needs records, so
+    they are converted here, at export time only.
+    """
+    spec = chart if isinstance(chart, dict) else chart.to_dict()
+    datasets = spec.get("datasets", {})
+    if any(isinstance(d, pd.DataFrame) for d in datasets.values()):
+        spec = {**spec, "datasets": {name: json.loads(d.to_json(orient="records")) if isinstance(d, pd.DataFrame)
+                                     else d for name, d in datasets.items()}}
+    return spec
 
 
 def chart_to_png(chart: Any, scale: float = 2.0) -> bytes:
