@@ -15,13 +15,24 @@ from core.multihead_steps import (
     torch_multihead_module,
 )
 from core.reference import max_abs_diff
-from ui.controls import bound_select_slider, bound_slider, explain, seed_slider, show_chart, show_source
+from ui.charts import unique_labels
+from ui.controls import (
+    bound_select_slider,
+    bound_slider,
+    clicked_cell,
+    explain,
+    seed_slider,
+    show_chart,
+    show_source,
+)
 from ui.multihead_charts import HEAD_GAP, HEAD_GAP_MANY, facets_side_by_side, head_blocks, head_maps, matrix_panels
 from ui.quiz import predict_then_reveal
 
 #: The sentence the tokens come from; the sequence-length slider keeps its first T words.
 SENTENCE = "the cat sat on the mat because it was tired and the dog ran off home"
 D_MODELS = [4, 6, 8, 12, 16, 24, 32, 48, 64]
+#: Widget key of the clickable attention maps (their selection state, not in the URL).
+CLICK_KEY = "heads_cell"
 DEFAULT_D_MODEL, DEFAULT_HEADS, DEFAULT_SEQ_LEN = 16, 4, 6  # the lesson's nn.MultiheadAttention(16, 4)
 
 
@@ -45,11 +56,13 @@ def clamp(value: float, lo: int, hi: int) -> int:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def chart_specs(seed: int, d_model: int, n_heads: int, seq_len: int) -> dict[str, dict]:
+def chart_specs(seed: int, d_model: int, n_heads: int, seq_len: int,
+                cell: tuple[int, ...] | None = None) -> dict[str, dict]:
     """Every chart of the page as a Vega-Lite spec, built once per input (building Altair charts is the slow part).
 
     Cell sizes follow the shape, so the charts keep about the same width on screen: Q/K/V and the
-    concatenation fill ~820 px whatever d_model, the maps wrap after 8 heads.
+    concatenation fill ~820 px whatever d_model, the maps wrap after 8 heads. `cell` is the clicked
+    weight ``(head, query, key)``: its query row and key row are highlighted in that head's block of Q and K.
     """
     tokens, x, w = inputs(seed, d_model, seq_len)
     steps = multi_head_steps(x, *w, n_heads)
@@ -62,8 +75,9 @@ def chart_specs(seed: int, d_model: int, n_heads: int, seq_len: int) -> dict[str
     mix_kw = dict(x_title="output dim", cell_size=mix_cell, value_format=".2f", font_size=9, show_values=d_model <= 8)
     charts = {
         "qkv": head_blocks({"Q": steps.q, "K": steps.k, "V": steps.v}, n_heads, row_labels=tokens,
-                           cell_size=block_cell),
-        "maps": head_maps(steps.weights, tokens, columns=map_columns, cell_size=map_cell),
+                           cell_size=block_cell,
+                           highlight=None if cell is None else {"Q": (cell[1], cell[0]), "K": (cell[2], cell[0])}),
+        "maps": head_maps(steps.weights, tokens, columns=map_columns, cell_size=map_cell, select="cell"),
         "concat": head_blocks({"Concat(heads)": steps.concat}, n_heads, row_labels=tokens, cell_size=block_cell),
         "mix": facets_side_by_side(
             matrix_panels([("W_o", w[3], dims, dims)], y_title="concat dim", **mix_kw),
@@ -136,8 +150,17 @@ st.latex(
     rf"\qquad d_k = {d_model}/{n_heads} = {d_k}"
     r"\end{gathered}"
 )
-specs = chart_specs(seed, d_model, n_heads, seq_len)
+clicked = clicked_cell(CLICK_KEY, (n_heads, seq_len, seq_len), fields=("h", "q", "k"))
+specs = chart_specs(seed, d_model, n_heads, seq_len, clicked)
 show_chart(specs["qkv"], alt=f"Q, K and V, each cut into {n_heads} blocks of {d_k} columns, one per head")
+if clicked is not None:
+    h, i, j = clicked
+    labels = unique_labels(tokens)
+    score = float(steps.q_heads[h, i] @ steps.k_heads[h, j]) / np.sqrt(d_k)  # (d_k,) · (d_k,)
+    st.caption(f"Highlighted for the weight you clicked in head {h + 1}: the query of “{labels[i]}” in Q and the key "
+               f"of “{labels[j]}” in K, each only in head {h + 1}'s block ({dims_of(h + 1, d_k)}). Their dot "
+               f"product divided by √{d_k} is the score {score:.3f}, and the weight is "
+               f"{steps.weights[h, i, j]:.3f}. Double-click the maps to clear.")
 
 st.header("2 · One attention map per head")
 explain(
@@ -148,7 +171,9 @@ explain(
 )
 st.latex(rf"A_h = \operatorname{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{{d_k}}}}}\right) "
          rf"\in \mathbb{{R}}^{{{seq_len} \times {seq_len}}},\qquad h = 1, \dots, {n_heads}")
-show_chart(specs["maps"], alt=f"{n_heads} attention maps, one per head, on a shared 0 to 1 colour scale")
+st.caption("**Click** a weight to highlight, in Q and K above, the two rows of that head's block that produced it.")
+show_chart(specs["maps"], alt=f"{n_heads} attention maps, one per head, on a shared 0 to 1 colour scale",
+           on_select="rerun", key=CLICK_KEY, selection_mode="cell")
 peak = steps.weights.max(axis=-1).mean(axis=-1)  # (H,): how sharply each head focuses, on average
 if n_heads > 1:
     sharp, flat = int(np.argmax(peak)), int(np.argmin(peak))

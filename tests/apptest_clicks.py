@@ -21,10 +21,15 @@ def chart_id(at: AppTest, key: str) -> str:
     raise AssertionError(f"no selectable chart with key {key!r} on the page")
 
 
-def click_cell(at: AppTest, key: str, i: int, j: int, param: str = "cell") -> AppTest:
-    """Click cell (i, j) of the chart with widget key `key` (selection parameter `param`) and rerun."""
+def click_point(at: AppTest, key: str, point: dict[str, int], param: str = "cell") -> AppTest:
+    """Click the mark whose selection fields are `point` (e.g. ``{"h": 1, "q": 2, "k": 0}``) and rerun."""
     states = at._tree.get_widget_states()
     state = WidgetState(id=chart_id(at, key))
-    state.string_value = json.dumps({"selection": {param: [{"i": i, "j": j}]}})
+    state.string_value = json.dumps({"selection": {param: [point]}})
     states.widgets.append(state)
     return at._run(states)
+
+
+def click_cell(at: AppTest, key: str, i: int, j: int, param: str = "cell") -> AppTest:
+    """Click cell (i, j) of the chart with widget key `key` (selection parameter `param`) and rerun."""
+    return click_point(at, key, {"i": i, "j": j}, param)

@@ -296,3 +296,21 @@ def test_the_export_layout_keeps_the_heavy_specs_small():
         assert len(json.dumps(spec["usermeta"], ensure_ascii=False)) < 3000  # vs 16 384 / 3 072 cell records
         (records,) = spec["datasets"].values()
         assert set(records[0]) == {"value"}  # still no per-cell indices or labels
+
+
+def test_head_maps_selection_and_head_blocks_highlight_draw():
+    """A click selection on (h, q, k) in the maps; the highlighted rows of the blocks stay bright; Vega draws both."""
+    import vl_convert as vlc
+
+    maps = head_maps(np.full((2, 3, 3), 1 / 3), LABELS, select="cell").to_dict()
+    (param,) = maps["params"]
+    assert param["name"] == "cell" and param["select"]["fields"] == ["h", "q", "k"]
+    blocks = head_blocks({"Q": np.ones((3, 4)), "K": np.ones((3, 4))}, 2, row_labels=LABELS,
+                         highlight={"Q": (1, 1), "K": (2, 1)}).to_dict()
+    (alpha,) = [t["calculate"] for t in blocks["transform"] if t.get("as") == "alpha"]
+    # records are numbered 1.. in (matrix, token, dim) order: Q row 1 dims 2-3, K row 2 dims 2-3
+    assert alpha.startswith("indexof([7, 8, 23, 24], datum._n)")
+    for spec in (maps, blocks):
+        assert vlc.vegalite_to_svg(spec).startswith("<svg")
+    plain = head_blocks({"Q": np.ones((3, 4))}, 2, row_labels=LABELS).to_dict()
+    assert not any(t.get("as") == "alpha" for t in plain["transform"])

@@ -1,12 +1,15 @@
 """The multi-head attention page, run headless: defaults, every slider extreme, heads that stop dividing d_model."""
 
 
+import json
+
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.embeddings import embed_tokens, random_projections
 from core.multihead_steps import divisors, multi_head_steps
+from tests.apptest_clicks import click_point
 from tests.apptest_helpers import chart_specs, facet_arrays, run_page
 from tests.export_helpers import download, page_matrices, parse_csv, parse_latex, recorded_downloads
 from ui.charts import unique_labels
@@ -157,3 +160,44 @@ def test_presenter_mode_exports_the_same_matrices():
     at = run_page(PAGE, present="true", d_model=8, heads=2)
     assert not at.exception
     check_exports(at, seed=0, d_model=8, n_heads=2, seq_len=6)
+
+
+# --- Linked highlighting: a click on a head's map lights up the rows of Q and K that made it ------------------
+
+def highlighted_cells(at: AppTest) -> set[tuple[int, int, int]] | None:
+    """(matrix, token, dim) of the bright cells of the Q/K/V chart; None when nothing is highlighted.
+
+    The chart's data is one value per cell in (matrix, token, dim) order; the spec lists the 1-based record
+    numbers of the bright ones in its "alpha" calculation.
+    """
+    for spec, _ in chart_specs(at):
+        if spec.get("facet", {}).get("row", {}).get("field") != "matrix":
+            continue
+        (alpha,) = [t["calculate"] for t in spec["transform"] if t.get("as") == "alpha"] or [None]
+        if alpha is None:
+            return None
+        numbers = json.loads(alpha[alpha.index("["):alpha.index("]") + 1])
+        return {tuple(int(x) for x in np.unravel_index(n - 1, (3, 6, 16))) for n in numbers}  # the page's defaults
+    raise AssertionError("no Q/K/V chart on the page")
+
+
+def test_clicking_a_weight_highlights_its_query_and_key_rows_in_that_heads_block():
+    at = run_page(PAGE)  # d_model 16, 4 heads (d_k 4), 6 tokens
+    assert highlighted_cells(at) is None
+    at = click_point(at, "heads_cell", {"h": 1, "q": 2, "k": 0})
+    assert not at.exception
+    want = {(0, 2, d) for d in range(4, 8)} | {(1, 0, d) for d in range(4, 8)}  # Q row 2 and K row 0, dims 4-7
+    assert highlighted_cells(at) == want
+    steps = expected(0, 16, 4, 6)
+    score = steps.q_heads[1, 2] @ steps.k_heads[1, 0] / 2.0
+    caption = next(c.value for c in at.caption if c.value.startswith("Highlighted"))
+    assert "head 2" in caption and "“sat”" in caption and "“the (0)”" in caption
+    assert f"the score {score:.3f}" in caption and f"the weight is {steps.weights[1, 2, 0]:.3f}" in caption
+
+
+def test_a_click_from_more_heads_is_ignored():
+    at = click_point(run_page(PAGE, heads="8"), "heads_cell", {"h": 6, "q": 1, "k": 1})
+    assert highlighted_cells(at) is not None
+    at.select_slider(key="heads").set_value(2).run()
+    assert not at.exception and highlighted_cells(at) is None
+    assert not any(c.value.startswith("Highlighted") for c in at.caption)

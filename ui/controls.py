@@ -277,19 +277,21 @@ def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs
     return result
 
 
-def clicked_cell(key: str, shape: tuple[int, int], param: str = "cell") -> tuple[int, int] | None:
-    """The ``(i, j)`` cell last clicked on the chart drawn with widget `key` (selection parameter `param`).
+def clicked_cell(key: str, shape: tuple[int, ...], param: str = "cell",
+                 fields: Sequence[str] = ("i", "j")) -> tuple[int, ...] | None:
+    """The cell last clicked on the chart drawn with widget `key`: its `fields` (``(i, j)`` by default).
 
-    The chart is a `ui.charts.heatmap(..., select=param)` shown with ``on_select="rerun"``. None when
-    nothing is selected, and for a click remembered from a larger map that lies outside `shape` now.
+    The chart has a click selection `param` on those fields (`ui.charts.heatmap(..., select=param)`)
+    and is shown with ``on_select="rerun"``. None when nothing is selected, and for a click remembered
+    from a larger map that lies outside `shape` now.
     """
     state = st.session_state.get(key)
     try:
         (point,) = state["selection"][param]
-        cell = int(point["i"]), int(point["j"])
+        cell = tuple(int(point[f]) for f in fields)
     except (KeyError, TypeError, ValueError):
         return None
-    return cell if 0 <= cell[0] < shape[0] and 0 <= cell[1] < shape[1] else None
+    return cell if all(0 <= c < n for c, n in zip(cell, shape, strict=True)) else None
 
 
 def _slug(text: str) -> str:

@@ -117,6 +117,8 @@ def _cells(
     value_format: str,
     font_size: int,
     shape: tuple[int, int] | None = None,
+    params: list[Any] | None = None,
+    emphasis: dict[str, Any] | None = None,
 ) -> alt.Chart | alt.LayerChart:
     """The per-panel heatmap (rect, plus value labels in the ``ink`` colour if `show_values`), to be faceted.
 
@@ -128,9 +130,12 @@ def _cells(
     else:
         size = dict(width=shape[1] * cell_size, height=shape[0] * cell_size)
     rect_mark = alt.MarkDef(type="rect", stroke="white", strokeWidth=0.5 if cell_size >= 9 else 0)
+    extra = emphasis or {}  # e.g. opacity and stroke encodings that single out some cells
+    rect_params = params or alt.Undefined
     if not show_values:
-        return alt.Chart(mark=rect_mark, encoding=alt.FacetedEncoding(x=x, y=y, color=color, tooltip=tooltip), **size)
-    rect = alt.Chart(mark=rect_mark, encoding=alt.FacetedEncoding(color=color))
+        return alt.Chart(mark=rect_mark, params=rect_params, **size,
+                         encoding=alt.FacetedEncoding(x=x, y=y, color=color, tooltip=tooltip, **extra))
+    rect = alt.Chart(mark=rect_mark, params=rect_params, encoding=alt.FacetedEncoding(color=color, **extra))
     text = alt.Chart(mark=alt.MarkDef(type="text", fontSize=font_size), encoding=alt.FacetedEncoding(
         text=alt.Text(field="value", type="quantitative", format=value_format),
         # "white"/"black" used as-is; `fill`, not `color`, so it shares no scale (or legend) with the cells
@@ -177,11 +182,13 @@ def head_blocks(
     show_values: bool | None = None,
     value_format: str = ".2f",
     font_size: int = 10,
+    highlight: Mapping[str, tuple[int, int]] | None = None,
 ) -> alt.FacetChart:
     """``(T, d_model)`` matrices (one facet row each) cut into `n_heads` blocks of ``d_k`` columns (facet columns).
 
     The gap between the blocks is the split: head ``h`` reads only the columns in its block.
-    One colour scale, symmetric around 0, is shared by every panel.
+    One colour scale, symmetric around 0, is shared by every panel. `highlight` maps a matrix name to
+    ``(row, head)``: that row of that head's block stays bright and every other cell is faded.
 
     Data: one ``value`` per cell, in the order of ``np.stack(matrices)``; the indices ``m`` (which
     matrix), ``t`` (token), ``j`` (dimension) and the labels ``matrix``, ``head``, ``row``, ``col``
@@ -226,7 +233,17 @@ def head_blocks(
         alt.Tooltip(field="col", type="nominal", title="dimension"),
         alt.Tooltip(field="value", type="quantitative", title="value", format=value_format),
     ]
-    cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size,
+    emphasis = None
+    if highlight:
+        bright = np.zeros(stack.shape, dtype=bool)  # (n_matrices, T, d_model)
+        for name, (row_t, h) in highlight.items():
+            bright[names.index(name), row_t, h * d_k:(h + 1) * d_k] = True
+        # the record numbers (1-based, as `_cell_index` numbers them) of the bright cells
+        calc["alpha"] = f"indexof({_js((np.flatnonzero(bright) + 1).tolist())}, datum._n) >= 0 ? 1 : 0.2"
+        calc["edge"] = "datum.alpha == 1 ? 'black' : 'white'"
+        emphasis = {"opacity": alt.Opacity(field="alpha", type="quantitative", scale=None, legend=None),
+                    "stroke": alt.Stroke(field="edge", type="nominal", scale=None, legend=None)}
+    cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, emphasis=emphasis,
                    show_values=show_values, value_format=value_format, font_size=font_size)
     column = alt.FacetFieldDef(field="head", type="ordinal", sort=heads, title=None,
                                header=alt.Header(labelFontSize=11, labelAngle=0 if d_k * cell_size >= 14 else -90))
@@ -253,10 +270,12 @@ def head_maps(
     show_values: bool | None = None,
     value_format: str = ".2f",
     font_size: int = 10,
+    select: str | None = None,
 ) -> alt.FacetChart:
     """One attention map per head, side by side (wrapping after `columns`), on ONE viridis scale fixed to [0, 1].
 
-    Equal colours mean equal weights in every panel, so heads can be compared by eye.
+    Equal colours mean equal weights in every panel, so heads can be compared by eye. `select` names a
+    click selection of one cell (fields ``h``, ``q``, ``k``), for a page drawn with ``on_select``.
 
     Data: one ``value`` per cell, in the order of `weights`; the indices ``h`` (head, 0-based), ``q``
     (query), ``k`` (key) and the labels ``head``, ``row``, ``col`` are computed in the browser.
@@ -288,7 +307,9 @@ def head_maps(
         alt.Tooltip(field="col", type="nominal", title="key token"),
         alt.Tooltip(field="value", type="quantitative", title="weight", format=".3f"),
     ]
-    cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size,
+    params = (None if select is None else
+              [alt.selection_point(name=select, fields=["h", "q", "k"], on="click", clear="dblclick").param])
+    cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, params=params,
                    show_values=show_values, value_format=value_format, font_size=font_size)
     facet = alt.FacetFieldDef(field="head", type="ordinal", sort=[f"head {k + 1}" for k in range(n_heads)],
                               title=None, header=alt.Header(labelFontSize=12))
