@@ -48,6 +48,17 @@ def heatmaps(at: AppTest) -> dict[str, np.ndarray]:
     return found
 
 
+def heatmap_tooltips(at: AppTest, title: str) -> dict[str, np.ndarray]:
+    """The tooltip lines of the `ui.charts.heatmap` titled `title`: line title -> its values as a (rows, cols) array."""
+    for spec, frames in chart_specs(at):
+        for sub in spec.get("hconcat") or spec.get("vconcat") or [spec]:
+            if sub.get("title") == title:
+                df = frames[sub["data"]["name"]].sort_values(["i", "j"])
+                shape = (int(df["i"].max()) + 1, int(df["j"].max()) + 1)
+                return {t["title"]: df[t["field"]].to_numpy().reshape(shape) for t in sub["encoding"]["tooltip"]}
+    raise AssertionError(f"no heatmap titled {title!r}")
+
+
 def facet_arrays(at: AppTest) -> list[tuple[dict, dict[str, str], np.ndarray]]:
     """Every `ui.multihead_charts` chart on the page: ``(view spec, calculated fields, values as an array)``.
 

@@ -5,7 +5,7 @@ import pytest
 
 from core.encoder_decoder import encoder_decoder_attention
 from tests.apptest_clicks import click_cell
-from tests.apptest_helpers import chart_specs, heatmaps, run_page
+from tests.apptest_helpers import chart_specs, heatmap_tooltips, heatmaps, run_page
 
 PAGE = "app_pages/cross_attention.py"
 SRC = "the cat sat on the mat".split()
@@ -150,17 +150,6 @@ def test_repeated_token_renders_as_two_distinct_rows():
 CLICK_KEY = "cross_cell"
 
 
-def tooltips(at, title):
-    """The tooltip lines of the heatmap titled `title`: tooltip title -> (rows, cols) matrix of the values."""
-    for spec, frames in chart_specs(at):
-        for sub in spec.get("hconcat") or spec.get("vconcat") or [spec]:
-            if sub.get("title") == title:
-                df = frames[sub["data"]["name"]].sort_values(["i", "j"])
-                shape = (df["i"].max() + 1, df["j"].max() + 1)
-                return {t["title"]: df[t["field"]].to_numpy().reshape(shape) for t in sub["encoding"]["tooltip"]}
-    raise AssertionError(f"no heatmap titled {title!r}")
-
-
 def highlighted_rows(at, title):
     """Rows drawn at full opacity on the heatmap titled `title` (None: nothing is highlighted)."""
     frame = heatmap_frame(at, title)
@@ -175,7 +164,7 @@ def test_weight_tooltips_show_how_each_weight_was_computed(seed, d_model):
     assert not at.exception
     r = encoder_decoder_attention(SRC, TGT, d_model=d_model, seed=seed)
     for title, block in ((ENC, r.encoder), (DEC, r.decoder), (cross_title(4, 6), r.cross)):
-        tips = tooltips(at, title)
+        tips = heatmap_tooltips(at, title)
         raw = block.Q @ block.K.T
         np.testing.assert_allclose(tips["raw score q_i · k_j"].astype(float), raw, atol=1e-12)
         scaled = tips[f"scaled score q_i · k_j / √{d_model}"].astype(float)
@@ -191,7 +180,7 @@ def test_weight_tooltips_show_how_each_weight_was_computed(seed, d_model):
                                                                                           masked.ravel(), strict=True)])
         np.testing.assert_allclose(shown[~masked.ravel()], block.weights[~masked], atol=1e-4)
         assert ("mask M_ij" in tips) == (block.mask is not None)
-    dec = tooltips(at, DEC)
+    dec = heatmap_tooltips(at, DEC)
     upper = np.triu(np.ones((4, 4), dtype=bool), 1)
     assert (dec["mask M_ij"][upper] == "−∞").all() and (dec["mask M_ij"][~upper] == "0").all()
     assert dec["A_ij = exp / row sum"][0, 3] == "exactly 0: “assis” comes after “le”, so M = −∞ and e^(−∞) = 0"

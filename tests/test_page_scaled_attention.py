@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.attention import scaled_dot_product_attention
 from core.scaling import random_qkv, score_sweep
-from tests.apptest_helpers import chart_specs, heatmaps, run_page
+from tests.apptest_helpers import chart_specs, heatmap_tooltips, heatmaps, run_page
 
 PAGE = "app_pages/scaled_attention.py"
 PARITY = "max |NumPy − PyTorch| of the output"
@@ -109,26 +109,13 @@ def test_seed_and_malformed_url_values():
     np.testing.assert_allclose(heatmaps(at)["attention weights"], scaled_dot_product_attention(q, k, v)[1])
 
 
-def weight_tooltips(at: AppTest) -> dict[str, np.ndarray]:
-    """The extra tooltip lines of the weights map, by their title, as (T, T) arrays."""
-    for spec, frames in chart_specs(at):
-        for panel in spec.get("hconcat", []):
-            if panel.get("title") != "attention weights":
-                continue
-            df = frames[panel["data"]["name"]]
-            t = int(df["i"].max()) + 1
-            titles = {tip["field"]: tip["title"] for tip in panel["encoding"]["tooltip"]}
-            return {titles[c]: df[c].to_numpy().reshape(t, t) for c in df if c.startswith("x")}
-    raise AssertionError("no attention-weights map on the page")
-
-
 @pytest.mark.parametrize("scaled", ["true", "false"])
 def test_a_weight_cell_shows_the_arithmetic_behind_it(scaled):
     at = run_page(PAGE, d_k="1024", seq_len="6", scaled=scaled)
     assert not at.exception
     q, k, v = random_qkv(6, 1024, 0)
     _, weights = scaled_dot_product_attention(q, k, v, scale=None if scaled == "true" else 1.0)
-    tips = weight_tooltips(at)
+    tips = heatmap_tooltips(at, "attention weights")
     if scaled == "true":
         np.testing.assert_allclose(tips["raw score q_i · k_j"].astype(float), q @ k.T)
         np.testing.assert_allclose(tips["scaled score q_i · k_j / √1024"].astype(float), q @ k.T / 32.0)

@@ -6,7 +6,7 @@ import pytest
 from core import worked_example
 from core.user_input import format_matrix
 from tests import lesson_values as lesson
-from tests.apptest_helpers import heatmaps, run_page
+from tests.apptest_helpers import heatmap_tooltips, heatmaps, run_page
 
 PAGE = None  # the worked example is the landing page
 
@@ -100,13 +100,10 @@ def test_tooltips_carry_the_arithmetic():
     titles = {t["title"] for v, _ in views.values() for t in v.get("encoding", {}).get("tooltip", [])}
     assert {"raw score q_i · k_j", "scaled score q_i · k_j / √4", "exp(scaled)", "row sum of exp",
             "A_ij = exp / row sum", "Σ_j A_ij · V_jd", "q_i · k_j"} <= titles
-    view, frames = views["attention weights A"]
-    field = {t["title"]: t["field"] for t in view["encoding"]["tooltip"]}
-    df = frames[view["data"]["name"]].sort_values(["i", "j"])
-    shown = [float(text.rsplit("= ", 1)[1]) for text in df[field["A_ij = exp / row sum"]]]
+    tips = heatmap_tooltips(at, "attention weights A")
+    shown = [float(text.rsplit("= ", 1)[1]) for text in tips["A_ij = exp / row sum"].ravel()]
     np.testing.assert_array_equal(np.round(np.reshape(shown, (3, 3)), 3), lesson.WEIGHTS)
-    np.testing.assert_array_equal(np.round(df[field["raw score q_i · k_j"]].to_numpy().reshape(3, 3), 3),
-                                  lesson.RAW_SCORES)
+    np.testing.assert_array_equal(np.round(tips["raw score q_i · k_j"].astype(float), 3), lesson.RAW_SCORES)
 
 
 
