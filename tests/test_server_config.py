@@ -1,0 +1,34 @@
+"""The server settings `streamlit run streamlit_app.py` picks up from `.streamlit/config.toml`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from streamlit import config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def project_config(monkeypatch):
+    """Streamlit's options as parsed from the project's folder (where `streamlit run` is started)."""
+    monkeypatch.chdir(ROOT)
+    for name in [k for k in os.environ if k.startswith("STREAMLIT_")]:
+        monkeypatch.delenv(name)
+    config.get_config_options(force_reparse=True)
+    yield config.get_option
+    monkeypatch.undo()
+    config.get_config_options(force_reparse=True)
+
+
+def test_no_forced_garbage_collection_after_each_run(project_config):
+    # A forced gc.collect() after every run delays the "script finished" message by ~100 ms on every
+    # slider step (docs/performance.md); Python's generational GC keeps running.
+    assert project_config("runner.postScriptGC") is False
+
+
+def test_headless_without_usage_statistics(project_config):
+    assert project_config("server.headless") is True
+    assert project_config("browser.gatherUsageStats") is False
