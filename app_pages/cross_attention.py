@@ -10,7 +10,7 @@ import streamlit as st
 
 from core.encoder_decoder import AttentionBlock, EncoderDecoderAttention, attend, encoder_decoder_attention
 from core.reference import max_abs_diff, torch_scaled_dot_product_attention
-from ui.charts import heatmap, side_by_side, unique_labels
+from ui.charts import heatmap, side_by_side, to_spec, unique_labels
 from ui.controls import bound_select_slider, clicked_cell, explain, seed_slider, show_chart, show_source, tokens_input
 from ui.quiz import predict_then_reveal
 from ui.tooltips import softmax_tooltips
@@ -79,7 +79,7 @@ def chart_specs(
                         x_title="key / value: source token (encoder)", y_title="query: target token (decoder)",
                         value_format=".2f", select="cell", extra=softmax_steps(r.cross, tgt_labels, src_labels),
                         **cell_style(max(len(src_labels), len(tgt_labels))))
-    return {"self": self_maps.to_dict(validate=False), "cross": cross_map.to_dict(validate=False)}
+    return {"self": to_spec(self_maps), "cross": to_spec(cross_map)}
 
 
 st.title("Encoder, decoder and cross-attention")

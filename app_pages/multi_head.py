@@ -15,7 +15,7 @@ from core.multihead_steps import (
     torch_multihead_module,
 )
 from core.reference import max_abs_diff
-from ui.charts import unique_labels
+from ui.charts import to_spec, unique_labels
 from ui.controls import (
     bound_select_slider,
     bound_slider,
@@ -84,7 +84,7 @@ def chart_specs(seed: int, d_model: int, n_heads: int, seq_len: int,
             matrix_panels([("output = Concat · W_o", steps.output, tokens, dims)], y_title="token", **mix_kw),
         ),
     }
-    return {name: chart.to_dict(validate=False) for name, chart in charts.items()}
+    return {name: to_spec(chart) for name, chart in charts.items()}
 
 
 def dims_of(h: int, d_k: int) -> str:

@@ -16,7 +16,7 @@ from core.permutation import (
     random_permutation,
     torch_permutation_difference,
 )
-from ui.charts import unique_labels
+from ui.charts import to_spec, unique_labels
 from ui.controls import bound_toggle, explain, seed_slider, show_chart, show_source, tokens_input
 from ui.multihead_charts import matrix_panels
 from ui.quiz import predict_then_reveal
@@ -63,7 +63,7 @@ def chart_specs(tokens: tuple[str, ...], seed: int, perm: tuple[int, ...], add_p
         "outputs": matrix_panels([("Attn(X)", check.output, labels, dims),
                                   ("Pᵀ Attn(PX), rows moved back", check.output_unpermuted, labels, dims)], **in_kw),
     }
-    return {name: chart.to_dict(validate=False) for name, chart in charts.items()}
+    return {name: to_spec(chart) for name, chart in charts.items()}
 
 
 def shuffle(n: int) -> None:

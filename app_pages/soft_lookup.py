@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.attention import softmax
 from core.lookup import fruit_dictionary, hard_lookup, similarity_scores, soft_lookup, temperature_sweep
-from ui.charts import side_by_side
+from ui.charts import side_by_side, to_spec
 from ui.controls import bound_choice, bound_select_slider, explain, show_chart, show_source
 from ui.lookup_charts import key_space_chart, lookup_weights_chart, temperature_chart
 from ui.quiz import predict_then_reveal
@@ -40,7 +40,7 @@ def chart_specs(query_name: str, temperature: float) -> dict[str, dict]:
     sweep = temperature_chart(SWEEP_TEMPERATURES, sweep_results, sweep_w, names, hard_result=float(hard_result),
                               mean_value=float(shop.values.mean()), current=temperature, value_name=shop.value_name,
                               ticks=(0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0))
-    return {"lookup": lookup.to_dict(validate=False), "sweep": sweep.to_dict(validate=False)}
+    return {"lookup": to_spec(lookup), "sweep": to_spec(sweep)}
 
 
 st.title("Attention as a soft lookup")

@@ -8,7 +8,7 @@ import streamlit as st
 
 from core import LESSON_TOKENS, LESSON_X, scaled_dot_product_attention, softmax, worked_example
 from core.user_input import format_matrix, parse_matrix, validate_input
-from ui.charts import heatmap, side_by_side, unique_labels
+from ui.charts import heatmap, side_by_side, to_spec, unique_labels
 from ui.controls import bound_choice, bound_stepper, clicked_cell, explain, seed_slider, show_chart, show_source
 from ui.quiz import predict_then_reveal
 from ui.tooltips import softmax_tooltips, weighted_sum_tooltips
@@ -115,7 +115,7 @@ def chart_specs(seed: int, tokens: tuple[str, ...], X: np.ndarray, cell: tuple[i
                            extra=softmax_tooltips(ex.Q, ex.K, row_labels=labels, col_labels=labels), **score_kw),
         "output": heatmap(ex.output, title="output = A V", extra=weighted_sum_tooltips(ex.weights, ex.V), **qkv_kw),
     }
-    return {name: chart.to_dict(validate=False) for name, chart in charts.items()}
+    return {name: to_spec(chart) for name, chart in charts.items()}
 
 
 def fmt_vec(v: np.ndarray) -> str:

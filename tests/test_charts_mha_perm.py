@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.spec_helpers import colour_domain, exported
 from ui.charts import MAX_LABELLED_CELLS
 from ui.multihead_charts import (
     cell_values,
@@ -20,7 +21,7 @@ LABELS = ["the", "cat", "the"]
 
 
 def spec_and_data(chart):
-    spec = chart.to_dict()  # validates the whole spec against the Vega-Lite schema
+    spec = exported(chart)  # validates the whole spec against the Vega-Lite schema
     (name,) = spec["datasets"]
     assert spec["data"] == {"name": name}
     return spec, pd.DataFrame(spec["datasets"][name])
@@ -70,9 +71,9 @@ def test_head_blocks_is_one_faceted_chart_split_by_head():
     rect, text = inner_layers(spec)
     scale = rect["encoding"]["color"]["scale"]
     m = float(np.abs([q, k]).max())
-    assert scale["scheme"] == "blueorange" and scale["domainMid"] == 0 and scale["domain"] == [-m, m]
+    assert scale["scheme"] == "blueorange" and scale["domainMid"] == 0 and colour_domain(spec, scale) == [-m, m]
     assert text["encoding"]["fill"]["scale"] is None and "color" not in text["encoding"]
-    assert list(data.columns) == ["value"]
+    assert list(data.columns) == ["value", "lo", "hi"]  # the domain travels with the data, not in the spec
     np.testing.assert_array_equal(data["value"].to_numpy().reshape(2, 3, 8), [q, k])  # row-major, matrix by matrix
     calc = calculated(spec)
     assert spec["transform"][0]["window"] == [{"op": "row_number", "as": "_n"}]
@@ -145,7 +146,7 @@ def test_matrix_panels_keep_their_own_label_order_on_one_colour_scale():
     assert spec["resolve"]["scale"] == {"x": "independent", "y": "independent"}
     assert spec["spec"]["width"] == 60 and spec["spec"]["height"] == 60  # fixed sizes: Vega needs them here
     rect, _ = inner_layers(spec)
-    assert rect["encoding"]["color"]["scale"]["domain"] == [-3.0, 3.0]
+    assert colour_domain(spec, rect["encoding"]["color"]["scale"]) == [-3.0, 3.0]
     assert spec["spec"]["encoding"]["y"]["sort"] is None  # rows in the given order, not alphabetical
     assert list(data["value"]) == [1.0, -2.0, 3.0, 0.5, 3.0, 0.5, 1.0, -2.0]  # X, then PX, row-major
     calc = calculated(spec)
@@ -155,7 +156,8 @@ def test_matrix_panels_keep_their_own_label_order_on_one_colour_scale():
 def test_matrix_panels_weights_and_errors():
     w = np.full((2, 2), 0.5)
     spec, _ = spec_and_data(matrix_panels([("A", w, ["a", "b"], ["a", "b"])], signed=False))
-    assert inner_layers(spec)[0]["encoding"]["color"]["scale"] == {"scheme": "viridis", "domain": [0.0, 1.0]}
+    scale = inner_layers(spec)[0]["encoding"]["color"]["scale"]
+    assert scale["scheme"] == "viridis" and "domainMid" not in scale and colour_domain(spec, scale) == [0.0, 1.0]
     with pytest.raises(ValueError, match="one shape"):
         matrix_panels([("A", w, ["a", "b"], ["a", "b"]), ("B", np.ones((3, 2)), list("abc"), ["a", "b"])])
     with pytest.raises(ValueError, match="panel 'A': 1 row and 2 column labels for shape"):
@@ -174,17 +176,17 @@ def test_facets_side_by_side_keeps_both_datasets():
 
 def test_the_computed_labels_are_what_vega_draws():
     """Render for real (vl-convert): token, head and panel labels come out of the `calculate` transforms."""
-    maps = head_maps(np.full((2, 3, 3), 1 / 3), LABELS, cell_size=30).to_dict()
-    blocks = head_blocks({"Q": np.ones((3, 4))}, 2, row_labels=LABELS, cell_size=60).to_dict()
+    maps = exported(head_maps(np.full((2, 3, 3), 1 / 3), LABELS, cell_size=30))
+    blocks = exported(head_blocks({"Q": np.ones((3, 4))}, 2, row_labels=LABELS, cell_size=60))
     panels = facets_side_by_side(matrix_panels([("X", np.eye(3), LABELS, ["x", "y", "z"])]),
                                  matrix_panels([("PX", np.eye(3), ["cat", "the", "dog"], ["x", "y", "z"])]))
     assert {"head 1", "head 2", "the (0)", "cat", "the (2)", "0.33"} <= svg_texts(maps)
     assert {"head 1 · dims 0–1", "head 2 · dims 2–3", "the (0)", "0", "3", "1.00"} <= svg_texts(blocks)
-    assert {"X", "PX", "dog", "the (2)", "x", "z"} <= svg_texts(panels.to_dict())
+    assert {"X", "PX", "dog", "the (2)", "x", "z"} <= svg_texts(exported(panels))
     # The record number really is the cell's position: each value 10*row + col is drawn in row `row`, column `col`.
     coded = np.array([[10 * r + c for c in range(3)] for r in range(3)], dtype=float)
-    spec = matrix_panels([("A", coded, ["r0", "r1", "r2"], ["c0", "c1", "c2"])], cell_size=60,
-                         value_format=".0f").to_dict()
+    spec = exported(matrix_panels([("A", coded, ["r0", "r1", "r2"], ["c0", "c1", "c2"])], cell_size=60,
+                                  value_format=".0f"))
     import vl_convert as vlc
 
     placed = re.findall(r'<text[^>]*transform="translate\(([-\d.]+),([-\d.]+)\)"[^>]*>([^<]*)</text>',
@@ -290,12 +292,12 @@ def test_the_export_layout_keeps_the_heavy_specs_small():
 
     t, n_heads = 16, 64
     maps = head_maps(np.full((n_heads, t, t), 1 / t), [f"w{i}" for i in range(t)], columns=8, cell_size=6).to_dict()
-    blocks = head_blocks({n: np.ones((t, 64)) for n in "QKV"}, n_heads, row_labels=[f"w{i}" for i in range(t)],
-                         cell_size=8).to_dict()
-    for spec in (maps, blocks):
+    blocks = exported(head_blocks({n: np.ones((t, 64)) for n in "QKV"}, n_heads,
+                                  row_labels=[f"w{i}" for i in range(t)], cell_size=8))
+    for spec, fields in ((maps, {"value"}), (blocks, {"value", "lo", "hi"})):  # lo, hi: the colour domain
         assert len(json.dumps(spec["usermeta"], ensure_ascii=False)) < 3000  # vs 16 384 / 3 072 cell records
         (records,) = spec["datasets"].values()
-        assert set(records[0]) == {"value"}  # still no per-cell indices or labels
+        assert set(records[0]) == fields  # still no per-cell indices or labels
 
 
 def test_head_maps_selection_and_head_blocks_highlight_draw():

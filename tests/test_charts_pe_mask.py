@@ -9,6 +9,7 @@ import pytest
 from PIL import Image
 
 from core import causal_mask, positional_encoding
+from tests.spec_helpers import colour_domain, exported
 from ui.charts import heatmap
 from ui.export import chart_to_svg
 from ui.positional_charts import (
@@ -89,7 +90,7 @@ def test_raster_heatmap_spec():
 
 def test_masked_heatmap_draws_minus_infinity_as_grey_text():
     m = np.array([[0.5, -np.inf], [-1.25, 2.0]])
-    spec = masked_heatmap(m, ["a", "b"], title="scores").to_dict()
+    spec = exported(masked_heatmap(m, ["a", "b"], title="scores"))
     df = single_data(spec)
     assert df["label"].tolist() == ["0.500", "−∞", "-1.250", "2.000"]
     assert df["masked"].tolist() == [False, True, False, False]
@@ -97,7 +98,7 @@ def test_masked_heatmap_draws_minus_infinity_as_grey_text():
     rect, text = spec["layer"]
     color = rect["encoding"]["color"]
     assert color["condition"] == {"test": "datum.masked", "value": MASKED_GREY}
-    assert color["field"] == "shade" and color["scale"]["domain"] == [-2.0, 2.0]
+    assert color["field"] == "shade" and colour_domain(spec, color["scale"]) == [-2.0, 2.0]
     assert text["encoding"]["text"]["field"] == "label"
     assert len(masked_heatmap(m, ["a", "b"], show_values=False).to_dict()["layer"]) == 1
     with pytest.raises(ValueError, match="finite values and -inf only"):

@@ -24,7 +24,7 @@ import altair as alt
 import streamlit as st
 
 from core.embeddings import tokenize
-from ui.charts import for_projector
+from ui.charts import for_projector, stable_spec, to_spec
 from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
 
 # Charts are exported with to_dict() in show_chart; the pages bound their own data sizes.
@@ -268,7 +268,7 @@ def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs
     A page may also pass a spec it built (and cached) itself.
     In presenter mode fonts and cells are enlarged (`ui.charts.for_projector`).
     """
-    spec = chart if isinstance(chart, dict) else chart.to_dict(validate=False)
+    spec = stable_spec(chart) if isinstance(chart, dict) else to_spec(chart)
     if presenter_mode():
         spec = for_projector(spec)
     result = st.vega_lite_chart(spec, width="content", **kwargs)

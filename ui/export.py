@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ui.charts import stable_spec
+
 
 def spec_of(chart: Any) -> dict:
     """The Vega-Lite spec (JSON-ready) of an Altair chart or of a spec dict.
@@ -29,7 +31,7 @@ def spec_of(chart: Any) -> dict:
     A dict's datasets may be DataFrames (Streamlit sends those as Arrow); the renderer needs records, so
     they are converted here, at export time only.
     """
-    spec = chart if isinstance(chart, dict) else chart.to_dict()
+    spec = stable_spec(chart if isinstance(chart, dict) else chart.to_dict())  # resolves `THIS_DATA`
     datasets = spec.get("datasets", {})
     if any(isinstance(d, pd.DataFrame) for d in datasets.values()):
         spec = {**spec, "datasets": {name: json.loads(d.to_json(orient="records")) if isinstance(d, pd.DataFrame)

@@ -36,7 +36,7 @@ import altair as alt
 import numpy as np
 from altair.utils.schemapi import debug_mode
 
-from ui.charts import DIVERGING_SCHEME, MAX_LABELLED_CELLS, SEQUENTIAL_SCHEME, unique_labels
+from ui.charts import DIVERGING_SCHEME, MAX_LABELLED_CELLS, SEQUENTIAL_SCHEME, domain_from_data, unique_labels
 from ui.export import LAYOUT_KEY, matrix_layout
 
 #: Cells smaller than this (pixels) get no printed values.
@@ -62,13 +62,14 @@ def _built_unvalidated(builder: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-def cell_values(values: np.ndarray) -> dict[str, list[dict[str, float]]]:
-    """Inline Vega-Lite data: one record ``{"value": x}`` per entry of `values`, in C (row-major) order.
+def cell_values(values: np.ndarray, **constants: float) -> dict[str, list[dict[str, float]]]:
+    """Inline Vega-Lite data: one record ``{"value": x, **constants}`` per entry of `values`, in C (row-major) order.
 
     The position of each cell is not stored: `_cell_index` recovers it in the browser from the
     record's place in the list, which keeps the data (and Altair's JSON hash of it) small.
+    `constants` are repeated in every record: the colour domain ``lo``, ``hi`` (`ui.charts.domain_from_data`).
     """
-    return {"values": [{"value": x} for x in np.asarray(values, dtype=np.float64).ravel().tolist()]}
+    return {"values": [{"value": x, **constants} for x in np.asarray(values, dtype=np.float64).ravel().tolist()]}
 
 
 def _cell_index(shape: tuple[int, ...], names: Sequence[str]) -> list[Any]:
@@ -216,7 +217,7 @@ def head_blocks(
     calc = dict(matrix=f"{_js(names)}[datum.m]", row=f"{_js(labels)}[datum.t]", col="'' + datum.j",
                 head=f"{_js(heads)}[floor(datum.j / {d_k})]")
     if show_values:
-        calc["ink"] = f"abs(datum.value) > {0.6 * m!r} ? 'white' : 'black'"
+        calc["ink"] = "abs(datum.value) > 0.6 * datum.hi ? 'white' : 'black'"
 
     dim_labels = cell_size >= 14  # narrower cells: the head headers and the tooltips say which dims they are
     x = alt.X(field="col", type="ordinal", sort=None, title=None,
@@ -224,7 +225,7 @@ def head_blocks(
                             ticks=dim_labels, labelFontSize=min(11, cell_size - 2)))
     y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
     color = alt.Color(field="value", type="quantitative", title=None,
-                      scale=alt.Scale(scheme=DIVERGING_SCHEME, domain=[-m, m], domainMid=0),
+                      scale=alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0),
                       legend=alt.Legend(orient="right"))
     tooltip = [
         alt.Tooltip(field="matrix", type="nominal", title="matrix"),
@@ -254,7 +255,8 @@ def head_blocks(
     layout = matrix_layout(stack.shape, names, labels, [str(j) for j in range(d_model)],
                            name=title or f"{', '.join(names)} by head",
                            blocks=(d_k, [head_label(h, d_k, width_px=np.inf) for h in range(n_heads)]))
-    return _facet_chart(cell_values(stack), transform, cells, alt.FacetMapping(row=row, column=column), title=title,
+    return _facet_chart(cell_values(stack, lo=-m, hi=m), transform, cells, alt.FacetMapping(row=row, column=column),
+                        title=title,
                         independent=("x",), spacing={"column": HEAD_GAP_MANY if n_heads > 16 else HEAD_GAP, "row": 8},
                         layout=layout)
 
@@ -367,10 +369,10 @@ def matrix_panels(
     calc = dict(panel=f"{_js(titles)}[datum.p]", row=f"{_js(row_labels)}[datum.p][datum.r]",
                 col=f"{_js(col_labels)}[datum.p][datum.c]")
     if show_values:  # white text on the dark ends of the scale, as in ui.charts.heatmap
-        t = f"((datum.value - {lo!r}) / {(hi - lo) or 1.0!r})"
+        t = "((datum.value - datum.lo) / (datum.hi - datum.lo || 1))"
         calc["ink"] = (f"abs({t} - 0.5) > 0.3" if signed else f"{t} < 0.55") + " ? 'white' : 'black'"
-    scale = (alt.Scale(scheme=DIVERGING_SCHEME, domain=[lo, hi], domainMid=0) if signed
-             else alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=[lo, hi]))
+    scale = (alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0) if signed
+             else alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=domain_from_data()))
     longest = max(len(str(c)) for cols in col_labels for c in cols)
     x = alt.X(field="col", type="ordinal", sort=None, title=x_title,
               axis=alt.Axis(labelAngle=0 if 7 * longest <= cell_size else -90, orient="top"))
@@ -390,7 +392,7 @@ def matrix_panels(
     transform = _cell_index(stack.shape, ("p", "r", "c")) + _calc(**calc)
     layout = matrix_layout(stack.shape, titles, _shared_or_each(row_labels), _shared_or_each(col_labels))
     # Independent x and y: every panel shows its own labels in its own order (fixed pixel size, see `_cells`).
-    return _facet_chart(cell_values(stack), transform, cells, alt.FacetMapping(column=column), spacing=24,
+    return _facet_chart(cell_values(stack, lo=lo, hi=hi), transform, cells, alt.FacetMapping(column=column), spacing=24,
                         independent=("x", "y"), layout=layout)
 
 

@@ -25,7 +25,14 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from ui.charts import DIVERGING_SCHEME, SEQUENTIAL_SCHEME, emphasis_encoding, extra_tooltip_lines, matrix_frame
+from ui.charts import (
+    DIVERGING_SCHEME,
+    SEQUENTIAL_SCHEME,
+    domain_from_data,
+    emphasis_encoding,
+    extra_tooltip_lines,
+    matrix_frame,
+)
 
 #: Colour stops of the Vega schemes (from vega-scale), interpolated linearly in RGB as Vega does.
 SCHEME_STOPS: dict[str, str] = {
@@ -266,9 +273,10 @@ def masked_heatmap(
     df["label"] = [("−∞" if mk else format(x, value_format)) for x, mk in zip(v, masked, strict=True)]
     dark = ~masked & (np.abs((df["shade"].to_numpy() - lo) / (hi - lo) - 0.5) > 0.3)
     df["ink"] = np.where(dark, "white", "black")
+    df["lo"], df["hi"] = lo, hi  # the colour domain, read by `domain_from_data`
     extra_lines = extra_tooltip_lines(df, extra, np.shape(matrix), value_format)
     emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
-    scale = alt.Scale(scheme=DIVERGING_SCHEME, domain=[lo, hi], domainMid=0)
+    scale = alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0)
     x = alt.X(field="col", type="ordinal", sort=None, title=x_title,
               axis=alt.Axis(labelAngle=-45, orient="top", labelOverlap=False))
     y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)

@@ -75,6 +75,29 @@ def test_moving_a_slider_with_the_keyboard_changes_a_number(page, app_url, rp):
     assert urlparse(page.url).query, "the new slider value did not reach the URL"
 
 
+@pytest.mark.parametrize("url_path", ["", "multi_head", "masked_attention"])
+def test_a_seed_step_redraws_the_charts_in_place(page, app_url, url_path):
+    """New numbers reach the charts already drawn (Vega swaps their data) instead of new charts being built."""
+    open_page(page, app_url, url_path, "seed=0")
+    charts = page.locator('[data-testid="stMain"] .vega-embed svg')
+    n = charts.count()
+    assert n > 0
+    page.evaluate("() => document.querySelectorAll('[data-testid=stMain] .vega-embed svg')"
+                  ".forEach(svg => { svg.dataset.drawnAt = 'seed 0'; })")
+    texts = ("() => Array.from(document.querySelectorAll('[data-testid=stMain] .vega-embed svg text'),"
+             " t => t.textContent)")
+    before = page.evaluate(texts)
+    page.locator(SLIDER).first.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('seed') === '1'")
+    settle(page)
+    assert exceptions(page) == []
+    kept = page.evaluate("() => Array.from(document.querySelectorAll('[data-testid=stMain] .vega-embed svg'),"
+                         " svg => svg.dataset.drawnAt === 'seed 0')")
+    assert kept == [True] * n, "a chart was rebuilt from scratch instead of updated in place"
+    assert page.evaluate(texts) != before, "the charts still show seed 0's numbers"
+
+
 def test_deep_link_restores_the_seed_and_a_widget_change_updates_the_url(page, app_url):
     open_page(page, app_url, "", "seed=7")
     thumb = page.locator(SLIDER).first

@@ -1,0 +1,66 @@
+"""A slider step changes a chart's data, not its spec, so the browser updates the drawn chart in place.
+
+Streamlit's front end rebuilds a Vega view from scratch (compile, parse, draw: 40-100 ms a chart here)
+whenever the spec text differs, and only swaps the data when it does not (`ui.charts` docstring).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.apptest_helpers import chart_specs, run_page
+from tests.spec_helpers import colour_domain, exported
+from ui.charts import THIS_DATA, heatmap, side_by_side, stable_spec, to_spec
+
+#: Pages whose charts all depend on the seed (and nothing drawn changes shape with it).
+SEED_PAGES = ["worked_example", "scaled_attention", "multi_head", "permutation", "masked_attention",
+              "cross_attention"]
+
+
+def test_datasets_are_named_by_position_and_the_placeholder_by_its_view():
+    chart = side_by_side(heatmap(np.array([[1.0, -3.0]]), title="A"), heatmap(np.array([[2.0, 0.5]]), title="B"))
+    raw = chart.to_dict()
+    assert all(name.startswith("data-") for name in raw["datasets"])  # Altair's content hashes
+    spec = stable_spec(raw)
+    assert list(spec["datasets"]) == ["d0", "d1"]
+    assert [view["data"] for view in spec["hconcat"]] == [{"name": "d0"}, {"name": "d1"}]
+    domains = [view["layer"][0]["encoding"]["color"]["scale"]["domain"]["expr"] for view in spec["hconcat"]]
+    assert domains == ["[data('d0')[0].lo, data('d0')[0].hi]", "[data('d1')[0].lo, data('d1')[0].hi]"]
+    assert THIS_DATA not in str(spec)
+    assert stable_spec(spec) == spec  # idempotent
+    assert [colour_domain(spec, view["layer"][0]["encoding"]["color"]["scale"]) for view in spec["hconcat"]] == [
+        [-3.0, 3.0], [-2.0, 2.0]]
+
+
+def test_other_numbers_give_the_same_spec_and_other_data():
+    a, b = (to_spec(heatmap(np.random.default_rng(s).normal(size=(3, 4)), title="X")) for s in (0, 1))
+    assert {k: v for k, v in a.items() if k != "datasets"} == {k: v for k, v in b.items() if k != "datasets"}
+    assert a["datasets"] != b["datasets"]
+
+
+def test_own_dataset_names_are_kept_and_a_collision_is_refused():
+    spec = {"datasets": {"grid": [{"v": 1}]}, "data": {"name": "grid"}, "mark": "rect"}
+    assert stable_spec(spec) == spec
+    hashed = exported(heatmap(np.ones((1, 1))))["datasets"]["d0"]
+    clash = {"datasets": {"d0": [], "data-" + "0" * 32: hashed}, "data": {"name": "d0"}, "mark": "rect"}
+    with pytest.raises(ValueError, match="collide"):
+        stable_spec(clash)
+
+
+def test_the_placeholder_needs_a_named_dataset():
+    with pytest.raises(ValueError, match="no named dataset"):
+        stable_spec({"datasets": {"data-" + "1" * 32: []}, "mark": "rect",
+                     "encoding": {"color": {"scale": {"domain": {"expr": f"data('{THIS_DATA}')"}}}}})
+
+
+@pytest.mark.parametrize("page", SEED_PAGES)
+def test_moving_the_seed_changes_every_charts_data_but_no_spec(page):
+    before, after = (chart_specs(run_page(f"app_pages/{page}.py", seed=seed)) for seed in (0, 1))
+    assert len(before) == len(after) > 0
+    for (spec0, data0), (spec1, data1) in zip(before, after, strict=True):
+        assert spec0 == spec1, f"{page}: a chart's spec depends on the seed, so the browser would rebuild it"
+        assert list(data0) == list(data1)
+    changed = [any(not d0.equals(d1) for d0, d1 in zip(data0.values(), data1.values(), strict=True))
+               for (_, data0), (_, data1) in zip(before, after, strict=True)]
+    assert any(changed), f"{page}: no chart's data changed with the seed"
