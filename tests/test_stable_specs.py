@@ -54,13 +54,36 @@ def test_the_placeholder_needs_a_named_dataset():
                      "encoding": {"color": {"scale": {"domain": {"expr": f"data('{THIS_DATA}')"}}}}})
 
 
-@pytest.mark.parametrize("page", SEED_PAGES)
-def test_moving_the_seed_changes_every_charts_data_but_no_spec(page):
-    before, after = (chart_specs(run_page(f"app_pages/{page}.py", seed=seed)) for seed in (0, 1))
+@pytest.mark.parametrize(("page", "key", "values"), [*((page, "seed", (0, 1)) for page in SEED_PAGES),
+                                                     ("soft_lookup", "temp", (1, 2))])
+def test_a_slider_step_changes_the_charts_data_but_no_spec(page, key, values):
+    before, after = (chart_specs(run_page(f"app_pages/{page}.py", **{key: v})) for v in values)
     assert len(before) == len(after) > 0
     for (spec0, data0), (spec1, data1) in zip(before, after, strict=True):
-        assert spec0 == spec1, f"{page}: a chart's spec depends on the seed, so the browser would rebuild it"
+        assert spec0 == spec1, f"{page}: a chart's spec depends on {key}, so the browser would rebuild it"
         assert list(data0) == list(data1)
     changed = [any(not d0.equals(d1) for d0, d1 in zip(data0.values(), data1.values(), strict=True))
                for (_, data0), (_, data1) in zip(before, after, strict=True)]
-    assert any(changed), f"{page}: no chart's data changed with the seed"
+    assert any(changed), f"{page}: no chart's data changed with {key}"
+
+
+def test_a_title_read_from_the_data_is_drawn():
+    import re
+
+    import vl_convert as vlc
+
+    from ui.lookup_charts import lookup_weights_chart
+
+    chart = lookup_weights_chart(["a", "b"], np.array([1.0, 0.0]), np.array([0.6, 0.4]), title="soft at τ = 0.5")
+    spec = exported(chart)
+    assert spec["title"] == {"text": {"expr": "data('d0')[0].title"}}
+    assert "soft at τ = 0.5" in re.findall(r"<text[^>]*>([^<]*)</text>", vlc.vegalite_to_svg(spec))
+
+
+def test_many_celled_charts_are_drawn_on_a_canvas():
+    from ui.multihead_charts import facets_side_by_side, head_blocks, head_maps
+
+    maps = head_maps(np.full((2, 3, 3), 1 / 3), ["a", "b", "c"])
+    blocks = head_blocks({"Q": np.ones((3, 4))}, 2, row_labels=["a", "b", "c"])
+    for chart in (maps, blocks, facets_side_by_side(maps, blocks)):
+        assert exported(chart)["usermeta"]["embedOptions"] == {"renderer": "canvas"}

@@ -54,6 +54,12 @@ def domain_from_data(lo: str = "lo", hi: str = "hi") -> alt.ExprRef:
     return alt.ExprRef(expr=f"[{row}.{lo}, {row}.{hi}]")
 
 
+def title_from_data(field: str = "title") -> alt.TitleParams:
+    """A chart title read from the first row of the view's own data (column `field`): a title that
+    quotes a slider's value (``"… at τ = 0.5"``) then changes the data, not the spec."""
+    return alt.TitleParams(text=alt.ExprRef(expr=f"data('{THIS_DATA}')[0].{field}"))
+
+
 def stable_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """`spec` with Altair's datasets named ``d0, d1, …`` in order, and `THIS_DATA` replaced by the view's dataset name.
 

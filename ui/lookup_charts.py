@@ -13,7 +13,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ui.charts import SEQUENTIAL_SCHEME
+from ui.charts import SEQUENTIAL_SCHEME, title_from_data
 
 #: Colours of the two lookups (tableau10 blue and orange, distinguishable with the common colour-vision deficiencies).
 LOOKUP_COLORS = {"hard (argmax)": "#4c78a8", "soft (softmax)": "#f58518"}
@@ -111,6 +111,7 @@ def lookup_weights_chart(
         "key": list(key_names) * 2,
         "lookup": [kinds[0]] * n + [kinds[1]] * n,
         "weight": np.concatenate([hard, soft]),
+        "title": title,  # in the data, not the spec: the title quotes the temperature slider
     })
     x = alt.X(field="key", type="nominal", sort=list(key_names), title="key", axis=alt.Axis(labelAngle=0))
     y = alt.Y(field="weight", type="quantitative", title="weight", scale=alt.Scale(domain=[0, 1.08]))
@@ -127,7 +128,7 @@ def lookup_weights_chart(
         text=alt.Text(field="weight", type="quantitative", format=".2f"),
     )
     return (
-        alt.layer(bars, text, data=df, title=title or alt.Undefined)
+        alt.layer(bars, text, data=df, title=title_from_data() if title else alt.Undefined)
         .encode(x=x, y=y, xOffset=offset, tooltip=tooltip)
         .properties(width=width, height=height)
     )

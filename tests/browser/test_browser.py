@@ -75,27 +75,29 @@ def test_moving_a_slider_with_the_keyboard_changes_a_number(page, app_url, rp):
     assert urlparse(page.url).query, "the new slider value did not reach the URL"
 
 
+#: Each chart's drawing surface (an SVG, or a canvas for the many-celled charts) and what it shows.
+DRAWINGS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] .vega-embed'), e => {
+  const d = e.querySelector('canvas, svg');
+  return {kept: d.dataset.drawnAt === 'seed 0', shows: d.tagName === 'CANVAS' ? d.toDataURL() : d.textContent};
+})"""
+
+
 @pytest.mark.parametrize("url_path", ["", "multi_head", "masked_attention"])
 def test_a_seed_step_redraws_the_charts_in_place(page, app_url, url_path):
     """New numbers reach the charts already drawn (Vega swaps their data) instead of new charts being built."""
     open_page(page, app_url, url_path, "seed=0")
-    charts = page.locator('[data-testid="stMain"] .vega-embed svg')
-    n = charts.count()
-    assert n > 0
-    page.evaluate("() => document.querySelectorAll('[data-testid=stMain] .vega-embed svg')"
-                  ".forEach(svg => { svg.dataset.drawnAt = 'seed 0'; })")
-    texts = ("() => Array.from(document.querySelectorAll('[data-testid=stMain] .vega-embed svg text'),"
-             " t => t.textContent)")
-    before = page.evaluate(texts)
+    page.evaluate("() => document.querySelectorAll('[data-testid=stMain] .vega-embed')"
+                  ".forEach(e => { e.querySelector('canvas, svg').dataset.drawnAt = 'seed 0'; })")
+    before = page.evaluate(DRAWINGS_JS)
+    assert before
     page.locator(SLIDER).first.focus()
     page.keyboard.press("ArrowRight")
     page.wait_for_function("() => new URLSearchParams(location.search).get('seed') === '1'")
     settle(page)
     assert exceptions(page) == []
-    kept = page.evaluate("() => Array.from(document.querySelectorAll('[data-testid=stMain] .vega-embed svg'),"
-                         " svg => svg.dataset.drawnAt === 'seed 0')")
-    assert kept == [True] * n, "a chart was rebuilt from scratch instead of updated in place"
-    assert page.evaluate(texts) != before, "the charts still show seed 0's numbers"
+    after = page.evaluate(DRAWINGS_JS)
+    assert [d["kept"] for d in after] == [True] * len(before), "a chart was rebuilt instead of updated in place"
+    assert [d["shows"] for d in after] != [d["shows"] for d in before], "the charts still show seed 0's numbers"
 
 
 def test_deep_link_restores_the_seed_and_a_widget_change_updates_the_url(page, app_url):
