@@ -84,3 +84,32 @@ IDLE_AND_CHANGED_JS = """(before) => {
   }
   return before === null || (""" + PAGE_TEXT_JS + """)() !== before;
 }"""
+
+#: Init script (`page.add_init_script`) for repaint timing: records when a key is pressed and when any canvas of the
+#: page is drawn on (a chart on a canvas repaints without touching the DOM).
+REPAINT_INIT_JS = """(() => {
+  window.__pressedAt = 0; window.__paintedAt = 0;
+  document.addEventListener('keydown', () => { window.__pressedAt = performance.now(); }, true);
+  const P = CanvasRenderingContext2D.prototype;
+  for (const m of ['fill', 'stroke', 'fillText', 'strokeText', 'fillRect', 'clearRect', 'drawImage']) {
+    const draw = P[m];
+    P[m] = function (...args) { window.__paintedAt = performance.now(); return draw.apply(this, args); };
+  }
+})();"""
+
+#: JavaScript: from now on, every change to the main area's DOM counts as painting.
+WATCH_MAIN_JS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  new MutationObserver(() => { window.__paintedAt = performance.now(); })
+    .observe(main, {subtree: true, childList: true, attributes: true, characterData: true});
+}"""
+
+#: JavaScript predicate: nothing was painted for `quiet_ms` since the last key press, the app is idle and the
+#: page text differs from `before`. Polled every 50 ms rather than every frame: the text is read only once quiet.
+REPAINTED_JS = """([before, quiet_ms]) => {
+  if (window.__paintedAt < window.__pressedAt || performance.now() - window.__paintedAt < quiet_ms) return false;
+  if (document.querySelector('[data-testid="stStatusWidget"], [data-stale="true"], [data-testid="stSkeleton"]')) {
+    return false;
+  }
+  return (""" + PAGE_TEXT_JS + """)() !== before;
+}"""
