@@ -11,6 +11,8 @@ import pandas as pd
 import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
+from ui.charts import view_title
+
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 TIMEOUT = 60
 
@@ -44,7 +46,7 @@ def heatmaps(at: AppTest) -> dict[str, np.ndarray]:
             if not {"i", "j", "value"} <= set(df.columns):
                 continue
             n_rows, n_cols = int(df["i"].max()) + 1, int(df["j"].max()) + 1
-            found[sub.get("title")] = df.sort_values(["i", "j"])["value"].to_numpy().reshape(n_rows, n_cols)
+            found[view_title(sub, frames)] = df.sort_values(["i", "j"])["value"].to_numpy().reshape(n_rows, n_cols)
     return found
 
 
@@ -52,7 +54,7 @@ def heatmap_tooltips(at: AppTest, title: str) -> dict[str, np.ndarray]:
     """The tooltip lines of the `ui.charts.heatmap` titled `title`: line title -> its values as a (rows, cols) array."""
     for spec, frames in chart_specs(at):
         for sub in spec.get("hconcat") or spec.get("vconcat") or [spec]:
-            if sub.get("title") == title:
+            if view_title(sub, frames) == title:
                 df = frames[sub["data"]["name"]].sort_values(["i", "j"])
                 shape = (int(df["i"].max()) + 1, int(df["j"].max()) + 1)
                 return {t["title"]: df[t["field"]].to_numpy().reshape(shape) for t in sub["encoding"]["tooltip"]}

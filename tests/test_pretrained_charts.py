@@ -9,6 +9,7 @@ import vl_convert as vlc
 from altair.utils.schemapi import validate_jsonschema
 from altair.vegalite.v6.schema.core import load_schema
 
+from ui.charts import view_title
 from ui.pretrained_charts import (
     GRID_SELECTION,
     attention_grid,
@@ -105,7 +106,8 @@ def test_head_view_draws_one_line_per_noticeable_weight():
 def test_close_up_compiles_with_both_views():
     spec = close_up(weights((5, 5)), TOKENS, title="layer 2, head 3")
     check_valid(spec)
-    assert len(spec["hconcat"]) == 2 and spec["hconcat"][0]["title"] == "layer 2, head 3"
+    assert len(spec["hconcat"]) == 2 and view_title(spec["hconcat"][0], spec["datasets"]) == "layer 2, head 3"
+    assert spec["hconcat"][0]["title"] == {"text": {"expr": "data('head_map')[0].title"}}  # the sliders' choice is data
     assert set(spec["datasets"]) == {"head_map", "head_view_lines", "head_view_tokens"}
 
 

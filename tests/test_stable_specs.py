@@ -11,7 +11,7 @@ import pytest
 
 from tests.apptest_helpers import chart_specs, run_page
 from tests.spec_helpers import colour_domain, exported
-from ui.charts import THIS_DATA, heatmap, side_by_side, stable_spec, to_spec
+from ui.charts import THIS_DATA, heatmap, side_by_side, stable_spec, to_spec, view_title
 
 #: Pages whose charts all depend on the seed (and nothing drawn changes shape with it).
 SEED_PAGES = ["worked_example", "scaled_attention", "multi_head", "permutation", "masked_attention",
@@ -55,7 +55,7 @@ def test_the_placeholder_needs_a_named_dataset():
 
 
 @pytest.mark.parametrize(("page", "key", "values"), [*((page, "seed", (0, 1)) for page in SEED_PAGES),
-                                                     ("soft_lookup", "temp", (1, 2))])
+                                                     ("soft_lookup", "temp", (1, 2)), ("pretrained", "layer", (1, 2))])
 def test_a_slider_step_changes_the_charts_data_but_no_spec(page, key, values):
     before, after = (chart_specs(run_page(f"app_pages/{page}.py", **{key: v})) for v in values)
     assert len(before) == len(after) > 0
@@ -87,3 +87,16 @@ def test_many_celled_charts_are_drawn_on_a_canvas():
     blocks = head_blocks({"Q": np.ones((3, 4))}, 2, row_labels=["a", "b", "c"])
     for chart in (maps, blocks, facets_side_by_side(maps, blocks)):
         assert exported(chart)["usermeta"]["embedOptions"] == {"renderer": "canvas"}
+
+
+def test_titles_read_from_the_data_name_the_exported_files():
+    from ui.controls import _slug
+    from ui.export import heatmap_matrices
+    from ui.lookup_charts import lookup_weights_chart
+
+    spec = exported(lookup_weights_chart(["a", "b"], np.array([1.0, 0.0]), np.array([0.6, 0.4]), title="at τ = 2"))
+    assert view_title(spec, spec["datasets"]) == "at τ = 2"
+    assert view_title({"title": "plain"}, {}) == "plain" and view_title({}, {}) is None
+    m = exported(heatmap(np.eye(2), title="I"))
+    assert [t for t, *_ in heatmap_matrices(m)] == ["I"]
+    assert _slug("at τ = 2") == "at_2"

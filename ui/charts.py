@@ -60,6 +60,23 @@ def title_from_data(field: str = "title") -> alt.TitleParams:
     return alt.TitleParams(text=alt.ExprRef(expr=f"data('{THIS_DATA}')[0].{field}"))
 
 
+#: The expression `title_from_data` writes: the dataset (once named) and the column holding the title.
+TITLE_EXPR = re.compile(r"data\('([^']+)'\)\[0\]\.(\w+)")
+
+
+def view_title(view: Mapping[str, Any], datasets: Mapping[str, Any]) -> str | None:
+    """The title a view shows: its text, or the text `title_from_data` reads from `datasets` (records or
+    DataFrames, by name; the spec must have been through `stable_spec`). None for an untitled view."""
+    title = view.get("title")
+    text = title.get("text") if isinstance(title, Mapping) else title
+    if isinstance(text, Mapping) and (found := TITLE_EXPR.fullmatch(str(text.get("expr", "")))):
+        name, field = found.groups()
+        data = datasets.get(name)
+        first = data.iloc[0] if isinstance(data, pd.DataFrame) else data[0] if data else None
+        return None if first is None else str(first[field])
+    return text if isinstance(text, str) else None
+
+
 def stable_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """`spec` with Altair's datasets named ``d0, d1, …`` in order, and `THIS_DATA` replaced by the view's dataset name.
 

@@ -24,7 +24,7 @@ import altair as alt
 import streamlit as st
 
 from core.embeddings import tokenize
-from ui.charts import for_projector, stable_spec, to_spec
+from ui.charts import for_projector, stable_spec, to_spec, view_title
 from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
 
 # Charts are exported with to_dict() in show_chart; the pages bound their own data sizes.
@@ -309,7 +309,7 @@ def export_menu(spec: dict) -> None:
     Changing the choice reruns the app; the popover stays open.
     """
     views = spec.get("hconcat") or spec.get("vconcat") or [spec]
-    titles = [v.get("title") for v in views if isinstance(v.get("title"), str)]
+    titles = [t for v in views if (t := view_title(v, spec.get("datasets", {})))]
     titles = titles or [layout.get("name", "") for layout in spec.get("usermeta", {}).get("matrices", [])]
     name = _slug("_".join(titles)) if titles else "chart"
     skeleton = json.dumps({k: v for k, v in spec.items() if k != "datasets"}, sort_keys=True, default=str)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ui.charts import stable_spec
+from ui.charts import stable_spec, view_title
 
 
 def spec_of(chart: Any) -> dict:
@@ -113,8 +113,8 @@ def _heatmap_sources(spec: dict) -> Iterator[MatrixSource]:
     for k, view in enumerate(_views(spec)):
         data = _data_of(spec, view)
         if {"i", "j", "value"} <= _fields(data):
-            title = view.get("title") or f"matrix {k + 1}"
-            yield title if isinstance(title, str) else str(title), functools.partial(_heatmap_matrix, data)
+            title = view_title(view, spec.get("datasets", {})) or f"matrix {k + 1}"
+            yield title, functools.partial(_heatmap_matrix, data)
 
 
 def heatmap_matrices(spec: dict) -> Iterator[tuple[str, np.ndarray, list[str], list[str]]]:

@@ -174,7 +174,7 @@ def head_map(weights: np.ndarray, tokens: Sequence[str], *, title: str, max_labe
     The same picture as `ui.charts.heatmap` (weights on viridis [0, 1], values printed in the
     cells up to `max_labelled` tokens) with vertical key labels, written as a plain dict:
     it is rebuilt on every rerun, and Altair's objects cost more than the chart is worth here.
-    The frame has the columns of `ui.charts.matrix_frame` (row, col, i, j, value) plus ``ink``.
+    The frame has the columns of `ui.charts.matrix_frame` (row, col, i, j, value) plus ``ink`` and ``title``.
     """
     w = np.asarray(weights, dtype=np.float64)
     t = len(tokens)
@@ -184,6 +184,7 @@ def head_map(weights: np.ndarray, tokens: Sequence[str], *, title: str, max_labe
     i, j = np.divmod(np.arange(t * t), t)
     df = pd.DataFrame({"row": labels[i], "col": labels[j], "i": i, "j": j, "value": w.ravel()})
     df["ink"] = np.where(df["value"].to_numpy() < 0.55, "white", "black")
+    df["title"] = title  # in the data, not the spec: it names the layer and head the sliders chose
     cell = map_cell_px(t, max_labelled)
     layers: list[dict] = [{
         "mark": {"type": "rect", "stroke": "white", "strokeWidth": 1},
@@ -196,7 +197,7 @@ def head_map(weights: np.ndarray, tokens: Sequence[str], *, title: str, max_labe
                        "encoding": {"text": {"field": "value", "type": "quantitative", "format": ".2f"},
                                     "color": {"field": "ink", "type": "nominal", "scale": None}}})
     view = {
-        "title": title, "data": {"name": "head_map"},
+        "title": {"text": {"expr": "data('head_map')[0].title"}}, "data": {"name": "head_map"},
         "width": {"step": cell}, "height": {"step": cell},
         "encoding": {
             "x": {"field": "col", "type": "ordinal", "sort": None, "title": "key token",
