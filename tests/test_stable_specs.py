@@ -7,6 +7,7 @@ whenever the spec text differs, and only swaps the data when it does not (`ui.ch
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from tests.apptest_helpers import chart_specs, run_page
@@ -97,6 +98,10 @@ def test_titles_read_from_the_data_name_the_exported_files():
     spec = exported(lookup_weights_chart(["a", "b"], np.array([1.0, 0.0]), np.array([0.6, 0.4]), title="at τ = 2"))
     assert view_title(spec, spec["datasets"]) == "at τ = 2"
     assert view_title({"title": "plain"}, {}) == "plain" and view_title({}, {}) is None
+    from_data = {"title": {"text": {"expr": "data('d0')[0].title"}}}
+    assert view_title(from_data, {"d0": pd.DataFrame({"title": ["in a frame"]})}) == "in a frame"  # page tests
+    assert view_title(from_data, {"d0": pd.DataFrame({"title": []})}) is None
+    assert view_title(from_data, {}) is None
     m = exported(heatmap(np.eye(2), title="I"))
     assert [t for t, *_ in heatmap_matrices(m)] == ["I"]
     assert _slug("at τ = 2") == "at_2"

@@ -15,7 +15,7 @@ A colour domain that depends on the numbers (``[-m, m]`` with m the largest
 ``|value|``) is read from the chart's own data (`domain_from_data`), not
 written into the spec. So moving a slider changes only a chart's data, and the
 browser updates the drawn chart in place instead of compiling and drawing it
-again (about 20 ms a chart instead of 40-100 ms). `to_spec` exports a chart
+again (measured: a seed step on the worked example, six charts, 559 -> 427 ms to repaint). `to_spec` exports a chart
 for that: it names the datasets by position (Altair names them by a hash of
 their content) and resolves `THIS_DATA`.
 """
@@ -72,8 +72,8 @@ def view_title(view: Mapping[str, Any], datasets: Mapping[str, Any]) -> str | No
     if isinstance(text, Mapping) and (found := TITLE_EXPR.fullmatch(str(text.get("expr", "")))):
         name, field = found.groups()
         data = datasets.get(name)
-        first = data.iloc[0] if isinstance(data, pd.DataFrame) else data[0] if data else None
-        return None if first is None else str(first[field])
+        rows = data.head(1).to_dict("records") if isinstance(data, pd.DataFrame) else (data or [])[:1]
+        return str(rows[0][field]) if rows else None
     return text if isinstance(text, str) else None
 
 
