@@ -11,7 +11,16 @@ import streamlit as st
 from core.encoder_decoder import AttentionBlock, EncoderDecoderAttention, attend, encoder_decoder_attention
 from core.reference import max_abs_diff, torch_scaled_dot_product_attention
 from ui.charts import heatmap, side_by_side, to_spec, unique_labels
-from ui.controls import bound_select_slider, clicked_cell, explain, seed_slider, show_chart, show_source, tokens_input
+from ui.controls import (
+    bound_select_slider,
+    clicked_cell,
+    explain,
+    fixed_slot,
+    seed_slider,
+    show_chart,
+    show_source,
+    tokens_input,
+)
 from ui.quiz import predict_then_reveal
 from ui.tooltips import softmax_tooltips
 
@@ -166,10 +175,12 @@ with dec_text:
              r"A^{dec} = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + \text{mask}\right)"
              rf" \in \mathbb{{R}}^{{{t_tgt} \times {t_tgt}}}\end{{gathered}}")
 show_chart(specs["self"], alt="Heatmaps of the encoder's and the decoder's self-attention weights")
-if clicked is not None:
-    st.caption(f"Highlighted for the clicked cross-attention weight ({tgt_labels[clicked[0]]}, "
-               f"{src_labels[clicked[1]]}) below: row “{src_labels[clicked[1]]}” of the encoder map and row "
-               f"“{tgt_labels[clicked[0]]}” of the decoder map.")
+with fixed_slot():
+    if clicked is not None:
+        st.caption(f"Highlighted for the clicked cross-attention weight ({tgt_labels[clicked[0]]}, "
+                   f"{src_labels[clicked[1]]}) below: row “{src_labels[clicked[1]]}” of the encoder map and row "
+                   f"“{tgt_labels[clicked[0]]}” of the decoder map.")
+
 above = r.decoder.weights[~r.decoder.mask]
 masked_note = (
     f"Largest decoder weight above the diagonal: {above.max():g} (over {above.size} masked cells)."
@@ -201,16 +212,20 @@ show_chart(
     alt="Heatmap of the cross-attention weights: target tokens on the rows, source tokens on the columns",
     on_select="rerun", key=CLICK_KEY, selection_mode="cell",
 )
-if clicked is not None:
-    query, key = tgt_labels[clicked[0]], src_labels[clicked[1]]
-    st.caption(
-        f"Clicked A^x[{query}, {key}] = {r.cross.weights[clicked]:.3f}. Its query comes from H, the decoder's state "
-        f"for “{query}”, made with row “{query}” of the decoder map; its key (and value) from M, the encoder's "
-        f"output for “{key}”, made with row “{key}” of the encoder map. Both rows are highlighted above; "
-        "double-click the map to clear."
-    )
-if t_src == 1:
-    st.caption("With a single source word every row is exactly 1: a softmax over one key has nowhere else to go.")
+with fixed_slot():
+    if clicked is not None:
+        query, key = tgt_labels[clicked[0]], src_labels[clicked[1]]
+        st.caption(
+            f"Clicked A^x[{query}, {key}] = {r.cross.weights[clicked]:.3f}. Its query comes from H, the "
+            f"decoder's state for “{query}”, made with row “{query}” of the decoder map; its key (and value) "
+            f"from M, the encoder's output for “{key}”, made with row “{key}” of the encoder map. Both rows are "
+            "highlighted above; double-click the map to clear."
+        )
+
+with fixed_slot():
+    if t_src == 1:
+        st.caption("With a single source word every row is exactly 1: a softmax over one key has nowhere else to go.")
+
 explain(
     "Try it: change the **last** target word and only the last row changes, because every earlier "
     "decoder state was computed behind the causal mask. Change **any** source word and every row changes."

@@ -19,7 +19,7 @@ from core.masking import (
 )
 from core.reference import max_abs_diff
 from ui.charts import heatmap, side_by_side, to_spec, unique_labels
-from ui.controls import bound_slider, bound_toggle, clicked_cell, seed_slider, show_chart, show_source
+from ui.controls import bound_slider, bound_toggle, clicked_cell, fixed_slot, seed_slider, show_chart, show_source
 from ui.positional_charts import mask_chart, masked_heatmap, step_bars
 from ui.quiz import predict_then_reveal
 from ui.tooltips import softmax_tooltips
@@ -120,11 +120,13 @@ st.markdown(
     "The mask is switched off: every cell may attend, as in the encoder. Every score goes to the softmax."
 )
 show_chart(specs["maps"], alt="The causal mask and the masked scaled scores, with minus infinity above the diagonal")
-if clicked is not None:
-    q, k = clicked
-    st.caption(f"Highlighted: the row of the query “{labels[q]}”, whose scores the softmax turned into the "
-               f"weights A[{labels[q]}, ·] (you clicked A[{labels[q]}, {labels[k]}]). "
-               "Double-click the weights to clear.")
+with fixed_slot():
+    if clicked is not None:
+        q, k = clicked
+        st.caption(f"Highlighted: the row of the query “{labels[q]}”, whose scores the softmax turned into the "
+                   f"weights A[{labels[q]}, ·] (you clicked A[{labels[q]}, {labels[k]}]). "
+                   "Double-click the weights to clear.")
+
 
 st.header("2 · The weights")
 st.markdown(
@@ -200,15 +202,17 @@ st.markdown(
 torch_out = torch_attention(res.Q, res.K, res.V, is_causal=causal)
 st.metric(f"max |NumPy − PyTorch| of the output (is_causal={causal})", f"{max_abs_diff(res.output, torch_out):.2e}")
 
-if seq_len >= 2:
-    masked_first_last = float(masked.weights[0, -1])
-    predict_then_reveal(
-        f"With the causal mask, how much weight can the first token “{labels[0]}” give to the last token "
-        f"“{labels[-1]}”?", ["exactly 0", "a small positive amount", "as much as without the mask"],
-        "exactly 0" if masked_first_last == 0.0 else "a small positive amount",
-        f"It is {masked_first_last!r}: the masked score is −∞ before the softmax and e^(−∞) = 0 exactly. Without the "
-        f"mask it would be {float(full.weights[0, -1]):.3f}.",
-        key="masked_zero",
-    )
+with fixed_slot():
+    if seq_len >= 2:
+        masked_first_last = float(masked.weights[0, -1])
+        predict_then_reveal(
+            f"With the causal mask, how much weight can the first token “{labels[0]}” give to the last token "
+            f"“{labels[-1]}”?", ["exactly 0", "a small positive amount", "as much as without the mask"],
+            "exactly 0" if masked_first_last == 0.0 else "a small positive amount",
+            f"It is {masked_first_last!r}: the masked score is −∞ before the softmax and e^(−∞) = 0 exactly. "
+            f"Without the mask it would be {float(full.weights[0, -1]):.3f}.",
+            key="masked_zero",
+        )
+
 
 show_source(causal_mask, masked_self_attention, scaled_dot_product_attention, prefix_attention)

@@ -21,6 +21,7 @@ from ui.controls import (
     bound_slider,
     clicked_cell,
     explain,
+    fixed_slot,
     seed_slider,
     show_chart,
     show_source,
@@ -153,14 +154,16 @@ st.latex(
 clicked = clicked_cell(CLICK_KEY, (n_heads, seq_len, seq_len), fields=("h", "q", "k"))
 specs = chart_specs(seed, d_model, n_heads, seq_len, clicked)
 show_chart(specs["qkv"], alt=f"Q, K and V, each cut into {n_heads} blocks of {d_k} columns, one per head")
-if clicked is not None:
-    h, i, j = clicked
-    labels = unique_labels(tokens)
-    score = float(steps.q_heads[h, i] @ steps.k_heads[h, j]) / np.sqrt(d_k)  # (d_k,) · (d_k,)
-    st.caption(f"Highlighted for the weight you clicked in head {h + 1}: the query of “{labels[i]}” in Q and the key "
-               f"of “{labels[j]}” in K, each only in head {h + 1}'s block ({dims_of(h + 1, d_k)}). Their dot "
-               f"product divided by √{d_k} is the score {score:.3f}, and the weight is "
-               f"{steps.weights[h, i, j]:.3f}. Double-click the maps to clear.")
+with fixed_slot():
+    if clicked is not None:
+        h, i, j = clicked
+        labels = unique_labels(tokens)
+        score = float(steps.q_heads[h, i] @ steps.k_heads[h, j]) / np.sqrt(d_k)  # (d_k,) · (d_k,)
+        st.caption(f"Highlighted for the weight you clicked in head {h + 1}: the query of “{labels[i]}” in Q and "
+                   f"the key of “{labels[j]}” in K, each only in head {h + 1}'s block ({dims_of(h + 1, d_k)}). "
+                   f"Their dot product divided by √{d_k} is the score {score:.3f}, and the weight is "
+                   f"{steps.weights[h, i, j]:.3f}. Double-click the maps to clear.")
+
 
 st.header("2 · One attention map per head")
 explain(
@@ -175,14 +178,16 @@ st.caption("**Click** a weight to highlight, in Q and K above, the two rows of t
 show_chart(specs["maps"], alt=f"{n_heads} attention maps, one per head, on a shared 0 to 1 colour scale",
            on_select="rerun", key=CLICK_KEY, selection_mode="cell")
 peak = steps.weights.max(axis=-1).mean(axis=-1)  # (H,): how sharply each head focuses, on average
-if n_heads > 1:
-    sharp, flat = int(np.argmax(peak)), int(np.argmin(peak))
-    spread = float(np.ptp(steps.weights, axis=0).max())  # max over token pairs of (largest - smallest head)
-    st.caption(
-        f"Largest difference between two heads' weights for the same pair of tokens: {spread:.3f}. "
-        f"Most focused: head {sharp + 1} (a query's top weight averages {peak[sharp]:.3f}); "
-        f"least focused: head {flat + 1} ({peak[flat]:.3f}; uniform would be {1 / seq_len:.3f})."
-    )
+with fixed_slot():
+    if n_heads > 1:
+        sharp, flat = int(np.argmax(peak)), int(np.argmin(peak))
+        spread = float(np.ptp(steps.weights, axis=0).max())  # max over token pairs of (largest - smallest head)
+        st.caption(
+            f"Largest difference between two heads' weights for the same pair of tokens: {spread:.3f}. "
+            f"Most focused: head {sharp + 1} (a query's top weight averages {peak[sharp]:.3f}); "
+            f"least focused: head {flat + 1} ({peak[flat]:.3f}; uniform would be {1 / seq_len:.3f})."
+        )
+
 
 st.header("3 · Concatenate, then mix with W_o")
 explain(

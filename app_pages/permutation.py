@@ -17,7 +17,7 @@ from core.permutation import (
     torch_permutation_difference,
 )
 from ui.charts import to_spec, unique_labels
-from ui.controls import bound_toggle, explain, seed_slider, show_chart, show_source, tokens_input
+from ui.controls import bound_toggle, explain, fixed_slot, seed_slider, show_chart, show_source, tokens_input
 from ui.multihead_charts import matrix_panels
 from ui.quiz import predict_then_reveal
 
@@ -131,10 +131,12 @@ check = permutation_check(x, random_projections(D_MODEL, seed), perm, n_heads=N_
 specs = chart_specs(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe)
 
 st.markdown(f"**Original:** {' '.join(tokens)}  \n**Shuffled:** {' '.join(tokens[p] for p in perm)}")
-if np.array_equal(perm, np.arange(T)):
-    st.info(("A single word cannot be reordered. " if T == 1 else "This is the identity permutation: ")
-            + "nothing moves, so every difference below is exactly 0, "
-            "with or without positional encoding.")
+with fixed_slot():
+    if np.array_equal(perm, np.arange(T)):
+        st.info(("A single word cannot be reordered. " if T == 1 else "This is the identity permutation: ")
+                + "nothing moves, so every difference below is exactly 0, "
+                "with or without positional encoding.")
+
 st.caption(f"{T} tokens, d_model = {D_MODEL}, {N_HEADS} heads (the lesson's `nn.MultiheadAttention(16, 4)`), "
            f"random embeddings and W_q, W_k, W_v, W_o from seed {seed}.")
 
@@ -192,16 +194,19 @@ explain(
 torch_diff = torch_difference(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe)
 st.metric("PyTorch: max |out − un-permuted out|" + (" (with PE)" if add_pe else ""), f"{torch_diff:.1e}")
 
-if not add_pe:
-    unchanged = check.output_diff < 1e-9
-    predict_then_reveal(
-        "Without positional encoding, shuffle the words. The output vector computed for a given word…",
-        ["is the same vector, just in its new row", "changes"],
-        "is the same vector, just in its new row" if unchanged else "changes",
-        f"Moved back into the original order, the outputs differ by at most {check.output_diff:.1e}: floating-point "
-        "noise. Attention alone only sees which words are there, not where. Switch on positional encoding to break it.",
-        key="permutation_same",
-    )
+with fixed_slot():
+    if not add_pe:
+        unchanged = check.output_diff < 1e-9
+        predict_then_reveal(
+            "Without positional encoding, shuffle the words. The output vector computed for a given word…",
+            ["is the same vector, just in its new row", "changes"],
+            "is the same vector, just in its new row" if unchanged else "changes",
+            f"Moved back into the original order, the outputs differ by at most {check.output_diff:.1e}: "
+            "floating-point noise. Attention alone only sees which words are there, not where. Switch on "
+            "positional encoding to break it.",
+            key="permutation_same",
+        )
+
 
 show_source(permutation_check, inverse_permutation, positional_encoding, multi_head_attention,
             torch_permutation_difference, parse_permutation)

@@ -17,7 +17,7 @@ from core.positional_analysis import (
     wavelengths,
 )
 from ui.charts import heatmap, line_chart, side_by_side, to_spec
-from ui.controls import bound_multiselect, bound_slider, matrix_downloads, show_chart, show_source
+from ui.controls import bound_multiselect, bound_slider, fixed_slot, matrix_downloads, show_chart, show_source
 from ui.export import matrix_titles
 from ui.positional_charts import (
     default_domain,
@@ -82,7 +82,7 @@ def matrix_chart(kind: str, matrix: np.ndarray, positions: int, d_model: int, ta
         show = matrix.size <= 400 and cell >= LABEL_CELL
         chart = heatmap(matrix, cell_size=cell, show_values=show, **kw)
         return with_legend_length(chart, max(60, min(240, cell * n_rows - 20))), False
-    kw = {k: v for k, v in kw.items() if k in ("title", "x_title", "y_title")}
+    kw = {k: v for k, v in kw.items() if k in ("title", "x_title", "y_title")}  # an image: redrawn anyway
     chart = raster_heatmap(image_of(kind, positions, d_model), matrix.shape, domain=default_domain(matrix, True),
                            max_size=target_px, **kw)
     return chart, True
@@ -97,7 +97,7 @@ def table_spec(positions: int, d_model: int) -> tuple[dict, bool]:
         "pe", pe, positions, d_model, row_labels=[str(p) for p in range(positions)],
         col_labels=[str(d) for d in range(d_model)],
         title=f"PE ({plural(positions, 'position')} × {plural(d_model, 'dim')})", x_title="dimension",
-        y_title="position")
+        y_title="position", title_in_data=True)
     return to_spec(chart), is_image
 
 
@@ -161,15 +161,16 @@ st.markdown(
 )
 pe_chart, pe_is_image = table_spec(positions, d_model)
 show_chart(pe_chart, alt="Heatmap of the positional-encoding table, position by dimension")
-if positions == 5 and d_model == 8:
-    st.caption("5 positions × 8 dimensions: this is the table the lesson prints, to its 3 decimals.")
-if pe_is_image:
-    st.caption(f"{pe.size:,} cells drawn as one image, one pixel per cell (no hover values at this size; "
-               f"tooltips return below {MAX_RECT_CELLS:,} cells). The numbers, for slides or a notebook:")
-    matrix_downloads("PE table", pe, [str(p) for p in range(positions)], [str(d) for d in range(d_model)])
 n_distinct = distinct_positions(pe)
 st.caption(f"Distinct rows: {n_distinct} of {positions}"
-           + (": every position gets its own vector." if n_distinct == positions else "."))
+           + (": every position gets its own vector." if n_distinct == positions else ".")
+           + (" These 5 positions × 8 dimensions are the table the lesson prints, to its 3 decimals."
+              if (positions, d_model) == (5, 8) else ""))
+with fixed_slot():
+    if pe_is_image:
+        st.caption(f"{pe.size:,} cells drawn as one image, one pixel per cell (no hover values at this size; "
+                   f"tooltips return below {MAX_RECT_CELLS:,} cells). The numbers, for slides or a notebook:")
+        matrix_downloads("PE table", pe, [str(p) for p in range(positions)], [str(d) for d in range(d_model)])
 
 st.header("2 · Waves of different lengths")
 st.markdown(
@@ -184,21 +185,22 @@ dims = sorted(int(d) for d in bound_multiselect(
     "Dimensions to draw", "dims", range(d_model), default_dims, max_selections=MAX_DIMS,
     help=f"Pick up to {MAX_DIMS} dimensions (0 to d_model − 1); each curve is labelled with its wavelength λ.",
 ))
-if not dims:
-    st.info("Pick at least one dimension above to draw its wave.")
-else:
-    lam = wavelengths(d_model)
-    dots = positions <= MAX_DOTS
-    show_chart(
-        waves_spec(positions, d_model, tuple(dims)),
-        alt="Sine and cosine curves of the chosen dimensions, and the wavelength of every dimension",
-    )
-    omega = angular_frequencies(d_model)
-    st.caption(
-        ("Dots: the values in the table. " if dots else "")
-        + "Frequencies: " + ", ".join(f"ω of dim {d} = {omega[d]:.4g}" for d in dims)
-        + f". Shortest wavelength {lam.min():.2f}, longest {lam.max():,.2f} positions."
-    )
+with fixed_slot():
+    if not dims:
+        st.info("Pick at least one dimension above to draw its wave.")
+    else:
+        lam = wavelengths(d_model)
+        dots = positions <= MAX_DOTS
+        show_chart(
+            waves_spec(positions, d_model, tuple(dims)),
+            alt="Sine and cosine curves of the chosen dimensions, and the wavelength of every dimension",
+        )
+        omega = angular_frequencies(d_model)
+        st.caption(
+            ("Dots: the values in the table. " if dots else "")
+            + "Frequencies: " + ", ".join(f"ω of dim {d} = {omega[d]:.4g}" for d in dims)
+            + f". Shortest wavelength {lam.min():.2f}, longest {lam.max():,.2f} positions."
+        )
 
 st.header("3 · Nearby positions are similar")
 st.markdown(
@@ -211,27 +213,29 @@ st.latex(r"PE_p \cdot PE_{p+k} = \sum_i \cos(\omega_i\, k)\quad\text{(every full
 sim_spec = similarity_spec(positions, d_model)
 show_chart(sim_spec, alt="Heatmap of the dot product between every pair of positions, and the dot product against the "
                          "offset")
-if not matrix_titles(sim_spec):  # drawn as one image: its numbers are not in the chart's Export menu
-    labels = [str(p) for p in range(positions)]
-    matrix_downloads("PE · PEᵀ", sim, labels, labels)
+with fixed_slot():
+    if not matrix_titles(sim_spec):  # drawn as one image: its numbers are not in the chart's Export menu
+        labels = [str(p) for p in range(positions)]
+        matrix_downloads("PE · PEᵀ", sim, labels, labels)
 c1, c2 = st.columns(2)
 c1.metric("max gap to the offset-only formula", f"{offset_error:.1e}",
           help="Largest gap, over every pair of positions, between the dot product and the offset-only formula.")
 c2.metric("PE_p · PE_p (squared length)", f"{sim[0, 0]:.3f}",
           help="The diagonal: d_model / 2 for an even width (each pair contributes sin² + cos² = 1).")
-if d_model % 2:
-    st.caption("Odd d_model: the last, unpaired sine adds sin(ωp)·sin(ω(p+k)), which depends on p, "
-               "so the gap above is not just rounding.")
+st.caption("Odd d_model: the last, unpaired sine adds sin(ωp)·sin(ω(p+k)), which depends on p, "
+           "so the gap above is not just rounding." if d_model % 2 else
+           "Even d_model: every sine has its cosine, so the gap above is rounding error only.")
 
-if positions >= 41:
-    probe = positional_encoding(41, d_model)
-    near, far = float(probe[10] @ probe[11]), float(probe[10] @ probe[40])
-    predict_then_reveal(
-        f"With d_model = {d_model}: which position's encoding has the larger dot product with position 10's?",
-        ["position 11", "position 40"], "position 11" if near > far else "position 40",
-        f"PE₁₀ · PE₁₁ = {near:.3f} and PE₁₀ · PE₄₀ = {far:.3f}. Most dimensions vary slowly, so neighbouring "
-        "positions get similar vectors (for very small d_model the few fast waves can break this).",
-        key="pe_similarity",
-    )
+with fixed_slot():
+    if positions >= 41:
+        probe = positional_encoding(41, d_model)
+        near, far = float(probe[10] @ probe[11]), float(probe[10] @ probe[40])
+        predict_then_reveal(
+            f"With d_model = {d_model}: which position's encoding has the larger dot product with position 10's?",
+            ["position 11", "position 40"], "position 11" if near > far else "position 40",
+            f"PE₁₀ · PE₁₁ = {near:.3f} and PE₁₀ · PE₄₀ = {far:.3f}. Most dimensions vary slowly, so neighbouring "
+            "positions get similar vectors (for very small d_model the few fast waves can break this).",
+            key="pe_similarity",
+        )
 
 show_source(positional_encoding, wavelengths, position_similarity, similarity_at_offset)

@@ -18,7 +18,7 @@ from core.pretrained import (
     tokenize_wordpiece,
 )
 from core.reference import max_abs_diff
-from ui.controls import bound_slider, explain, show_chart, show_source
+from ui.controls import bound_slider, explain, fixed_slot, show_chart, show_source
 from ui.pretrained_charts import GRID_SELECTION, attention_grid, attention_panels, close_up
 
 #: Longest input drawn, in WordPiece tokens with [CLS] and [SEP] (72 maps of T x T cells must stay fast).
@@ -143,8 +143,10 @@ for name, layer_i, head_i, score, baseline in strongest_heads(scores):
     c2.button(f"Show L{layer_i + 1} H{head_i + 1}", key=f"show_{name}", on_click=select_head,
               args=(layer_i + 1, head_i + 1), help="Show this head up close below")
 missing = [p for p in PATTERN_NOTES if p not in scores]
-if missing:
-    st.caption("Not in this text: " + ", ".join(missing) + " (type a repeated or split word to see it).")
+with fixed_slot():
+    if missing:
+        st.caption("Not in this text: " + ", ".join(missing) + " (type a repeated or split word to see it).")
+
 
 st.header("3 · One head up close")
 with st.container(horizontal=True):

@@ -23,6 +23,7 @@ from ui.controls import (
     bound_slider,
     bound_toggle,
     explain,
+    fixed_slot,
     seed_slider,
     show_chart,
     show_source,
@@ -122,13 +123,15 @@ with st.container(horizontal=True):
     st.metric("softmax Jacobian norm (mean)", f"{now.jacobian_norm:.3g}",
               help=f"‖diag(p) − ppᵀ‖_F, averaged over rows: √(T−1)/T = {np.sqrt(seq_len - 1) / seq_len:.3f} "
                    "for a uniform row, 0 for a one-hot row (no gradient).")
-if now.max_weight > 0.9:
-    st.warning(
-        f"Saturated: on average the largest weight in a row is {now.max_weight:.3f}, so the softmax acts "
-        "almost like an argmax and its gradient is close to zero."
-        + ("" if scaled else " Switch on the scaling to see the weights spread out again."),
-        icon=":material/warning:",
-    )
+with fixed_slot():
+    if now.max_weight > 0.9:
+        st.warning(
+            f"Saturated: on average the largest weight in a row is {now.max_weight:.3f}, so the softmax acts "
+            "almost like an argmax and its gradient is close to zero."
+            + ("" if scaled else " Switch on the scaling to see the weights spread out again."),
+            icon=":material/warning:",
+        )
+
 
 specs = chart_specs(seed, seq_len, d_k, scaled)
 show_chart(

@@ -9,7 +9,16 @@ import streamlit as st
 from core import LESSON_TOKENS, LESSON_X, scaled_dot_product_attention, softmax, worked_example
 from core.user_input import format_matrix, parse_matrix, validate_input
 from ui.charts import heatmap, side_by_side, to_spec, unique_labels
-from ui.controls import bound_choice, bound_stepper, clicked_cell, explain, seed_slider, show_chart, show_source
+from ui.controls import (
+    bound_choice,
+    bound_stepper,
+    clicked_cell,
+    explain,
+    fixed_slot,
+    seed_slider,
+    show_chart,
+    show_source,
+)
 from ui.quiz import predict_then_reveal
 from ui.tooltips import softmax_tooltips, weighted_sum_tooltips
 
@@ -157,9 +166,10 @@ if stage >= 1:
     st.latex(r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v")
     show_chart(specs["W"], alt="Heatmaps of W_q, W_k and W_v")
     show_chart(specs["QKV"], alt="Heatmaps of Q, K and V")
-    if cell is not None:
-        st.caption(f"Highlighted: the query of “{labels[cell[0]]}” and the key of “{labels[cell[1]]}”, "
-                   f"whose dot product is the score {ex.raw_scores[cell]:.3f}. Double-click the map to clear.")
+    with fixed_slot():
+        if cell is not None:
+            st.caption(f"Highlighted: the query of “{labels[cell[0]]}” and the key of “{labels[cell[1]]}”, "
+                       f"whose dot product is the score {ex.raw_scores[cell]:.3f}. Double-click the map to clear.")
 
 if stage >= 2:
     st.header("3 · Raw scores")

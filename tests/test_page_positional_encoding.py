@@ -12,6 +12,7 @@ from core.positional_analysis import position_similarity, positional_encoding_at
 from tests import lesson_values as lesson
 from tests.apptest_helpers import chart_specs, heatmaps, run_page
 from tests.export_helpers import parse_csv, parse_latex, recorded_downloads
+from ui.charts import view_title
 from ui.positional_charts import colorize
 
 PAGE = "app_pages/positional_encoding.py"
@@ -46,7 +47,7 @@ def test_defaults_show_the_lessons_table_with_values_in_the_cells():
     assert at.slider(key="positions").value == 5 and at.slider(key="d_model").value == 8
     charts = heatmaps(at)
     np.testing.assert_array_equal(np.round(charts["PE (5 positions × 8 dims)"], 3), lesson.PE_5x8)
-    pe_spec = next(s for s, _ in chart_specs(at) if s.get("title") == "PE (5 positions × 8 dims)")
+    pe_spec = next(s for s, frames in chart_specs(at) if view_title(s, frames) == "PE (5 positions × 8 dims)")
     assert [layer["mark"]["type"] for layer in pe_spec["layer"]] == ["rect", "text"]  # values printed
     assert pe_spec["layer"][1]["encoding"]["text"]["format"] == ".3f"
     assert any("table the lesson prints" in c.value for c in at.caption)

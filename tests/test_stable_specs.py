@@ -56,7 +56,8 @@ def test_the_placeholder_needs_a_named_dataset():
 
 
 @pytest.mark.parametrize(("page", "key", "values"), [*((page, "seed", (0, 1)) for page in SEED_PAGES),
-                                                     ("soft_lookup", "temp", (1, 2)), ("pretrained", "layer", (1, 2))])
+                                                     ("soft_lookup", "temp", (1, 2)), ("pretrained", "layer", (1, 2)),
+                                                     ("positional_encoding", "positions", (5, 6))])
 def test_a_slider_step_changes_the_charts_data_but_no_spec(page, key, values):
     before, after = (chart_specs(run_page(f"app_pages/{page}.py", **{key: v})) for v in values)
     assert len(before) == len(after) > 0
@@ -79,6 +80,14 @@ def test_a_title_read_from_the_data_is_drawn():
     spec = exported(chart)
     assert spec["title"] == {"text": {"expr": "data('d0')[0].title"}}
     assert "soft at τ = 0.5" in re.findall(r"<text[^>]*>([^<]*)</text>", vlc.vegalite_to_svg(spec))
+
+
+def test_a_heatmap_can_keep_its_title_in_the_data():
+    a, b = (exported(heatmap(np.eye(3) * n, title=f"T = {n}", title_in_data=True)) for n in (2, 3))
+    assert a["title"] == {"text": {"expr": "data('d0')[0].title"}}
+    assert {k: v for k, v in a.items() if k != "datasets"} == {k: v for k, v in b.items() if k != "datasets"}
+    assert view_title(a, a["datasets"]) == "T = 2" and view_title(b, b["datasets"]) == "T = 3"
+    assert exported(heatmap(np.eye(2), title="plain"))["title"] == "plain"  # by default the title is in the spec
 
 
 def test_many_celled_charts_are_drawn_on_a_canvas():

@@ -211,6 +211,7 @@ def heatmap(
     highlight_rows: Sequence[int] | None = None,
     highlight_cols: Sequence[int] | None = None,
     select: str | None = None,
+    title_in_data: bool = False,
 ) -> alt.LayerChart:
     """A labelled heatmap of `matrix`, rows top to bottom as in the printed matrix.
 
@@ -228,6 +229,8 @@ def heatmap(
             every other cell is faded.
         select: name of a click selection (fields ``i``, ``j``) to add, so a
             page can react to the clicked cell (``on_select="rerun"``).
+        title_in_data: keep `title` in the data (`title_from_data`), for a title
+            that quotes a slider: the spec then stays the same as the slider moves.
     """
     df = matrix_frame(matrix, row_labels, col_labels)
     extra_tooltips = extra_tooltip_lines(df, extra, np.shape(matrix), value_format)
@@ -280,8 +283,10 @@ def heatmap(
                 color=alt.Color(field="ink", type="nominal", scale=None),
             )
         )
+    if title_in_data and title:
+        df["title"] = title
     return (
-        alt.layer(*layers, data=df, title=title or alt.Undefined)
+        alt.layer(*layers, data=df, title=title_from_data() if title_in_data and title else title or alt.Undefined)
         .encode(x=x, y=y, tooltip=tooltip)
         .resolve_scale(color="independent")  # the cell colours' scale is not the text's ink
         .properties(width=alt.Step(cell_size), height=alt.Step(cell_size))
