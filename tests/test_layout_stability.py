@@ -55,9 +55,13 @@ def moved(before: AppTest, after: AppTest) -> list[tuple[tuple[int, ...], str]]:
 
 
 def test_moved_finds_an_element_pushed_down_by_a_new_one():
+    class Node:
+        def __init__(self, type_: str, children: list | None = None):
+            self.type, self.children = type_, children
+
     class Page:  # stands in for AppTest: `layout` only reads `_tree`
-        def __init__(self, *types):
-            self._tree = type("Node", (), {"type": "root", "children": [type("Node", (), {"type": t})() for t in types]})()
+        def __init__(self, *types: str):
+            self._tree = Node("root", [Node(t) for t in types])
 
     assert moved(Page("header", "chart"), Page("header", "chart", "caption")) == []  # added at the end
     assert moved(Page("header", "chart"), Page("header", "caption", "chart")) == [((1,), "chart")]

@@ -12,7 +12,7 @@ import pytest
 
 from tests.apptest_helpers import chart_specs, run_page
 from tests.spec_helpers import colour_domain, exported
-from ui.charts import THIS_DATA, heatmap, side_by_side, stable_spec, to_spec, view_title
+from ui.charts import CANVAS, THIS_DATA, heatmap, side_by_side, stable_spec, to_spec, view_title
 
 #: Pages whose charts all depend on the seed (and nothing drawn changes shape with it).
 SEED_PAGES = ["worked_example", "scaled_attention", "multi_head", "permutation", "masked_attention",
@@ -96,7 +96,10 @@ def test_many_celled_charts_are_drawn_on_a_canvas():
     maps = head_maps(np.full((2, 3, 3), 1 / 3), ["a", "b", "c"])
     blocks = head_blocks({"Q": np.ones((3, 4))}, 2, row_labels=["a", "b", "c"])
     for chart in (maps, blocks, facets_side_by_side(maps, blocks)):
-        assert exported(chart)["usermeta"]["embedOptions"] == {"renderer": "canvas"}
+        assert exported(chart)["usermeta"]["embedOptions"] == CANVAS["embedOptions"] == {"renderer": "canvas"}
+    from ui.pretrained_charts import close_up
+
+    assert close_up(np.full((3, 3), 1 / 3), list("abc"), title="x")["usermeta"] == CANVAS
 
 
 def test_titles_read_from_the_data_name_the_exported_files():

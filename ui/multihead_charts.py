@@ -36,14 +36,18 @@ import altair as alt
 import numpy as np
 from altair.utils.schemapi import debug_mode
 
-from ui.charts import DIVERGING_SCHEME, MAX_LABELLED_CELLS, SEQUENTIAL_SCHEME, domain_from_data, unique_labels
+from ui.charts import (
+    CANVAS,
+    DIVERGING_SCHEME,
+    MAX_LABELLED_CELLS,
+    SEQUENTIAL_SCHEME,
+    domain_from_data,
+    unique_labels,
+)
 from ui.export import LAYOUT_KEY, matrix_layout
 
 #: Cells smaller than this (pixels) get no printed values.
 MIN_LABELLED_CELL = 28
-#: These charts draw hundreds to thousands of cells: on a canvas the browser repaints them after a slider step
-#: in about half the time it takes to update as many SVG elements (multi-head page: 514 -> 329 ms, measured).
-CANVAS = {"embedOptions": {"renderer": "canvas"}}
 #: Pixels between the head blocks of `head_blocks` (fewer pixels when there are many heads).
 HEAD_GAP, HEAD_GAP_MANY = 12, 3
 

@@ -22,7 +22,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ui.charts import SEQUENTIAL_SCHEME, unique_labels
+from ui.charts import CANVAS, SEQUENTIAL_SCHEME, unique_labels
 
 #: Name of the click selection on the head grid (``event.selection[GRID_SELECTION]``).
 GRID_SELECTION = "pick"
@@ -262,11 +262,15 @@ def head_view(weights: np.ndarray, tokens: Sequence[str], *, title: str = "", mi
 
 
 def close_up(weights: np.ndarray, tokens: Sequence[str], *, title: str) -> dict:
-    """One head's map (`head_map`) next to its `head_view`, rows lined up: a Vega-Lite dict with its datasets."""
+    """One head's map (`head_map`) next to its `head_view`, rows lined up: a Vega-Lite dict with its datasets.
+
+    Drawn on a canvas (`ui.charts.CANVAS`): the head view is T² lines, all redrawn when the layer or head changes.
+    """
     heat, heat_data = head_map(weights, tokens, title=title)
     view, view_data = head_view(weights, tokens, title="head view: query → key", row_px=map_cell_px(len(tokens)))
     return {"$schema": VEGA_LITE_SCHEMA, "hconcat": [heat, view], "spacing": 40,
-            "resolve": {"scale": {"color": "independent"}}, "datasets": {**heat_data, **view_data}}
+            "resolve": {"scale": {"color": "independent"}}, "datasets": {**heat_data, **view_data},
+            "usermeta": CANVAS}
 
 
 def cost_charts(measurements: pd.DataFrame, fits: Sequence, labels: dict[str, str], *,
