@@ -22,21 +22,29 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
 
 
+#: JavaScript expression: true while the app is not settled. The script is running or has not run yet
+#: (Streamlit's `data-test-script-state` on the app root; the status widget alone appears only after a
+#: delay, so a slow first run could look finished between two of its elements), or elements are stale,
+#: or skeletons stand in for elements still to come.
+APP_BUSY_JS = """(() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const state = app ? app.getAttribute('data-test-script-state') : 'initial';
+  return ['initial', 'running', 'rerunRequested'].includes(state)
+    || !!document.querySelector('[data-testid="stStatusWidget"], [data-stale="true"], [data-testid="stSkeleton"]');
+})()"""
+
+
 def settle(page, timeout_ms: int = 90_000) -> None:
     """Wait until the page's script has run, nothing is stale, every chart is drawn and the page is stable.
 
     Every page starts with a title (h1), so its presence means the page script
-    has started drawing; a run that has not yet shown the status widget is
-    caught by requiring the text to stay the same over two checks.
+    has started drawing; `APP_BUSY_JS` then says whether the run is over, and the
+    text must stay the same over two checks.
     """
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout_ms)
     waited, previous = 0, None
     while waited < timeout_ms:
-        busy = (
-            page.locator('[data-testid="stStatusWidget"]').count() > 0
-            or page.locator('[data-stale="true"]').count() > 0
-            or page.locator('[data-testid="stSkeleton"]').count() > 0
-        )
+        busy = page.evaluate(f"() => {APP_BUSY_JS}")
         drawn, present = charts_drawn(page)
         if not busy and drawn == present:
             text = page.evaluate(PAGE_TEXT_JS)
@@ -74,8 +82,7 @@ PAGE_TEXT_JS = """() => {
 
 #: JavaScript predicate: the app is idle, every chart is drawn, and the page text differs from `before`.
 IDLE_AND_CHANGED_JS = """(before) => {
-  const busySelector = '[data-testid="stStatusWidget"], [data-stale="true"], [data-testid="stSkeleton"]';
-  if (document.querySelector(busySelector)) return false;
+  if (""" + APP_BUSY_JS + """) return false;
   const main = document.querySelector('[data-testid="stMain"]');
   if (!main) return false;
   for (const e of main.querySelectorAll('.vega-embed')) {
@@ -108,8 +115,6 @@ WATCH_MAIN_JS = """() => {
 #: page text differs from `before`. Polled every 50 ms rather than every frame: the text is read only once quiet.
 REPAINTED_JS = """([before, quiet_ms]) => {
   if (window.__paintedAt < window.__pressedAt || performance.now() - window.__paintedAt < quiet_ms) return false;
-  if (document.querySelector('[data-testid="stStatusWidget"], [data-stale="true"], [data-testid="stSkeleton"]')) {
-    return false;
-  }
+  if (""" + APP_BUSY_JS + """) return false;
   return (""" + PAGE_TEXT_JS + """)() !== before;
 }"""
