@@ -127,7 +127,6 @@ with fixed_slot():
                    f"weights A[{labels[q]}, ·] (you clicked A[{labels[q]}, {labels[k]}]). "
                    "Double-click the weights to clear.")
 
-
 st.header("2 · The weights")
 st.markdown(
     "After the softmax every row still sums to 1, but the cells above the diagonal are exactly zero, "
@@ -213,6 +212,5 @@ with fixed_slot():
             f"Without the mask it would be {float(full.weights[0, -1]):.3f}.",
             key="masked_zero",
         )
-
 
 show_source(causal_mask, masked_self_attention, scaled_dot_product_attention, prefix_attention)

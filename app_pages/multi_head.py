@@ -164,7 +164,6 @@ with fixed_slot():
                    f"Their dot product divided by √{d_k} is the score {score:.3f}, and the weight is "
                    f"{steps.weights[h, i, j]:.3f}. Double-click the maps to clear.")
 
-
 st.header("2 · One attention map per head")
 explain(
     "Every head runs the whole attention recipe on its slice: its own scores, its own softmax, its own "
@@ -187,7 +186,6 @@ with fixed_slot():
             f"Most focused: head {sharp + 1} (a query's top weight averages {peak[sharp]:.3f}); "
             f"least focused: head {flat + 1} ({peak[flat]:.3f}; uniform would be {1 / seq_len:.3f})."
         )
-
 
 st.header("3 · Concatenate, then mix with W_o")
 explain(

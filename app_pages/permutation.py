@@ -207,6 +207,5 @@ with fixed_slot():
             key="permutation_same",
         )
 
-
 show_source(permutation_check, inverse_permutation, positional_encoding, multi_head_attention,
             torch_permutation_difference, parse_permutation)

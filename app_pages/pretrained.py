@@ -147,7 +147,6 @@ with fixed_slot():
     if missing:
         st.caption("Not in this text: " + ", ".join(missing) + " (type a repeated or split word to see it).")
 
-
 st.header("3 · One head up close")
 with st.container(horizontal=True):
     layer = int(bound_slider("Layer", "layer", 1, L, 1, help=f"Which of the {L} layers (1 = closest to the input)."))

@@ -132,7 +132,6 @@ with fixed_slot():
             icon=":material/warning:",
         )
 
-
 specs = chart_specs(seed, seq_len, d_k, scaled)
 show_chart(
     specs["maps"],

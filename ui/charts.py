@@ -288,9 +288,10 @@ def heatmap(
             )
         )
     if title_in_data and title:
-        df["title"] = title
+        df["title"] = title  # read by `title_from_data`
+        title = title_from_data()
     return (
-        alt.layer(*layers, data=df, title=title_from_data() if title_in_data and title else title or alt.Undefined)
+        alt.layer(*layers, data=df, title=title or alt.Undefined)
         .encode(x=x, y=y, tooltip=tooltip)
         .resolve_scale(color="independent")  # the cell colours' scale is not the text's ink
         .properties(width=alt.Step(cell_size), height=alt.Step(cell_size))
