@@ -44,6 +44,8 @@ CANVAS = {"embedOptions": {"renderer": "canvas"}}
 #: Placeholder, in a Vega expression, for the name of the dataset of the view the expression sits in
 #: (`to_spec` fills it in: the names are only known once the chart is exported).
 THIS_DATA = "@this-data"
+#: A Vega expression for the first row of that dataset, where `domain_from_data` and `title_from_data` read.
+THIS_ROW = f"data('{THIS_DATA}')[0]"
 #: How Altair names a dataset it moved out of the spec: ``data-`` and the MD5 of its JSON.
 ALTAIR_DATASET_NAME = re.compile(r"data-[0-9a-f]{32}")
 
@@ -54,14 +56,13 @@ def domain_from_data(lo: str = "lo", hi: str = "hi") -> alt.ExprRef:
     The numbers live in the data, so a chart whose domain follows its data keeps the same spec
     from one slider step to the next (see the module docstring).
     """
-    row = f"data('{THIS_DATA}')[0]"
-    return alt.ExprRef(expr=f"[{row}.{lo}, {row}.{hi}]")
+    return alt.ExprRef(expr=f"[{THIS_ROW}.{lo}, {THIS_ROW}.{hi}]")
 
 
 def title_from_data(field: str = "title") -> alt.TitleParams:
     """A chart title read from the first row of the view's own data (column `field`): a title that
     quotes a slider's value (``"… at τ = 0.5"``) then changes the data, not the spec."""
-    return alt.TitleParams(text=alt.ExprRef(expr=f"data('{THIS_DATA}')[0].{field}"))
+    return alt.TitleParams(text=alt.ExprRef(expr=f"{THIS_ROW}.{field}"))
 
 
 #: The expression `title_from_data` writes: the dataset (once named) and the column holding the title.
