@@ -15,6 +15,7 @@ from ui.controls import (
     clicked_cell,
     explain,
     fixed_slot,
+    section,
     seed_slider,
     show_chart,
     show_source,
@@ -150,20 +151,19 @@ dims = [f"d{j}" for j in range(ex.X.shape[1])]
 n_tokens, d_model = ex.X.shape
 cell = clicked_cell("cell", (n_tokens, n_tokens))  # None for a click remembered from a longer input
 
-st.header("1 · Embeddings X")
-explain("One row per token: the input the head starts from.")
-st.latex(rf"X \in \mathbb{{R}}^{{T \times d_{{model}}}},\quad T = {n_tokens},\ d_{{model}} = {d_model}")
+section("1 · Embeddings X", "One row per token: the input the head starts from.",
+        rf"X \in \mathbb{{R}}^{{T \times d_{{model}}}},\quad T = {n_tokens},\ d_{{model}} = {d_model}")
 specs = chart_specs(seed, ex.tokens, ex.X, cell)
 show_chart(specs["X"], alt="Heatmap of the embedding matrix X")
 
 if stage >= 1:
-    st.header("2 · Queries, keys and values")
-    explain(
+    section(
+        "2 · Queries, keys and values",
         "Three weight matrices project each embedding three ways: the **query** (what the token looks for), "
         "the **key** (what it offers to be matched on) and the **value** (what it hands over once matched). "
-        "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them."
+        "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them.",
+        r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v",
     )
-    st.latex(r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v")
     show_chart(specs["W"], alt="Heatmaps of W_q, W_k and W_v")
     show_chart(specs["QKV"], alt="Heatmaps of Q, K and V")
     with fixed_slot():
@@ -172,16 +172,13 @@ if stage >= 1:
                        f"whose dot product is the score {ex.raw_scores[cell]:.3f}. Double-click the map to clear.")
 
 if stage >= 2:
-    st.header("3 · Raw scores")
-    explain("Entry (i, j) is the dot product of query i with key j: how well token j matches what token i "
-            "looks for.")
-    st.latex(r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
+    section("3 · Raw scores", "Entry (i, j) is the dot product of query i with key j: how well token j matches "
+            "what token i looks for.", r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
     scores = "raw scores"
     if stage >= 3:
-        st.header("4 · Scaling by √d_k")
-        explain(f"Dividing by √d_k = √{ex.d_k} = {np.sqrt(ex.d_k):g} keeps the scores from growing with the key "
-                "width, which would push the softmax into saturation.")
-        st.latex(r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}")
+        section("4 · Scaling by √d_k", f"Dividing by √d_k = √{ex.d_k} = {np.sqrt(ex.d_k):g} keeps the scores from "
+                "growing with the key width, which would push the softmax into saturation.",
+                r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}")
         scores = "scores"
     show_chart(specs[scores], alt="Heatmaps of the raw and scaled attention scores")
 
@@ -197,18 +194,18 @@ if stage >= 3 and n_tokens >= 2:
     )
 
 if stage >= 4:
-    st.header("5 · Softmax: attention weights")
-    explain("Softmax turns each row of scaled scores into a probability distribution: how much attention the "
+    section("5 · Softmax: attention weights",
+            "Softmax turns each row of scaled scores into a probability distribution: how much attention the "
             "query token pays to every token, itself included. **Click a cell** to highlight the query and key "
-            "that produced it in Q and K above.")
-    st.latex(r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_{j'} e^{\tilde S_{ij'}}},\qquad \sum_j A_{ij} = 1")
+            "that produced it in Q and K above.",
+            r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_{j'} e^{\tilde S_{ij'}}},\qquad \sum_j A_{ij} = 1")
     show_chart(specs["weights"], alt="Heatmap of the attention weights", on_select="rerun", key="cell",
                selection_mode="cell")
     st.caption("Row sums: " + ", ".join(f"{lab}: {s:.3f}" for lab, s in zip(labels, ex.weights.sum(1), strict=True)))
 
 if stage >= 5:
-    st.header("6 · Output: a weighted blend of the values")
-    st.latex(r"\text{output} = A V,\qquad \text{output}_i = \sum_j A_{ij}\, v_j")
+    section("6 · Output: a weighted blend of the values",
+            formula=r"\text{output} = A V,\qquad \text{output}_i = \sum_j A_{ij}\, v_j")
     show_chart(specs["output"], alt="Heatmap of the output matrix")
 
     token = bound_choice("Explain the output of token", "token", labels, default=labels[0],
@@ -220,7 +217,7 @@ if stage >= 5:
         rows = r"\\".join(rf"v_{{{j + 1}}} = {fmt_vec(ex.V[j])}\ \ (\text{{{t}}})" for j, t in enumerate(ex.tokens))
         st.latex(r"\begin{gathered}" + rows + r"\end{gathered}")
 
-    st.header("Cross-check with PyTorch")
+    section("Cross-check with PyTorch")
     check = st.expander("Run the same Q, K and V through PyTorch", key="check", bind="query-params",
                         icon=":material/verified:")
     with check:

@@ -26,6 +26,18 @@ def run_page(page: str | None = None, **query: str) -> AppTest:
     return at.run()
 
 
+def section_titles(at: AppTest) -> list[str]:
+    """The page's section headings in order: ``st.header`` elements and the ``## `` line `ui.controls.section` starts
+    its Markdown with."""
+    titles = []
+    for el in at.main:
+        if el.type == "header":
+            titles.append(el.value)
+        elif el.type == "markdown" and el.value.startswith("## "):
+            titles.append(el.value.split("\n", 1)[0][3:])
+    return titles
+
+
 def chart_specs(at: AppTest) -> list[tuple[dict, dict[str, pd.DataFrame]]]:
     """Every Vega-Lite chart on the page as ``(spec, {dataset name: DataFrame})``."""
     out = []

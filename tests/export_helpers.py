@@ -57,6 +57,25 @@ def recorded_downloads() -> Iterator[dict[str, Callable[[], str | bytes]]]:
         yield files
 
 
+def export_menu_keys(at: AppTest) -> list[str]:
+    """The session-state keys of the page's export popovers (``export_<chart>_<hash>_open``), in page order."""
+    return [key for pop in at.get("popover")
+            if (key := pop.proto.id.rsplit("-", 1)[-1]).startswith("export_") and key.endswith("_open")]
+
+
+def open_export_menus(at: AppTest, prefix: str = "export_") -> None:
+    """Open every export menu whose key starts with `prefix`, as a click would, and rerun.
+
+    A closed menu holds no widgets (`ui.controls.export_menu`), so its select box and download button
+    exist only from the run after it was opened.
+    """
+    for key in export_menu_keys(at):
+        if key.startswith(prefix):
+            at.session_state[key] = True
+    at.run()
+    assert not at.exception
+
+
 def download(at: AppTest, files: dict[str, Callable[[], str | bytes]], option: str,
              chart: str = "") -> tuple[str, str | bytes]:
     """Pick `option` (e.g. ``"attention weights · head 2 · CSV"``) in the export menu offering it, rerun,
@@ -65,6 +84,7 @@ def download(at: AppTest, files: dict[str, Callable[[], str | bytes]], option: s
     `chart`: the start of the chart's file name, to pick one menu among several offering `option`.
     """
     prefix = f"export_{chart}"
+    open_export_menus(at, prefix)
     (menu,) = [s for s in at.selectbox if s.key and s.key.startswith(prefix) and option in s.options]
     menu.set_value(menu.options.index(option)).run()
     assert not at.exception

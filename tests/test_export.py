@@ -9,7 +9,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.apptest_helpers import run_page
-from tests.export_helpers import download, parse_csv, parse_latex, recorded_downloads
+from tests.export_helpers import (
+    download,
+    export_menu_keys,
+    open_export_menus,
+    parse_csv,
+    parse_latex,
+    recorded_downloads,
+)
 from ui.charts import heatmap, side_by_side
 from ui.export import (
     chart_matrices,
@@ -113,6 +120,9 @@ def _menu_app() -> None:
 def test_export_menu_is_one_choice_and_one_deferred_download_per_chart():
     at = AppTest.from_function(_menu_app, default_timeout=60).run()
     assert not at.exception
+    # Closed, a menu is its popover alone: the browser redraws no widgets of it on a slider step.
+    assert len(export_menu_keys(at)) == 2 and not at.selectbox and not at.get("download_button")
+    open_export_menus(at)
     menus = [s for s in at.selectbox if s.key.startswith("export_")]
     buttons = at.get("download_button")
     assert len(menus) == len(buttons) == len(at.get("vega_lite_chart")) == 2
@@ -148,6 +158,7 @@ def test_the_worked_example_exports_every_matrix():
     """Every chart of the landing page has a menu; its 11 matrices are each offered as CSV and LaTeX."""
     at = run_page("app_pages/worked_example.py")
     assert not at.exception
+    open_export_menus(at)
     menus = [s for s in at.selectbox if s.key.startswith("export_")]
     assert len(menus) == len(at.get("download_button")) == len(at.get("vega_lite_chart")) >= 6
     options = [o for menu in menus for o in menu.options]

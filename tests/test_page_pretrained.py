@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.pretrained import load_model, pattern_scores, run_model, strongest_heads
 from tests.apptest_helpers import APP, chart_specs, heatmaps
+from tests.export_helpers import open_export_menus
 
 PAGE = "app_pages/pretrained.py"
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
@@ -64,6 +65,7 @@ def test_defaults_show_the_models_own_weights(model):
 
 def test_every_chart_has_an_export_menu_and_the_close_up_exports_its_matrix(model):
     at = run()
+    open_export_menus(at)
     menus = [s for s in at.selectbox if s.key.startswith("export_")]
     assert len(menus) == len(at.get("vega_lite_chart")) == 3
     assert all({"Chart · PNG image", "Chart · SVG drawing"} <= set(m.options) for m in menus)

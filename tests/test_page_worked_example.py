@@ -6,13 +6,9 @@ import pytest
 from core import worked_example
 from core.user_input import format_matrix
 from tests import lesson_values as lesson
-from tests.apptest_helpers import heatmap_tooltips, heatmaps, run_page
+from tests.apptest_helpers import heatmap_tooltips, heatmaps, run_page, section_titles
 
 PAGE = None  # the worked example is the landing page
-
-
-def headers(at):
-    return [h.value for h in at.header]
 
 
 def share_link(at) -> str:
@@ -22,22 +18,22 @@ def share_link(at) -> str:
 def test_reveal_from_the_link_shows_only_the_first_stages():
     at = run_page(PAGE, reveal="raw scores")
     assert not at.exception
-    assert headers(at) == ["1 · Embeddings X", "2 · Queries, keys and values", "3 · Raw scores"]
+    assert section_titles(at) == ["1 · Embeddings X", "2 · Queries, keys and values", "3 · Raw scores"]
     assert "attention weights A" not in heatmaps(at)
 
 
 def test_next_and_previous_step_through_the_stages():
     at = run_page(PAGE, reveal="X")
-    assert headers(at) == ["1 · Embeddings X"]
+    assert section_titles(at) == ["1 · Embeddings X"]
     at.button(key="reveal_next").click().run()
-    assert at.select_slider(key="reveal").value == "Q, K, V" and len(headers(at)) == 2
+    assert at.select_slider(key="reveal").value == "Q, K, V" and len(section_titles(at)) == 2
     for _ in range(10):  # clicking past the end stays on the last stage
         at.button(key="reveal_next").click().run()
     assert at.select_slider(key="reveal").value == "output"
-    assert "Cross-check with PyTorch" in headers(at)
+    assert "Cross-check with PyTorch" in section_titles(at)
     at.button(key="reveal_prev").click().run()
     assert at.select_slider(key="reveal").value == "softmax" and "6 · Output: a weighted blend of the values" \
-        not in headers(at)
+        not in section_titles(at)
 
 
 def test_every_control_round_trips_through_the_link():
@@ -117,3 +113,16 @@ def test_predict_then_reveal_asks_before_it_tells():
     assert not at.exception
     # computed: "cat" puts 0.486 on "sat" in the lesson's numbers
     assert any("sat" in s.value for s in at.success), [s.value for s in at.success]
+
+
+@pytest.mark.parametrize("present", ["false", "true"])
+def test_each_section_is_one_element_and_presenter_mode_drops_its_explanation(present):
+    """Heading, explanation and formula travel as one Markdown element; on a projector only the first and last."""
+    at = run_page(PAGE, present=present)
+    sections = [m.value for m in at.markdown if m.value.startswith("## ")]
+    assert len(sections) == len(section_titles(at)) == 7  # six stages and the PyTorch cross-check
+    first = sections[0]
+    assert first.startswith("## 1 · Embeddings X\n\n")
+    assert r"T = 3,\ d_{model} = 4" in first and first.endswith("\n$$")  # the formula, computed from X
+    assert ("One row per token" in first) is (present == "false")
+    assert not at.header and not any(r"\frac{Q K^\top}{\sqrt{d_k}}" in m.value for m in at.latex)

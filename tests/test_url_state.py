@@ -53,7 +53,7 @@ from core.training import (
     predict,
 )
 from devtools.appserver import ROOT, router_pages
-from tests.apptest_helpers import APP, TIMEOUT, chart_specs, heatmaps
+from tests.apptest_helpers import APP, TIMEOUT, chart_specs, heatmaps, section_titles
 from tests.test_page_cross_attention import maps as cross_maps
 from tests.test_page_masked_attention import expected as masked_core
 from tests.test_page_masked_attention import step_panels
@@ -266,7 +266,7 @@ def worked_example_shown(at: AppTest) -> dict[str, Any]:
     weights = heatmaps(at).get("attention weights A")
     torch_check = [float(m.value) for m in at.metric if m.label.startswith("max |NumPy − PyTorch|")]
     return {"editor tokens": tuple(table["token"]), "editor X": table.drop(columns="token").to_numpy(float),
-            "stages shown": len(at.header), "weights": weights,
+            "stages shown": len(section_titles(at)), "weights": weights,
             "PyTorch agrees to float32": torch_check[0] < 1e-6 if torch_check else None}
 
 

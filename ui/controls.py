@@ -270,6 +270,22 @@ def explain(markdown: str) -> None:
         st.markdown(markdown)
 
 
+def section(title: str, text: str = "", formula: str = "") -> None:
+    r"""A section's heading, explanation and display formula, sent as a single Markdown element.
+
+    Three elements would look the same, but the browser pays for each element on every rerun (a few ms
+    apiece), and a page with six sections redraws eighteen of them on every slider step. The heading is a
+    Markdown ``##`` (what ``st.header`` draws); the formula is KaTeX between ``$$``, as in ``st.latex``.
+    As with `explain`, presenter mode leaves the explanation to the lecturer.
+    """
+    parts = [f"## {title}"]
+    if text and not presenter_mode():
+        parts.append(text)
+    if formula:
+        parts.append(f"$$\n{formula}\n$$")
+    st.markdown("\n\n".join(parts))
+
+
 def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs: Any) -> Any:
     """Draw an Altair chart (or its Vega-Lite spec) at its own width, with an export menu for slides.
 
@@ -318,7 +334,8 @@ def export_menu(spec: dict) -> None:
     per file and format cost about 3 ms per chart on every rerun; these two widgets, under 1 ms).
     The matrices are listed from their titles alone (`ui.export.matrix_titles`); every file is made
     only when the button is clicked (a deferred callable), so the menu costs a rerun almost nothing.
-    Changing the choice reruns the app; the popover stays open.
+    The two widgets exist only while the popover is open (opening it reruns the app); closed, the
+    menu is a single button. Changing the choice reruns the app; the popover stays open.
     """
     views = spec.get("hconcat") or spec.get("vconcat") or [spec]
     titles = [t for v in views if (t := view_title(v, spec.get("datasets", {})))]
@@ -326,13 +343,17 @@ def export_menu(spec: dict) -> None:
     name = _slug("_".join(titles)) if titles else "chart"
     skeleton = json.dumps({k: v for k, v in spec.items() if k != "datasets"}, sort_keys=True, default=str)
     key = f"export_{name}_{hashlib.md5(skeleton.encode()).hexdigest()[:8]}"
-    matrices = matrix_titles(spec)
-    # (option label, matrix index or None for the whole chart, file extension)
-    choices: list[tuple[str, int | None, str]] = [("Chart · PNG image", None, "png"),
-                                                  ("Chart · SVG drawing", None, "svg")]
-    for k, title in enumerate(matrices):
-        choices += [(f"{title} · CSV", k, "csv"), (f"{title} · LaTeX bmatrix", k, "tex")]
-    with st.popover("Export", icon=":material/download:", help="Download this chart or its matrices for slides"):
+    menu = st.popover("Export", icon=":material/download:", help="Download this chart or its matrices for slides",
+                      key=f"{key}_open", on_change="rerun")
+    with menu:
+        if not menu.open:  # sent only while open: a closed menu's two widgets cost the browser ~5 ms every step
+            return
+        matrices = matrix_titles(spec)
+        # (option label, matrix index or None for the whole chart, file extension)
+        choices: list[tuple[str, int | None, str]] = [("Chart · PNG image", None, "png"),
+                                                      ("Chart · SVG drawing", None, "svg")]
+        for k, title in enumerate(matrices):
+            choices += [(f"{title} · CSV", k, "csv"), (f"{title} · LaTeX bmatrix", k, "tex")]
         choice = st.selectbox(
             "File", range(len(choices)), format_func=lambda i: choices[i][0], key=f"{key}_file",
             help="The chart as an image (PNG at twice the screen resolution, or SVG), or one of its matrices "
