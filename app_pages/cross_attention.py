@@ -16,6 +16,7 @@ from ui.controls import (
     clicked_cell,
     explain,
     fixed_slot,
+    section,
     seed_slider,
     show_chart,
     show_source,
@@ -118,10 +119,10 @@ t_src, t_tgt = len(src_labels), len(tgt_labels)
 clicked = clicked_cell(CLICK_KEY, (t_tgt, t_src))
 specs = chart_specs(tuple(src), tuple(tgt), d_model, seed, clicked)
 
-st.header("1 · Where Q, K and V come from")
-explain(
+section(
+    "1 · Where Q, K and V come from",
     "Both sentences are embedded (same word, same vector) and get the sinusoidal positional encoding "
-    "added, so a repeated word (the two *the*s of the default source) still gets two different rows. Then:"
+    "added, so a repeated word (the two *the*s of the default source) still gets two different rows. Then:",
 )
 st.graphviz_chart(
     f"""digraph {{
@@ -189,22 +190,20 @@ masked_note = (
 row_sum_error = max(abs(m.sum(axis=1) - 1).max() for m in (r.encoder.weights, r.decoder.weights))
 st.caption(f"{masked_note} Every row of both maps sums to 1 (largest deviation {row_sum_error:.0e}).")
 
-st.header("3 · Cross-attention: the decoder reads the source")
-explain(
+section(
+    "3 · Cross-attention: the decoder reads the source",
     "Each **target** word asks a question (its query comes from H, the decoder's masked self-attention "
     "output) and the **source** words answer (keys and values come from M, the encoder's output, also "
     "called the *memory*). So the rows are target words and the columns are source words: the map is "
     f"{t_tgt} × {t_src}, square only if the two sentences happen to have the same length. There is no "
-    "mask: the whole source is known before the decoder starts."
-)
-st.latex(
+    "mask: the whole source is known before the decoder starts.",
     r"\begin{gathered}"
     rf"\underbrace{{Q = H W_q^{{x}}}}_{{{t_tgt} \times {d_model}}},\quad "
     rf"\underbrace{{K = M W_k^{{x}}}}_{{{t_src} \times {d_model}}},\quad "
     rf"\underbrace{{V = M W_v^{{x}}}}_{{{t_src} \times {d_model}}}\\[4pt] "
     rf"A^{{x}} = \operatorname{{softmax}}\!\left(\frac{{Q K^\top}}{{\sqrt{{d_k}}}}\right) "
     rf"\in \mathbb{{R}}^{{{t_tgt} \times {t_src}}},\qquad A^{{x}} V \in \mathbb{{R}}^{{{t_tgt} \times {d_model}}}"
-    r"\end{gathered}"
+    r"\end{gathered}",
 )
 st.caption("Hover a weight to see how it was computed; **click** it to see where its query and its key come from.")
 show_chart(
@@ -231,10 +230,10 @@ explain(
     "decoder state was computed behind the causal mask. Change **any** source word and every row changes."
 )
 
-st.header("4 · Cross-check with PyTorch")
-explain(
+section(
+    "4 · Cross-check with PyTorch",
     "The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention` "
-    "(the decoder's with its causal mask). NumPy runs in float64, so they agree to float32 precision (below 1e-6)."
+    "(the decoder's with its causal mask). NumPy runs in float64, so they agree to float32 precision (below 1e-6).",
 )
 checks = [
     ("cross-attention", r.cross),

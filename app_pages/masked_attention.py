@@ -19,7 +19,16 @@ from core.masking import (
 )
 from core.reference import max_abs_diff
 from ui.charts import heatmap, side_by_side, to_spec, unique_labels
-from ui.controls import bound_slider, bound_toggle, clicked_cell, fixed_slot, seed_slider, show_chart, show_source
+from ui.controls import (
+    bound_slider,
+    bound_toggle,
+    clicked_cell,
+    fixed_slot,
+    section,
+    seed_slider,
+    show_chart,
+    show_source,
+)
 from ui.positional_charts import mask_chart, masked_heatmap, step_bars
 from ui.quiz import predict_then_reveal
 from ui.tooltips import softmax_tooltips
@@ -111,13 +120,14 @@ specs = map_specs(seed, seq_len, causal, clicked)
 st.caption(f"Tokens: “{' '.join(tokens)}”. Each is a random {D_MODEL}-dimensional embedding plus its positional "
            f"encoding; W_q, W_k, W_v are random {D_MODEL} × {D_MODEL} matrices (seed {seed}), so d_k = {D_MODEL}.")
 
-st.header("1 · The mask and the scores")
-st.markdown(
+section(
+    "1 · The mask and the scores",
     "Row i is the query of token i, column j the key of token j. The causal mask lets row i see columns "
     "0 … i: the diagonal and everything below it. Above the diagonal, the scaled score is replaced by −∞ "
     "(grey cells: a colour scale cannot show −∞)."
     if causal else
-    "The mask is switched off: every cell may attend, as in the encoder. Every score goes to the softmax."
+    "The mask is switched off: every cell may attend, as in the encoder. Every score goes to the softmax.",
+    keep_text=True,
 )
 show_chart(specs["maps"], alt="The causal mask and the masked scaled scores, with minus infinity above the diagonal")
 with fixed_slot():
@@ -127,13 +137,14 @@ with fixed_slot():
                    f"weights A[{labels[q]}, ·] (you clicked A[{labels[q]}, {labels[k]}]). "
                    "Double-click the weights to clear.")
 
-st.header("2 · The weights")
-st.markdown(
+section(
+    "2 · The weights",
     "After the softmax every row still sums to 1, but the cells above the diagonal are exactly zero, "
     "not merely small: no token can take information from a later one."
     if causal else
     "Without the mask, the weights above the diagonal are ordinary positive numbers: each token draws "
-    "part of its output from words that come after it, which a decoder generating text could never see."
+    "part of its output from words that come after it, which a decoder generating text could never see.",
+    keep_text=True,
 )
 st.caption("Hover a weight to see how it was computed; **click** it to highlight its query's row in the mask "
            "and the scores above.")
@@ -153,15 +164,16 @@ right.metric("max |row sum − 1|", f"{np.abs(res.weights.sum(axis=1) - 1).max()
 right.metric("total weight on future tokens", fmt_weight(future_weight(res.weights)),
              help="Sum of every weight above the diagonal, over all rows.")
 
-st.header("3 · One generation step")
-st.markdown(
+section(
+    "3 · One generation step",
     "Pick a step t. At that moment only tokens 1 … t exist, and token t's query is compared with "
     "their keys alone. Left: token t's weights without the mask, spread over the whole sentence "
     "(orange: weight on words that have not been written yet). Right: the masked row. The visible "
-    "bars keep their proportions, only rescaled to sum to 1."
+    "bars keep their proportions, only rescaled to sum to 1.",
+    r"A^{\text{mask}}_{tj} = \frac{A_{tj}}{\sum_{j' \le t} A_{tj'}}\ (j \le t),\qquad "
+    r"A^{\text{mask}}_{tj} = 0\ (j > t)",
+    keep_text=True,
 )
-st.latex(r"A^{\text{mask}}_{tj} = \frac{A_{tj}}{\sum_{j' \le t} A_{tj'}}\ (j \le t),\qquad "
-         r"A^{\text{mask}}_{tj} = 0\ (j > t)")
 if seq_len > 1:
     step = int(bound_slider("Generation step t", "step", 1, seq_len, min(4, seq_len),
                             help="Token t (1-based) is being produced; tokens after it do not exist yet."))
@@ -192,11 +204,12 @@ c3.metric("max |masked row − softmax over the prefix only|",
 st.caption(f"The outputs agree too: max |masked output of token {step} − prefix-only output| = "
            f"{max_abs_diff(masked.output[t], prefix_out):.1e}.")
 
-st.header("Cross-check with PyTorch")
-st.markdown(
+section(
+    "Cross-check with PyTorch",
     "The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention` with "
     f"`is_causal={causal}`: PyTorch builds its own mask from that flag. NumPy runs in float64, so they "
-    "agree to float32 precision."
+    "agree to float32 precision.",
+    keep_text=True,
 )
 torch_out = torch_attention(res.Q, res.K, res.V, is_causal=causal)
 st.metric(f"max |NumPy − PyTorch| of the output (is_causal={causal})", f"{max_abs_diff(res.output, torch_out):.2e}")

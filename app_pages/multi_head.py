@@ -22,6 +22,7 @@ from ui.controls import (
     clicked_cell,
     explain,
     fixed_slot,
+    section,
     seed_slider,
     show_chart,
     show_source,
@@ -134,22 +135,20 @@ st.caption(
     f"**{n_heads} head{'s' if n_heads > 1 else ''} × d_k = {d_k} = d_model = {d_model}.**"
 )
 
-st.header("1 · Project, then cut into heads")
-explain(
+section(
+    "1 · Project, then cut into heads",
     "Q, K and V are computed once, full width. Head h then reads only its own block of columns: "
     f"here head 1 sees {dims_of(1, d_k)}, head 2 {dims_of(2, d_k)}, and so on. "
     "Slicing the columns of Q is the same as giving each head its own narrower matrix "
     "W_q^(h), the matching d_k columns of W_q."
     if n_heads > 1 else
     "Q, K and V are computed once, full width. With a single head, that head reads every column: "
-    "this is plain scaled dot-product attention. Move the heads slider to cut the columns into blocks."
-)
-st.latex(
+    "this is plain scaled dot-product attention. Move the heads slider to cut the columns into blocks.",
     r"\begin{gathered}"
     rf"Q = X W_q,\quad K = X W_k,\quad V = X W_v \quad \in \mathbb{{R}}^{{{seq_len} \times {d_model}}} \\"
     rf"Q_h = Q[:,\ (h-1)\,d_k : h\,d_k] \in \mathbb{{R}}^{{{seq_len} \times {d_k}}},"
     rf"\qquad d_k = {d_model}/{n_heads} = {d_k}"
-    r"\end{gathered}"
+    r"\end{gathered}",
 )
 clicked = clicked_cell(CLICK_KEY, (n_heads, seq_len, seq_len), fields=("h", "q", "k"))
 specs = chart_specs(seed, d_model, n_heads, seq_len, clicked)
@@ -164,15 +163,15 @@ with fixed_slot():
                    f"Their dot product divided by √{d_k} is the score {score:.3f}, and the weight is "
                    f"{steps.weights[h, i, j]:.3f}. Double-click the maps to clear.")
 
-st.header("2 · One attention map per head")
-explain(
+section(
+    "2 · One attention map per head",
     "Every head runs the whole attention recipe on its slice: its own scores, its own softmax, its own "
     "map. All maps share one colour scale on [0, 1], so equal colours are equal weights. With random "
     "weights the patterns are arbitrary; in a trained model heads specialise (one tracks the previous "
-    "word, another links a pronoun to its noun…)."
+    "word, another links a pronoun to its noun…).",
+    rf"A_h = \operatorname{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{{d_k}}}}}\right) "
+    rf"\in \mathbb{{R}}^{{{seq_len} \times {seq_len}}},\qquad h = 1, \dots, {n_heads}",
 )
-st.latex(rf"A_h = \operatorname{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{{d_k}}}}}\right) "
-         rf"\in \mathbb{{R}}^{{{seq_len} \times {seq_len}}},\qquad h = 1, \dots, {n_heads}")
 st.caption("**Click** a weight to highlight, in Q and K above, the two rows of that head's block that produced it.")
 show_chart(specs["maps"], alt=f"{n_heads} attention maps, one per head, on a shared 0 to 1 colour scale",
            on_select="rerun", key=CLICK_KEY, selection_mode="cell")
@@ -187,28 +186,26 @@ with fixed_slot():
             f"least focused: head {flat + 1} ({peak[flat]:.3f}; uniform would be {1 / seq_len:.3f})."
         )
 
-st.header("3 · Concatenate, then mix with W_o")
-explain(
+section(
+    "3 · Concatenate, then mix with W_o",
     "Each head returns a d_k-wide blend of its value slice. Putting the H results side by side "
     "rebuilds a d_model-wide matrix, block by block in head order; W_o then mixes the blocks, so "
-    "every output dimension can draw on every head."
-)
-st.latex(
+    "every output dimension can draw on every head.",
     rf"\text{{head}}_h = A_h V_h \in \mathbb{{R}}^{{{seq_len} \times {d_k}}},\qquad "
     rf"\text{{output}} = \underbrace{{[\,\text{{head}}_1 \;\cdots\; \text{{head}}_{{{n_heads}}}\,]}}"
-    rf"_{{{seq_len} \times {d_model}}}\; \underbrace{{W_o}}_{{{d_model} \times {d_model}}}"
+    rf"_{{{seq_len} \times {d_model}}}\; \underbrace{{W_o}}_{{{d_model} \times {d_model}}}",
 )
 show_chart(specs["concat"], alt="The concatenated head outputs, one block per head")
 show_chart(specs["mix"], alt="Heatmaps of W_o and of the output")
 st.caption(f"The output has the input's shape, ({seq_len}, {d_model}): attention maps a sequence to a sequence.")
 
-st.header("Cross-check with torch.nn.MultiheadAttention")
-explain(
+section(
+    "Cross-check with torch.nn.MultiheadAttention",
     f"The same X and weights through `torch.nn.MultiheadAttention({d_model}, {n_heads}, bias=False, "
     "batch_first=True)`, run in **float64**. PyTorch stores weights the `nn.Linear` way (it computes "
     "x Wᵀ), so it gets the transposes: `in_proj_weight` = [W_qᵀ; W_kᵀ; W_vᵀ] stacked, "
     "`out_proj.weight` = W_oᵀ. With `need_weights=True, average_attn_weights=False` it also returns "
-    "the per-head maps. Both sides are float64, so any difference is rounding (about 1e-15)."
+    "the per-head maps. Both sides are float64, so any difference is rounding (about 1e-15).",
 )
 out_diff, w_diff = torch_parity(seed, d_model, n_heads, seq_len)
 with st.container(horizontal=True):

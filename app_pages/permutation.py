@@ -17,7 +17,7 @@ from core.permutation import (
     torch_permutation_difference,
 )
 from ui.charts import to_spec, unique_labels
-from ui.controls import bound_toggle, explain, fixed_slot, seed_slider, show_chart, show_source, tokens_input
+from ui.controls import bound_toggle, explain, fixed_slot, section, seed_slider, show_chart, show_source, tokens_input
 from ui.multihead_charts import matrix_panels
 from ui.quiz import predict_then_reveal
 
@@ -140,40 +140,40 @@ with fixed_slot():
 st.caption(f"{T} tokens, d_model = {D_MODEL}, {N_HEADS} heads (the lesson's `nn.MultiheadAttention(16, 4)`), "
            f"random embeddings and W_q, W_k, W_v, W_o from seed {seed}.")
 
-st.header("1 · What goes in")
 if add_pe:
-    explain(
+    section(
+        "1 · What goes in",
         "With positional encoding, the encoding belongs to the *slot*, not to the word: after shuffling, "
         "each word gets the encoding of the position it moved to. So the shuffled input is no longer the "
-        "original rows reordered."
+        "original rows reordered.",
+        r"\text{input} = X + PE \quad\text{vs.}\quad PX + PE \;\ne\; P(X + PE)",
     )
-    st.latex(r"\text{input} = X + PE \quad\text{vs.}\quad PX + PE \;\ne\; P(X + PE)")
 else:
-    explain("Without positional encoding the shuffled input is literally the same rows in a new order.")
-    st.latex(r"\text{input} = X \quad\text{vs.}\quad PX")
+    section("1 · What goes in", "Without positional encoding the shuffled input is literally the same rows in a new "
+            "order.", r"\text{input} = X \quad\text{vs.}\quad PX")
 show_chart(specs["inputs"], alt="Heatmaps of the original and the shuffled input")
 
-st.header("2 · Attention maps: reordered, not changed")
-explain(
+section(
+    "2 · Attention maps: reordered, not changed",
     "Left, the map of the original sentence. Middle, the map computed from scratch on the shuffled "
     "sentence. Right, the left map with its rows and columns simply put in the shuffled order (PAPᵀ). "
     "Every word keeps its label, so compare cells by their labels: "
     + ("with positional encoding the middle and right maps no longer agree." if add_pe else
-       "without positional encoding the middle and right maps are identical.")
+       "without positional encoding the middle and right maps are identical."),
 )
 show_chart(specs["maps"], alt="Attention maps of the original, of the shuffled input, and the original reordered")
 st.caption(f"Maps averaged over the {N_HEADS} heads, as `nn.MultiheadAttention` returns them by default; "
            "the difference below is the largest over every head separately.")
 st.metric("max |A(shuffled) − P A Pᵀ|, all heads", f"{check.weights_diff:.1e}")
 
-st.header("3 · Outputs: undo the shuffle and compare")
-explain(
+section(
+    "3 · Outputs: undo the shuffle and compare",
     "Move each output row of the shuffled run back to where its word came from (Pᵀ) and compare with the "
     "original run. " + ("With positional encoding they differ: attention now knows where each word was." if add_pe
-                        else "Without positional encoding they agree to the last few bits of float64.")
+                        else "Without positional encoding they agree to the last few bits of float64."),
+    r"\max\,\bigl|\operatorname{Attn}(X) - P^\top \operatorname{Attn}(PX)\bigr|"
+    + (r"\quad\text{with } X \to X + PE" if add_pe else ""),
 )
-st.latex(r"\max\,\bigl|\operatorname{Attn}(X) - P^\top \operatorname{Attn}(PX)\bigr|"
-         + (r"\quad\text{with } X \to X + PE" if add_pe else ""))
 show_chart(specs["outputs"], alt="Output of the original and un-shuffled output of the shuffled input")
 st.metric("max |Attn(X) − Pᵀ Attn(PX)|", f"{check.output_diff:.1e}",
           help="Largest absolute difference over all tokens and dimensions (NumPy, float64).")
@@ -184,12 +184,12 @@ else:
     st.success(f"Without positional encoding the difference is {check.output_diff:.1e}, rounding noise: "
                "self-attention is blind to order. Switch on positional encoding to break the symmetry.")
 
-st.header("The lesson's check with torch.nn.MultiheadAttention")
-explain(
+section(
+    "The lesson's check with torch.nn.MultiheadAttention",
     "The lesson permutes a batch with `x[:, perm, :]`, runs it through `nn.MultiheadAttention`, and undoes "
     "the shuffle with `out_unpermuted[:, perm, :] = out_permuted`. Here that exact code runs on this page's "
     "embeddings and weights (copied into the module, biases off), in **float32** as in the lesson, so the "
-    "no-encoding difference is float32 noise (about 1e-7) rather than float64's 1e-16."
+    "no-encoding difference is float32 noise (about 1e-7) rather than float64's 1e-16.",
 )
 torch_diff = torch_difference(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe)
 st.metric("PyTorch: max |out − un-permuted out|" + (" (with PE)" if add_pe else ""), f"{torch_diff:.1e}")

@@ -17,7 +17,7 @@ from core.positional_analysis import (
     wavelengths,
 )
 from ui.charts import heatmap, line_chart, side_by_side, to_spec
-from ui.controls import bound_multiselect, bound_slider, fixed_slot, matrix_downloads, show_chart, show_source
+from ui.controls import bound_multiselect, bound_slider, fixed_slot, matrix_downloads, section, show_chart, show_source
 from ui.export import matrix_titles
 from ui.positional_charts import (
     default_domain,
@@ -153,11 +153,12 @@ with st.container(horizontal=True, vertical_alignment="bottom"):
 
 pe, sim, offset_error = encoding_and_similarity(positions, d_model)
 
-st.header("1 · The encoding table")
-st.markdown(
+section(
+    "1 · The encoding table",
     "One row per position, one column per dimension: this whole row is added to the embedding of "
     "the token at that position. Even columns hold sines, odd columns cosines; read left to right, "
-    "the waves get slower."
+    "the waves get slower.",
+    keep_text=True,
 )
 pe_chart, pe_is_image = table_spec(positions, d_model)
 show_chart(pe_chart, alt="Heatmap of the positional-encoding table, position by dimension")
@@ -172,14 +173,15 @@ with fixed_slot():
                    f"tooltips return below {MAX_RECT_CELLS:,} cells). The numbers, for slides or a notebook:")
         matrix_downloads("PE table", pe, [str(p) for p in range(positions)], [str(d) for d in range(d_model)])
 
-st.header("2 · Waves of different lengths")
-st.markdown(
+section(
+    "2 · Waves of different lengths",
     "Each column of the table samples one wave at the integer positions. Dimensions 2i and 2i + 1 share "
     "the frequency ω_i, so they repeat every λ_i positions; λ grows geometrically with i, from 2π at "
-    "the first pair to almost 2π · 10000 at the last."
+    "the first pair to almost 2π · 10000 at the last.",
+    r"\omega_i = \frac{1}{10000^{2i/d_{model}}},\qquad \lambda_i = \frac{2\pi}{\omega_i}"
+    r" = 2\pi \cdot 10000^{2i/d_{model}}",
+    keep_text=True,
 )
-st.latex(r"\omega_i = \frac{1}{10000^{2i/d_{model}}},\qquad \lambda_i = \frac{2\pi}{\omega_i}"
-         r" = 2\pi \cdot 10000^{2i/d_{model}}")
 default_dims = [d for d in DEFAULT_DIMS if d < d_model]
 dims = sorted(int(d) for d in bound_multiselect(
     "Dimensions to draw", "dims", range(d_model), default_dims, max_selections=MAX_DIMS,
@@ -202,14 +204,15 @@ with fixed_slot():
             + f". Shortest wavelength {lam.min():.2f}, longest {lam.max():,.2f} positions."
         )
 
-st.header("3 · Nearby positions are similar")
-st.markdown(
+section(
+    "3 · Nearby positions are similar",
     "The dot product of two position vectors is large when the positions are close and falls off with "
     "distance. Each sine/cosine pair is a point on a circle turned by ω_i·p, so the dot product only "
     "depends on the offset k between the positions, not on where they are: attention can read "
-    "relative position from it."
+    "relative position from it.",
+    r"PE_p \cdot PE_{p+k} = \sum_i \cos(\omega_i\, k)\quad\text{(every full sine/cosine pair)}",
+    keep_text=True,
 )
-st.latex(r"PE_p \cdot PE_{p+k} = \sum_i \cos(\omega_i\, k)\quad\text{(every full sine/cosine pair)}")
 sim_spec = similarity_spec(positions, d_model)
 show_chart(sim_spec, alt="Heatmap of the dot product between every pair of positions, and the dot product against the "
                          "offset")

@@ -18,7 +18,7 @@ from core.pretrained import (
     tokenize_wordpiece,
 )
 from core.reference import max_abs_diff
-from ui.controls import bound_slider, explain, fixed_slot, show_chart, show_source
+from ui.controls import bound_slider, explain, fixed_slot, section, show_chart, show_source
 from ui.pretrained_charts import GRID_SELECTION, attention_grid, attention_panels, close_up
 
 #: Longest input drawn, in WordPiece tokens with [CLS] and [SEP] (72 maps of T x T cells must stay fast).
@@ -115,22 +115,22 @@ with intro:
     )
 st.markdown(f"**The {T} tokens the model sees** (WordPiece; `##` continues the word before): " + chips(run.tokens))
 
-st.header("1 · Every head at once")
-explain(
+section(
+    "1 · Every head at once",
     f"One small map per head: row *i* is how token *i* spreads its attention over the {T} tokens "
     "(columns), bright = much. Same colour scale everywhere, so heads can be compared by eye. "
-    "**Click a map** to see it up close below; hover for the tokens and weights."
+    "**Click a map** to see it up close below; hover for the tokens and weights.",
+    r"A^{(l,h)} = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right),\quad "
+    rf"l = 1..{L},\ h = 1..{H},\ d_k = {model.d_model} / {H} = {model.d_k}",
 )
-st.latex(r"A^{(l,h)} = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right),\quad "
-         rf"l = 1..{L},\ h = 1..{H},\ d_k = {model.d_model} / {H} = {model.d_k}")
 show_chart(attention_grid(run.weights, run.tokens, title=f"{L} layers × {H} heads"),
            on_select=pick_from_grid, selection_mode=GRID_SELECTION, key="grid_click")
 
-st.header("2 · What to look for")
-explain(
+section(
+    "2 · What to look for",
     "Some heads have habits you can name. For each habit below, the head that follows it most in "
     "*your* text is found by measuring how much attention each token puts where the habit says, "
-    "averaged over the tokens (compare with what an even spread would give)."
+    "averaged over the tokens (compare with what an even spread would give).",
 )
 for name, layer_i, head_i, score, baseline in strongest_heads(scores):
     c1, c2 = st.columns([5, 1], vertical_alignment="center")
@@ -180,11 +180,11 @@ st.caption(
     "`transformers`, to 1e-5."
 )
 
-st.header("4 · Averaged view")
-explain(
+section(
+    "4 · Averaged view",
     f"Averaging the {H} heads of a layer shows where that layer as a whole looks; the last map averages all "
     f"{L * H} heads. Early layers tend to stay local (the diagonal and its neighbours); later layers "
-    "spread out or rest on the special tokens."
+    "spread out or rest on the special tokens.",
 )
 means = np.concatenate([run.weights.mean(axis=1), run.weights.mean(axis=(0, 1))[None]])  # (L+1, T, T)
 names = [f"layer {k + 1}: mean of {H} heads" for k in range(L)] + [f"all {L * H} heads"]

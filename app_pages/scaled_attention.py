@@ -24,6 +24,7 @@ from ui.controls import (
     bound_toggle,
     explain,
     fixed_slot,
+    section,
     seed_slider,
     show_chart,
     show_source,
@@ -104,12 +105,13 @@ output, weights = scaled_dot_product_attention(Q, K, V, scale=scale)
 scores = (Q @ K.T) / (np.sqrt(d_k) if scaled else 1.0)  # (T, d_k) @ (d_k, T) -> (T, T): the softmax's input
 now = weight_stats(weights)
 
-st.header("1 · The attention map at these settings")
 score_name = "QKᵀ / √d_k" if scaled else "QKᵀ"
-st.markdown(
+section(
+    "1 · The attention map at these settings",
     f"Q, K and V are {seq_len} × {d_k} matrices of standard-normal numbers (seed {seed}). "
     f"Left, the scores {score_name} that go into the softmax; right, the resulting weights, one row per query. "
-    "Hover over a weight to see the arithmetic that produced it."
+    "Hover over a weight to see the arithmetic that produced it.",
+    keep_text=True,
 )
 score_var = float(scores.var())
 with st.container(horizontal=True):
@@ -138,13 +140,14 @@ show_chart(
     alt="Heatmaps of the attention scores and the attention weights",
 )
 
-st.header("2 · The same story over every d_k")
 sweep = cached_sweep(seq_len, seed)
-st.markdown(
+section(
+    "2 · The same story over every d_k",
     f"Each point averages {sweep.n_samples} independent random {seq_len} × {seq_len} score matrices "
     f"({sweep.n_samples * seq_len} softmax rows), with ({SCALED.split(':')[0]}) and without "
     f"({UNSCALED.split(':')[0]}) the scaling. The dotted line marks the current d_k = {d_k}, and the "
-    "ringed point is the setting you are looking at."
+    "ringed point is the setting you are looking at.",
+    keep_text=True,
 )
 explain(
     "- **Score variance** (log scale): unscaled it follows the theory d_k exactly; scaled it stays at 1.\n"
@@ -162,11 +165,12 @@ show_chart(specs["variance"], alt="Variance of the scores against d_k, scaled an
 show_chart(specs["saturation"],
            alt="Largest weight, row entropy and softmax Jacobian norm against d_k, scaled and unscaled")
 
-st.header("3 · Cross-check with PyTorch")
-st.markdown(
+section(
+    "3 · Cross-check with PyTorch",
     "The same Q, K and V through `torch.nn.functional.scaled_dot_product_attention`, "
     + ("with its default scale 1/√d_k. " if scaled else "with `scale=1.0` (no scaling), as on our side. ")
-    + "Both sides run in float64, so any difference beyond rounding would be a bug."
+    + "Both sides run in float64, so any difference beyond rounding would be a bug.",
+    keep_text=True,
 )
 torch_out = torch_attention(Q, K, V, scale=scale)
 st.metric("max |NumPy − PyTorch| of the output", f"{max_abs_diff(output, torch_out):.2e}")

@@ -67,7 +67,7 @@ def test_defaults():
     assert len(at.metric) == 3
     for metric in at.metric:
         assert float(metric.value) < 1e-6
-    assert any(r"\mathbb{R}^{4 \times 6}" in m.value for m in at.latex)
+    assert any(r"\mathbb{R}^{4 \times 6}" in m.value for m in at.markdown)  # section 3's formula
     assert len(at.get("graphviz_chart")) == 1
 
 

@@ -227,3 +227,11 @@ def test_a_click_remembered_from_a_longer_sentence_is_ignored():
     assert at.session_state[CLICK_KEY]["selection"]["cell"] == [{"i": 11, "j": 10}]  # still remembered
     assert not any(c.value.startswith(("Highlighted", "Clicked")) for c in at.caption)
     assert "alpha" not in map_table(at, "scaled scores")
+
+
+def test_presenter_mode_keeps_what_each_section_says_the_map_shows():
+    """Heading and text are one element (`ui.controls.section`); this page's text stays on the projector."""
+    for present in ("false", "true"):
+        at = run_page(PAGE, present=present)
+        first = next(m.value for m in at.markdown if m.value.startswith("## "))
+        assert first.startswith("## 1 · The mask and the scores\n\n") and "The causal mask lets row i see" in first

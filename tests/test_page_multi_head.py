@@ -96,7 +96,7 @@ def test_defaults_are_the_lessons_16_dims_and_4_heads():
     check_page(at, seed=0, d_model=16, n_heads=4, seq_len=6)
     assert at.title[0].value == "Multi-head attention"
     assert any("4 heads × d_k = 4 = d_model = 16" in c.value for c in at.caption)
-    assert any("d_k = 16/4 = 4" in m.value for m in at.latex)
+    assert any("d_k = 16/4 = 4" in m.value for m in at.markdown)  # section 1's formula
     assert head_headers(at)[0] == "head 1 · dims 0–3"
 
 
