@@ -292,8 +292,8 @@ def arrow_datasets(spec: dict) -> dict:
     """The spec with each inline dataset (a list of row dicts) as a `pyarrow.Table`.
 
     ``st.vega_lite_chart`` ships every dataset to the browser as Arrow, on every rerun. From a list of
-    dicts it goes through a pandas DataFrame (about 4 ms for a chart of three 4 × 4 heatmaps, 70 % of the
-    worked example's rerun); from an Arrow table it only serialises it (0.4 ms). A dataset Arrow cannot
+    dicts it goes through a pandas DataFrame (about 4 ms for a chart of three 4 × 4 heatmaps; more than half
+    of the worked example's rerun); from an Arrow table it only serialises it (0.4 ms). A dataset Arrow cannot
     type (a column mixing text and numbers) is left to Streamlit's own conversion.
     """
     if not spec.get("datasets"):
