@@ -140,17 +140,16 @@ with fixed_slot():
 st.caption(f"{T} tokens, d_model = {D_MODEL}, {N_HEADS} heads (the lesson's `nn.MultiheadAttention(16, 4)`), "
            f"random embeddings and W_q, W_k, W_v, W_o from seed {seed}.")
 
-if add_pe:
-    section(
-        "1 · What goes in",
-        "With positional encoding, the encoding belongs to the *slot*, not to the word: after shuffling, "
-        "each word gets the encoding of the position it moved to. So the shuffled input is no longer the "
-        "original rows reordered.",
-        r"\text{input} = X + PE \quad\text{vs.}\quad PX + PE \;\ne\; P(X + PE)",
-    )
-else:
-    section("1 · What goes in", "Without positional encoding the shuffled input is literally the same rows in a new "
-            "order.", r"\text{input} = X \quad\text{vs.}\quad PX")
+section(
+    "1 · What goes in",
+    "With positional encoding, the encoding belongs to the *slot*, not to the word: after shuffling, "
+    "each word gets the encoding of the position it moved to. So the shuffled input is no longer the "
+    "original rows reordered."
+    if add_pe else
+    "Without positional encoding the shuffled input is literally the same rows in a new order.",
+    r"\text{input} = X + PE \quad\text{vs.}\quad PX + PE \;\ne\; P(X + PE)" if add_pe else
+    r"\text{input} = X \quad\text{vs.}\quad PX",
+)
 show_chart(specs["inputs"], alt="Heatmaps of the original and the shuffled input")
 
 section(
