@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui.controls import bound_toggle, ignored_query_params, query_snapshot, share_link
+from ui.controls import bound_toggle, ignored_query_params, link_slot, query_snapshot
 from ui.warmup import import_in_background
 
 st.set_page_config(page_title="Attention, interactively", page_icon="🧮", layout="wide")
@@ -35,14 +35,12 @@ with st.sidebar:
     st.caption("The Transformer's attention mechanism, one concept per page, every number computed live.")
     bound_toggle("Presenter mode", "present", help="Larger chart text and cell values for a projector; "
                  "long explanations are hidden. Part of the link, so slides can open straight into it.")
-    link_box = st.container()
+    st.caption("Copy link to this view")
+    link_slot()  # filled in by the page (`ui.controls.page_fragment`), so it follows the page's own reruns
 
 notices = st.container()
 page.run()
 
-with link_box:
-    st.caption("Copy link to this view")
-    st.code(share_link(st.context.url), language=None, wrap_lines=True)
 for key, used in ignored_query_params(incoming).items():
     notices.info(f"The link's value for `{key}` could not be used here, so the page shows `{used}` instead.",
                  icon=":material/link_off:")

@@ -24,7 +24,7 @@ from core.cost import (
     predicted_bytes,
     weight_matrix_bytes,
 )
-from ui.controls import bound_choice, bound_select_slider, explain, show_chart, show_source
+from ui.controls import bound_choice, bound_select_slider, explain, page_fragment, show_chart, show_source
 from ui.pretrained_charts import cost_charts, loglog_chart
 
 #: Longest sequence lengths offered; the measurement starts at 64 and doubles.
@@ -68,104 +68,110 @@ explain(
 st.latex(r"S = \frac{Q K^\top}{\sqrt{d_k}} \in \mathbb{R}^{T \times T}:\quad "
          r"T^2 d_k \text{ multiply-adds},\quad T^2 \text{ numbers per head and layer}")
 
-st.header("1 · Measure it")
-explain(
-    "**core** is the NumPy function from the lesson (float64); **naive PyTorch** is the same three lines "
-    "in float32, which store the whole T × T matrix; **fused SDPA** is "
-    "`torch.nn.functional.scaled_dot_product_attention`, which on CPU walks over blocks of keys and keeps "
-    "only a running softmax, so the T × T matrix never exists. One head, one sentence, one CPU thread."
-)
-with st.container(horizontal=True, vertical_alignment="bottom"):
-    max_len = int(bound_select_slider(
-        "Longest sequence T", "max_len", MAX_LEN_OPTIONS, 2048,
-        help="Measures T = 64, 128, … up to this. Each method stops early once one call takes more than "
-             f"{CALL_BUDGET_S:g} s (or is predicted to); the whole run stops after {TOTAL_BUDGET_S:g} s."))
-    d_k = int(bound_select_slider("d_k", "d_k", D_K_OPTIONS, 64,
-                                  help="Width of each query, key and value vector."))
-    pressed = st.button("Measure", type="primary", icon=":material/timer:",
-                        help="Runs the measurement on this server (a few seconds). Results are cached per setting.")
-
-c1, c2 = st.columns(2)
-c1.metric(f"one T × T float32 matrix at T = {max_len:,}", f"{weight_matrix_bytes(max_len, 4) / 2**20:.1f} MiB",
-          help="Computed before measuring: T² entries × 4 bytes, for one head.")
-c2.metric(f"naive PyTorch at T = {max_len:,}, predicted", f"{predicted_bytes('naive', max_len, d_k) / 2**20:.1f} MiB",
-          help="Three T × T float32 tensors (scores, scaled scores, weights) plus Q, K, V and the output. "
-               "Compare with what the measurement finds.")
-
-measured_key = "_cost_measured"
-settings = (max_len, d_k)
-result: CostRun | None = None
-if pressed:
-    lock = measurement_lock()
-    if not lock.acquire(blocking=False):
-        st.warning("Another measurement is running on this server right now; press Measure again in a few seconds.")
-    else:
-        try:
-            result = measure(max_len, d_k)
-        finally:
-            lock.release()
-        st.session_state.setdefault(measured_key, set()).add(settings)
-elif settings in st.session_state.get(measured_key, set()):
-    result = measure(max_len, d_k)  # measured before with these settings: from the cache
-
-if result is None:
-    st.info("Press **Measure** to time the three implementations on this server "
-            f"(T = 64 … {max_len}, about {TOTAL_BUDGET_S:g} s at most).", icon=":material/timer:")
-else:
-    rows = pd.DataFrame([vars(m) for m in result.measurements])
-    fits = fit_slopes(result, fit_from=FIT_FROM)
-    show_chart(cost_charts(rows, list(fits.values()), METHODS, matrix_bytes_per_value=DTYPE_BYTES["float32"]),
-               alt="Time and memory of attention against sequence length")
-    st.caption("Solid: measured. Dashed: the straight-line fit on the log–log axes, from T = "
-               f"{FIT_FROM} up (smaller sizes are dominated by fixed overheads). Memory: "
-               + "; ".join(f"{METHODS[m]}: {src}" for m, src in MEMORY_SOURCE.items()) + ".")
-    for col, fit in zip(st.columns(max(1, len(fits))), fits.values(), strict=False):
-        col.metric(f"{METHODS[fit.method]}: slope of time", f"{fit.time_slope:.2f}",
-                   help="Exponent p in time ≈ c·T^p, fitted on the log–log plot. 2 = quadratic.")
-        col.metric("slope of memory", f"{fit.memory_slope:.2f}",
-                   help="Exponent p in memory ≈ c·T^p. 2 = quadratic, 1 = linear.")
+@page_fragment
+def live() -> None:
+    st.header("1 · Measure it")
     explain(
-        "Both PyTorch versions do the same T² work, so their time slopes are close to 2 once T is large "
-        "enough for the arithmetic to dominate; the fused kernel is faster mainly because it never writes "
-        "the big matrix to memory. Memory is where they part: about 2 for the naive versions (the T × T "
-        "matrices), about 1 for the fused kernel (only Q, K, V, the output and small blocks)."
+        "**core** is the NumPy function from the lesson (float64); **naive PyTorch** is the same three lines "
+        "in float32, which store the whole T × T matrix; **fused SDPA** is "
+        "`torch.nn.functional.scaled_dot_product_attention`, which on CPU walks over blocks of keys and keeps "
+        "only a running softmax, so the T × T matrix never exists. One head, one sentence, one CPU thread."
     )
-    for note in result.notes:
-        st.caption(f"Stopped early — {note}")
-    table = pd.DataFrame({"method": rows["method"].map(METHODS), "T": rows["n"], "time (ms)": rows["seconds"] * 1e3,
-                          "calls timed": rows["repeats"], "memory (MiB)": rows["memory_bytes"] / 2**20})
-    with st.expander(f"All {len(rows)} measurements ({result.elapsed:.1f} s on this server, d_k = {result.d_k})"):
-        st.dataframe(table, hide_index=True, column_config={
-            "time (ms)": st.column_config.NumberColumn(format="%.3f"),
-            "memory (MiB)": st.column_config.NumberColumn(format="%.3f")})
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        max_len = int(bound_select_slider(
+            "Longest sequence T", "max_len", MAX_LEN_OPTIONS, 2048,
+            help="Measures T = 64, 128, … up to this. Each method stops early once one call takes more than "
+                 f"{CALL_BUDGET_S:g} s (or is predicted to); the whole run stops after {TOTAL_BUDGET_S:g} s."))
+        d_k = int(bound_select_slider("d_k", "d_k", D_K_OPTIONS, 64,
+                                      help="Width of each query, key and value vector."))
+        pressed = st.button("Measure", type="primary", icon=":material/timer:",
+                            help="Runs the measurement on this server (a few seconds). Results are cached per setting.")
 
-st.header("2 · At real context lengths")
-explain(
-    "No measuring needed for this part: a T × T matrix of weights has T² entries of 2 bytes (float16) or "
-    "4 bytes (float32), for every head of every layer. Pick a model to size the table."
-)
-arch = bound_choice("Model", "arch", list(MODEL_SHAPES), default=next(iter(MODEL_SHAPES)),
-                    help="Depth (layers) and width (heads per layer) of a real model.")
-n_layers, n_heads = MODEL_SHAPES[arch]
-rows_ctx = context_table(CONTEXTS, n_layers, n_heads)
-fp16 = [r for r in rows_ctx if r["dtype"] == "float16"]
-sizes = pd.DataFrame([{"n": r["context"], "GiB": r[col] / 2**30, "series": f"{col} (float16)"}
-                      for col in ("per head", "per layer", "all layers") for r in fp16])
-show_chart(loglog_chart(sizes, y="GiB", y_title="attention weights (GiB, log scale)", y_format=",.4g",
-                        title=f"{arch.split(' (')[0]}: the T × T weights, computed"),
-           alt="Memory of the attention weights against context length")
-ctx = pd.DataFrame(rows_ctx)
-for col in ("per head", "per layer", "all layers"):
-    ctx[col] = ctx[col].map(format_bytes)
-ctx["context"] = ctx["context"].map(lambda n: f"{n:,}")
-ctx["entries per head"] = ctx["entries per head"].map(lambda n: f"{n:,}")
-st.dataframe(ctx.rename(columns={"context": "context length T", "per layer": f"per layer (× {n_heads} heads)",
-                                 "all layers": f"all {n_layers} layers"}), hide_index=True)
-longest = CONTEXTS[-1]
-st.caption(
-    f"At T = {longest:,} the weights of one float16 head take {format_bytes(weight_matrix_bytes(longest, 2))}, "
-    f"and one layer of this model {format_bytes(weight_matrix_bytes(longest, 2) * n_heads)}. That is why "
-    "long-context models use fused (flash) attention, which never stores the matrix; the T² work remains."
-)
+    c1, c2 = st.columns(2)
+    c1.metric(f"one T × T float32 matrix at T = {max_len:,}", f"{weight_matrix_bytes(max_len, 4) / 2**20:.1f} MiB",
+              help="Computed before measuring: T² entries × 4 bytes, for one head.")
+    c2.metric(f"naive PyTorch at T = {max_len:,}, predicted",
+              f"{predicted_bytes('naive', max_len, d_k) / 2**20:.1f} MiB",
+              help="Three T × T float32 tensors (scores, scaled scores, weights) plus Q, K, V and the output. "
+                   "Compare with what the measurement finds.")
 
-show_source(naive_torch_attention, fused_attention, measure_attention_cost, loglog_slope, context_table)
+    measured_key = "_cost_measured"
+    settings = (max_len, d_k)
+    result: CostRun | None = None
+    if pressed:
+        lock = measurement_lock()
+        if not lock.acquire(blocking=False):
+            st.warning("Another measurement is running on this server right now; press Measure again in a few seconds.")
+        else:
+            try:
+                result = measure(max_len, d_k)
+            finally:
+                lock.release()
+            st.session_state.setdefault(measured_key, set()).add(settings)
+    elif settings in st.session_state.get(measured_key, set()):
+        result = measure(max_len, d_k)  # measured before with these settings: from the cache
+
+    if result is None:
+        st.info("Press **Measure** to time the three implementations on this server "
+                f"(T = 64 … {max_len}, about {TOTAL_BUDGET_S:g} s at most).", icon=":material/timer:")
+    else:
+        rows = pd.DataFrame([vars(m) for m in result.measurements])
+        fits = fit_slopes(result, fit_from=FIT_FROM)
+        show_chart(cost_charts(rows, list(fits.values()), METHODS, matrix_bytes_per_value=DTYPE_BYTES["float32"]),
+                   alt="Time and memory of attention against sequence length")
+        st.caption("Solid: measured. Dashed: the straight-line fit on the log–log axes, from T = "
+                   f"{FIT_FROM} up (smaller sizes are dominated by fixed overheads). Memory: "
+                   + "; ".join(f"{METHODS[m]}: {src}" for m, src in MEMORY_SOURCE.items()) + ".")
+        for col, fit in zip(st.columns(max(1, len(fits))), fits.values(), strict=False):
+            col.metric(f"{METHODS[fit.method]}: slope of time", f"{fit.time_slope:.2f}",
+                       help="Exponent p in time ≈ c·T^p, fitted on the log–log plot. 2 = quadratic.")
+            col.metric("slope of memory", f"{fit.memory_slope:.2f}",
+                       help="Exponent p in memory ≈ c·T^p. 2 = quadratic, 1 = linear.")
+        explain(
+            "Both PyTorch versions do the same T² work, so their time slopes are close to 2 once T is large "
+            "enough for the arithmetic to dominate; the fused kernel is faster mainly because it never writes "
+            "the big matrix to memory. Memory is where they part: about 2 for the naive versions (the T × T "
+            "matrices), about 1 for the fused kernel (only Q, K, V, the output and small blocks)."
+        )
+        for note in result.notes:
+            st.caption(f"Stopped early — {note}")
+        table = pd.DataFrame({"method": rows["method"].map(METHODS), "T": rows["n"], "time (ms)": rows["seconds"] * 1e3,
+                              "calls timed": rows["repeats"], "memory (MiB)": rows["memory_bytes"] / 2**20})
+        with st.expander(f"All {len(rows)} measurements ({result.elapsed:.1f} s on this server, d_k = {result.d_k})"):
+            st.dataframe(table, hide_index=True, column_config={
+                "time (ms)": st.column_config.NumberColumn(format="%.3f"),
+                "memory (MiB)": st.column_config.NumberColumn(format="%.3f")})
+
+    st.header("2 · At real context lengths")
+    explain(
+        "No measuring needed for this part: a T × T matrix of weights has T² entries of 2 bytes (float16) or "
+        "4 bytes (float32), for every head of every layer. Pick a model to size the table."
+    )
+    arch = bound_choice("Model", "arch", list(MODEL_SHAPES), default=next(iter(MODEL_SHAPES)),
+                        help="Depth (layers) and width (heads per layer) of a real model.")
+    n_layers, n_heads = MODEL_SHAPES[arch]
+    rows_ctx = context_table(CONTEXTS, n_layers, n_heads)
+    fp16 = [r for r in rows_ctx if r["dtype"] == "float16"]
+    sizes = pd.DataFrame([{"n": r["context"], "GiB": r[col] / 2**30, "series": f"{col} (float16)"}
+                          for col in ("per head", "per layer", "all layers") for r in fp16])
+    show_chart(loglog_chart(sizes, y="GiB", y_title="attention weights (GiB, log scale)", y_format=",.4g",
+                            title=f"{arch.split(' (')[0]}: the T × T weights, computed"),
+               alt="Memory of the attention weights against context length")
+    ctx = pd.DataFrame(rows_ctx)
+    for col in ("per head", "per layer", "all layers"):
+        ctx[col] = ctx[col].map(format_bytes)
+    ctx["context"] = ctx["context"].map(lambda n: f"{n:,}")
+    ctx["entries per head"] = ctx["entries per head"].map(lambda n: f"{n:,}")
+    st.dataframe(ctx.rename(columns={"context": "context length T", "per layer": f"per layer (× {n_heads} heads)",
+                                     "all layers": f"all {n_layers} layers"}), hide_index=True)
+    longest = CONTEXTS[-1]
+    st.caption(
+        f"At T = {longest:,} the weights of one float16 head take {format_bytes(weight_matrix_bytes(longest, 2))}, "
+        f"and one layer of this model {format_bytes(weight_matrix_bytes(longest, 2) * n_heads)}. That is why "
+        "long-context models use fused (flash) attention, which never stores the matrix; the T² work remains."
+    )
+
+    show_source(naive_torch_attention, fused_attention, measure_attention_cost, loglog_slope, context_table)
+
+
+live()

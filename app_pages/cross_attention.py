@@ -16,6 +16,7 @@ from ui.controls import (
     clicked_cell,
     explain,
     fixed_slot,
+    page_fragment,
     section,
     seed_slider,
     show_chart,
@@ -101,31 +102,33 @@ explain(
     "third map stop being square."
 )
 
-src_col, tgt_col = st.columns(2)
-src = tokens_input("Source sentence (encoder input)", "src", DEFAULT_SRC, max_tokens=MAX_TOKENS, container=src_col,
-                   help=f"The sentence to translate: words separated by spaces, at most {MAX_TOKENS}.")
-tgt = tokens_input("Target sentence (decoder input)", "tgt", DEFAULT_TGT, max_tokens=MAX_TOKENS, container=tgt_col,
-                   help=f"The translation written so far: words separated by spaces, at most {MAX_TOKENS}.")
-with st.container(horizontal=True, vertical_alignment="bottom"):
-    seed = seed_slider(lesson_seed=False)
-    d_model = int(bound_select_slider(
-        "Embedding width d_model", "d_model", D_MODELS, 16,
-        help="Width of every embedding, query, key and value (one head, so d_k = d_model).",
-    ))
+@page_fragment
+def live() -> None:
+    src_col, tgt_col = st.columns(2)
+    src = tokens_input("Source sentence (encoder input)", "src", DEFAULT_SRC, max_tokens=MAX_TOKENS, container=src_col,
+                       help=f"The sentence to translate: words separated by spaces, at most {MAX_TOKENS}.")
+    tgt = tokens_input("Target sentence (decoder input)", "tgt", DEFAULT_TGT, max_tokens=MAX_TOKENS, container=tgt_col,
+                       help=f"The translation written so far: words separated by spaces, at most {MAX_TOKENS}.")
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        seed = seed_slider(lesson_seed=False)
+        d_model = int(bound_select_slider(
+            "Embedding width d_model", "d_model", D_MODELS, 16,
+            help="Width of every embedding, query, key and value (one head, so d_k = d_model).",
+        ))
 
-r = run(tuple(src), tuple(tgt), d_model, seed)
-src_labels, tgt_labels = unique_labels(r.src_tokens), unique_labels(r.tgt_tokens)
-t_src, t_tgt = len(src_labels), len(tgt_labels)
-clicked = clicked_cell(CLICK_KEY, (t_tgt, t_src))
-specs = chart_specs(tuple(src), tuple(tgt), d_model, seed, clicked)
+    r = run(tuple(src), tuple(tgt), d_model, seed)
+    src_labels, tgt_labels = unique_labels(r.src_tokens), unique_labels(r.tgt_tokens)
+    t_src, t_tgt = len(src_labels), len(tgt_labels)
+    clicked = clicked_cell(CLICK_KEY, (t_tgt, t_src))
+    specs = chart_specs(tuple(src), tuple(tgt), d_model, seed, clicked)
 
-section(
-    "1 · Where Q, K and V come from",
-    "Both sentences are embedded (same word, same vector) and get the sinusoidal positional encoding "
-    "added, so a repeated word (the two *the*s of the default source) still gets two different rows. Then:",
-)
-st.graphviz_chart(
-    f"""digraph {{
+    section(
+        "1 · Where Q, K and V come from",
+        "Both sentences are embedded (same word, same vector) and get the sinusoidal positional encoding "
+        "added, so a repeated word (the two *the*s of the default source) still gets two different rows. Then:",
+    )
+    st.graphviz_chart(
+        f"""digraph {{
   rankdir=TB; bgcolor="transparent"; nodesep=0.5; ranksep=0.35;
   node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=12, color="#555555", margin="0.15,0.06"];
   edge [fontname="Helvetica", fontsize=12, color="#555555"];
@@ -139,128 +142,132 @@ st.graphviz_chart(
   {{rank=same; src; tgt}} {{rank=same; enc; dec}} {{rank=same; mem; cross}}
   src -> enc -> mem; tgt -> dec; dec -> cross [label=" Q"]; mem -> cross [label="K, V"]; cross -> out;
 }}""",
-    alt="Diagram: the source feeds the encoder's self-attention, whose output (the memory) gives the keys and "
-        "values of cross-attention; the target feeds the decoder's masked self-attention, which gives its queries.",
-)
-st.markdown(
-    f"""
+        alt="Diagram: the source feeds the encoder's self-attention, whose output (the memory) gives the keys and "
+            "values of cross-attention; the target feeds the decoder's masked self-attention, which gives its queries.",
+    )
+    st.markdown(
+        f"""
 | attention | queries **Q** from | keys **K** and values **V** from | mask | weight map |
 |---|---|---|---|---|
 | encoder self-attention | source | source | none: looks both ways | T_src × T_src = {t_src} × {t_src} |
 | decoder masked self-attention | target | target | causal: nothing after itself | T_tgt × T_tgt = {t_tgt} × {t_tgt} |
 | cross-attention | decoder (target) | encoder output (source) | none | T_tgt × T_src = {t_tgt} × {t_src} |
 """
-)
-st.caption(
-    "One layer of each, one head each, with the paper's residual connections (X + attention); "
-    "layer norm and the feed-forward blocks are left out. The weights are random, not trained, so the "
-    "patterns below are arbitrary: a trained translator would learn, say, to link *chat* with *cat*."
-)
-
-st.header("2 · The two self-attentions")
-enc_text, dec_text = st.columns(2)
-with enc_text:
-    explain(
-        "**Encoder:** the source sentence exists in full, so every source word may look at every "
-        "other, before and after it. The map is square and nothing in it is masked."
     )
-    st.latex(r"\begin{gathered}(Q,\ K,\ V) = X_{src}\,(W_q^{enc},\ W_k^{enc},\ W_v^{enc})\\"
-             r"A^{enc} = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)"
-             rf" \in \mathbb{{R}}^{{{t_src} \times {t_src}}}\end{{gathered}}")
-with dec_text:
-    explain(
-        "**Decoder:** at generation time the later target words do not exist yet, so a causal mask "
-        "lets each word see only itself and the words before it: exact zeros above the diagonal."
+    st.caption(
+        "One layer of each, one head each, with the paper's residual connections (X + attention); "
+        "layer norm and the feed-forward blocks are left out. The weights are random, not trained, so the "
+        "patterns below are arbitrary: a trained translator would learn, say, to link *chat* with *cat*."
     )
-    st.latex(r"\begin{gathered}(Q,\ K,\ V) = X_{tgt}\,(W_q^{dec},\ W_k^{dec},\ W_v^{dec})\\"
-             r"A^{dec} = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + \text{mask}\right)"
-             rf" \in \mathbb{{R}}^{{{t_tgt} \times {t_tgt}}}\end{{gathered}}")
-show_chart(specs["self"], alt="Heatmaps of the encoder's and the decoder's self-attention weights")
-with fixed_slot():
-    if clicked is not None:
-        st.caption(f"Highlighted for the clicked cross-attention weight ({tgt_labels[clicked[0]]}, "
-                   f"{src_labels[clicked[1]]}) below: row “{src_labels[clicked[1]]}” of the encoder map and row "
-                   f"“{tgt_labels[clicked[0]]}” of the decoder map.")
 
-above = r.decoder.weights[~r.decoder.mask]
-masked_note = (
-    f"Largest decoder weight above the diagonal: {above.max():g} (over {above.size} masked cells)."
-    if above.size else "A one-word target has nothing above the diagonal to mask."
-)
-row_sum_error = max(abs(m.sum(axis=1) - 1).max() for m in (r.encoder.weights, r.decoder.weights))
-st.caption(f"{masked_note} Every row of both maps sums to 1 (largest deviation {row_sum_error:.0e}).")
-
-section(
-    "3 · Cross-attention: the decoder reads the source",
-    "Each **target** word asks a question (its query comes from H, the decoder's masked self-attention "
-    "output) and the **source** words answer (keys and values come from M, the encoder's output, also "
-    "called the *memory*). So the rows are target words and the columns are source words: the map is "
-    f"{t_tgt} × {t_src}, square only if the two sentences happen to have the same length. There is no "
-    "mask: the whole source is known before the decoder starts.",
-    r"\begin{gathered}"
-    rf"\underbrace{{Q = H W_q^{{x}}}}_{{{t_tgt} \times {d_model}}},\quad "
-    rf"\underbrace{{K = M W_k^{{x}}}}_{{{t_src} \times {d_model}}},\quad "
-    rf"\underbrace{{V = M W_v^{{x}}}}_{{{t_src} \times {d_model}}}\\[4pt] "
-    rf"A^{{x}} = \operatorname{{softmax}}\!\left(\frac{{Q K^\top}}{{\sqrt{{d_k}}}}\right) "
-    rf"\in \mathbb{{R}}^{{{t_tgt} \times {t_src}}},\qquad A^{{x}} V \in \mathbb{{R}}^{{{t_tgt} \times {d_model}}}"
-    r"\end{gathered}",
-)
-st.caption("Hover a weight to see how it was computed; **click** it to see where its query and its key come from.")
-show_chart(
-    specs["cross"],
-    alt="Heatmap of the cross-attention weights: target tokens on the rows, source tokens on the columns",
-    on_select="rerun", key=CLICK_KEY, selection_mode="cell",
-)
-with fixed_slot():
-    if clicked is not None:
-        query, key = tgt_labels[clicked[0]], src_labels[clicked[1]]
-        st.caption(
-            f"Clicked A^x[{query}, {key}] = {r.cross.weights[clicked]:.3f}. Its query comes from H, the "
-            f"decoder's state for “{query}”, made with row “{query}” of the decoder map; its key (and value) "
-            f"from M, the encoder's output for “{key}”, made with row “{key}” of the encoder map. Both rows are "
-            "highlighted above; double-click the map to clear."
+    st.header("2 · The two self-attentions")
+    enc_text, dec_text = st.columns(2)
+    with enc_text:
+        explain(
+            "**Encoder:** the source sentence exists in full, so every source word may look at every "
+            "other, before and after it. The map is square and nothing in it is masked."
         )
+        st.latex(r"\begin{gathered}(Q,\ K,\ V) = X_{src}\,(W_q^{enc},\ W_k^{enc},\ W_v^{enc})\\"
+                 r"A^{enc} = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)"
+                 rf" \in \mathbb{{R}}^{{{t_src} \times {t_src}}}\end{{gathered}}")
+    with dec_text:
+        explain(
+            "**Decoder:** at generation time the later target words do not exist yet, so a causal mask "
+            "lets each word see only itself and the words before it: exact zeros above the diagonal."
+        )
+        st.latex(r"\begin{gathered}(Q,\ K,\ V) = X_{tgt}\,(W_q^{dec},\ W_k^{dec},\ W_v^{dec})\\"
+                 r"A^{dec} = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + \text{mask}\right)"
+                 rf" \in \mathbb{{R}}^{{{t_tgt} \times {t_tgt}}}\end{{gathered}}")
+    show_chart(specs["self"], alt="Heatmaps of the encoder's and the decoder's self-attention weights")
+    with fixed_slot():
+        if clicked is not None:
+            st.caption(f"Highlighted for the clicked cross-attention weight ({tgt_labels[clicked[0]]}, "
+                       f"{src_labels[clicked[1]]}) below: row “{src_labels[clicked[1]]}” of the encoder map and row "
+                       f"“{tgt_labels[clicked[0]]}” of the decoder map.")
 
-with fixed_slot():
-    if t_src == 1:
-        st.caption("With a single source word every row is exactly 1: a softmax over one key has nowhere else to go.")
+    above = r.decoder.weights[~r.decoder.mask]
+    masked_note = (
+        f"Largest decoder weight above the diagonal: {above.max():g} (over {above.size} masked cells)."
+        if above.size else "A one-word target has nothing above the diagonal to mask."
+    )
+    row_sum_error = max(abs(m.sum(axis=1) - 1).max() for m in (r.encoder.weights, r.decoder.weights))
+    st.caption(f"{masked_note} Every row of both maps sums to 1 (largest deviation {row_sum_error:.0e}).")
 
-explain(
-    "Try it: change the **last** target word and only the last row changes, because every earlier "
-    "decoder state was computed behind the causal mask. Change **any** source word and every row changes."
-)
+    section(
+        "3 · Cross-attention: the decoder reads the source",
+        "Each **target** word asks a question (its query comes from H, the decoder's masked self-attention "
+        "output) and the **source** words answer (keys and values come from M, the encoder's output, also "
+        "called the *memory*). So the rows are target words and the columns are source words: the map is "
+        f"{t_tgt} × {t_src}, square only if the two sentences happen to have the same length. There is no "
+        "mask: the whole source is known before the decoder starts.",
+        r"\begin{gathered}"
+        rf"\underbrace{{Q = H W_q^{{x}}}}_{{{t_tgt} \times {d_model}}},\quad "
+        rf"\underbrace{{K = M W_k^{{x}}}}_{{{t_src} \times {d_model}}},\quad "
+        rf"\underbrace{{V = M W_v^{{x}}}}_{{{t_src} \times {d_model}}}\\[4pt] "
+        rf"A^{{x}} = \operatorname{{softmax}}\!\left(\frac{{Q K^\top}}{{\sqrt{{d_k}}}}\right) "
+        rf"\in \mathbb{{R}}^{{{t_tgt} \times {t_src}}},\qquad A^{{x}} V \in \mathbb{{R}}^{{{t_tgt} \times {d_model}}}"
+        r"\end{gathered}",
+    )
+    st.caption("Hover a weight to see how it was computed; **click** it to see where its query and its key come from.")
+    show_chart(
+        specs["cross"],
+        alt="Heatmap of the cross-attention weights: target tokens on the rows, source tokens on the columns",
+        on_select="rerun", key=CLICK_KEY, selection_mode="cell",
+    )
+    with fixed_slot():
+        if clicked is not None:
+            query, key = tgt_labels[clicked[0]], src_labels[clicked[1]]
+            st.caption(
+                f"Clicked A^x[{query}, {key}] = {r.cross.weights[clicked]:.3f}. Its query comes from H, the "
+                f"decoder's state for “{query}”, made with row “{query}” of the decoder map; its key (and value) "
+                f"from M, the encoder's output for “{key}”, made with row “{key}” of the encoder map. Both rows are "
+                "highlighted above; double-click the map to clear."
+            )
 
-section(
-    "4 · Cross-check with PyTorch",
-    "The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention` "
-    "(the decoder's with its causal mask). NumPy runs in float64, so they agree to float32 precision (below 1e-6).",
-)
-checks = [
-    ("cross-attention", r.cross),
-    ("decoder masked self-attention", r.decoder),
-    ("encoder self-attention", r.encoder),
-]
-with st.container(horizontal=True):
-    for name, block in checks:
-        mask = None if block.mask is None else block.mask.copy()  # torch warns on read-only arrays
-        torch_out = torch_scaled_dot_product_attention(block.Q, block.K, block.V, mask=mask)
-        st.metric(f"max |NumPy − PyTorch|, {name}", f"{max_abs_diff(block.attended, torch_out):.2e}",
-                  border=True)
+    with fixed_slot():
+        if t_src == 1:
+            st.caption("With a single source word every row is exactly 1: "
+                       "a softmax over one key has nowhere else to go.")
 
-st.info(
-    "**Decoder-only models.** GPT-style large language models drop the encoder and with it the "
-    "cross-attention: they keep just the masked self-attention stack (the decoder's map in section 2), "
-    "trained to predict the next token. The prompt is simply the beginning of the target sentence.",
-    icon=":material/lightbulb:",
-)
+    explain(
+        "Try it: change the **last** target word and only the last row changes, because every earlier "
+        "decoder state was computed behind the causal mask. Change **any** source word and every row changes."
+    )
 
-rows_are = "target (decoder) words" if r.cross.weights.shape[0] == t_tgt else "source (encoder) words"
-predict_then_reveal(
-    "In cross-attention, the rows of the map (the queries) belong to…",
-    ["target (decoder) words", "source (encoder) words"], rows_are,
-    f"The map is {r.cross.weights.shape[0]} × {r.cross.weights.shape[1]}: one row per target word "
-    f"({t_tgt}), one column per source word ({t_src}). The decoder asks, the encoder's output answers.",
-    key="cross_rows",
-)
+    section(
+        "4 · Cross-check with PyTorch",
+        "The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention` "
+        "(the decoder's with its causal mask). NumPy runs in float64, so they agree to float32 precision (below 1e-6).",
+    )
+    checks = [
+        ("cross-attention", r.cross),
+        ("decoder masked self-attention", r.decoder),
+        ("encoder self-attention", r.encoder),
+    ]
+    with st.container(horizontal=True):
+        for name, block in checks:
+            mask = None if block.mask is None else block.mask.copy()  # torch warns on read-only arrays
+            torch_out = torch_scaled_dot_product_attention(block.Q, block.K, block.V, mask=mask)
+            st.metric(f"max |NumPy − PyTorch|, {name}", f"{max_abs_diff(block.attended, torch_out):.2e}",
+                      border=True)
 
-show_source(encoder_decoder_attention, attend)
+    st.info(
+        "**Decoder-only models.** GPT-style large language models drop the encoder and with it the "
+        "cross-attention: they keep just the masked self-attention stack (the decoder's map in section 2), "
+        "trained to predict the next token. The prompt is simply the beginning of the target sentence.",
+        icon=":material/lightbulb:",
+    )
+
+    rows_are = "target (decoder) words" if r.cross.weights.shape[0] == t_tgt else "source (encoder) words"
+    predict_then_reveal(
+        "In cross-attention, the rows of the map (the queries) belong to…",
+        ["target (decoder) words", "source (encoder) words"], rows_are,
+        f"The map is {r.cross.weights.shape[0]} × {r.cross.weights.shape[1]}: one row per target word "
+        f"({t_tgt}), one column per source word ({t_src}). The decoder asks, the encoder's output answers.",
+        key="cross_rows",
+    )
+
+    show_source(encoder_decoder_attention, attend)
+
+
+live()

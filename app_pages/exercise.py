@@ -31,7 +31,7 @@ from core.exercise import (
 )
 from core.worked_example import worked_example
 from ui.charts import heatmap, side_by_side
-from ui.controls import explain, show_chart, show_source
+from ui.controls import explain, page_fragment, show_chart, show_source
 from ui.quiz import predict_then_reveal
 
 #: Set to 1/true/yes/on (environment variable or st.secrets key) to switch code execution off.
@@ -123,136 +123,141 @@ st.markdown(
     "stretch runs the worked example's three tokens, without a batch dimension, and adds a causal mask."
 )
 
-disabled = execution_disabled()
-st.header("Your code")
-if disabled:
-    st.info(
-        "Running code is **switched off on this deployment** (the setting `ATTENTION_DISABLE_EXEC`): a public "
-        "server should not run code typed by strangers. Everything else works: write your function here or in "
-        "your own editor, try the questions below and compare with the reference solution. To have your code "
-        "checked, run the app on your own machine (`streamlit run streamlit_app.py`), where it is on by default.",
-        icon=":material/block:",
+@page_fragment
+def live() -> None:
+    disabled = execution_disabled()
+    st.header("Your code")
+    if disabled:
+        st.info(
+            "Running code is **switched off on this deployment** (the setting `ATTENTION_DISABLE_EXEC`): a public "
+            "server should not run code typed by strangers. Everything else works: write your function here or in "
+            "your own editor, try the questions below and compare with the reference solution. To have your code "
+            "checked, run the app on your own machine (`streamlit run streamlit_app.py`), where it is on by default.",
+            icon=":material/block:",
+        )
+    st.html("<style>.st-key-exercise_code textarea {font-family: 'Source Code Pro', ui-monospace, monospace;"
+            " font-size: 0.9rem; line-height: 1.45;}</style>")
+    code = st.text_area(
+        "Your `scaled_dot_product_attention`", value=SKELETON, height=440, key=CODE_KEY, persist_state="session",
+        help="Keep the function's name. Returning `(output, weights)` like the lesson unlocks every check; "
+             "returning only the output is enough for the first ones. Code under `if __name__ == '__main__':` "
+             "is not run.",
     )
-st.html("<style>.st-key-exercise_code textarea {font-family: 'Source Code Pro', ui-monospace, monospace;"
-        " font-size: 0.9rem; line-height: 1.45;}</style>")
-code = st.text_area(
-    "Your `scaled_dot_product_attention`", value=SKELETON, height=440, key=CODE_KEY, persist_state="session",
-    help="Keep the function's name. Returning `(output, weights)` like the lesson unlocks every check; "
-         "returning only the output is enough for the first ones. Code under `if __name__ == '__main__':` "
-         "is not run.",
-)
-with st.container(horizontal=True):
-    check_clicked = st.button(
-        "Check my code", type="primary", icon=":material/play_arrow:", disabled=disabled,
-        help="Code execution is switched off on this deployment." if disabled else
-        f"Runs your code in a separate, locked-down Python process (at most {DEFAULT_TIMEOUT_S:g} s).",
-    )
-    st.button("Reset to the skeleton", on_click=reset_code, icon=":material/restart_alt:",
-              help="Replaces the editor's content with the starting skeleton.")
-    st.button("I give up, show me", on_click=give_up, icon=":material/flag:",
-              help="Reveals the reference solution at the bottom of the page.")
-    st.download_button("Download the skeleton", SKELETON, file_name="attention_exercise.py", mime="text/x-python",
-                       icon=":material/download:", help="The starting skeleton as a .py file, for your own editor.")
+    with st.container(horizontal=True):
+        check_clicked = st.button(
+            "Check my code", type="primary", icon=":material/play_arrow:", disabled=disabled,
+            help="Code execution is switched off on this deployment." if disabled else
+            f"Runs your code in a separate, locked-down Python process (at most {DEFAULT_TIMEOUT_S:g} s).",
+        )
+        st.button("Reset to the skeleton", on_click=reset_code, icon=":material/restart_alt:",
+                  help="Replaces the editor's content with the starting skeleton.")
+        st.button("I give up, show me", on_click=give_up, icon=":material/flag:",
+                  help="Reveals the reference solution at the bottom of the page.")
+        st.download_button("Download the skeleton", SKELETON, file_name="attention_exercise.py", mime="text/x-python",
+                           icon=":material/download:", help="The starting skeleton as a .py file, for your own editor.")
 
-if check_clicked and not disabled:
-    slots = check_slots()
-    with st.spinner("Running your code in the sandbox…"):
-        if slots.acquire(timeout=60):
-            try:
-                st.session_state[REPORT_KEY] = check_submission(code or "", timeout_s=DEFAULT_TIMEOUT_S)
-                st.session_state[CHECKED_SOURCE_KEY] = code
-            finally:
-                slots.release()
+    if check_clicked and not disabled:
+        slots = check_slots()
+        with st.spinner("Running your code in the sandbox…"):
+            if slots.acquire(timeout=60):
+                try:
+                    st.session_state[REPORT_KEY] = check_submission(code or "", timeout_s=DEFAULT_TIMEOUT_S)
+                    st.session_state[CHECKED_SOURCE_KEY] = code
+                finally:
+                    slots.release()
+            else:
+                st.warning("The checker is busy with other students' code. Please try again in a minute.")
+
+    report: ExerciseReport | None = st.session_state.get(REPORT_KEY)
+    if report is not None:
+        st.header("Results")
+        if st.session_state.get(CHECKED_SOURCE_KEY) != code:
+            st.caption("These results are for the code as it was when you pressed **Check my code**; you have "
+                       "edited it since.")
+        n_passed = sum(c.passed for c in report.checks)
+        if report.passed:
+            st.success(f"All {len(report.checks)} checks pass, the stretch included. This is attention.",
+                       icon=":material/celebration:")
         else:
-            st.warning("The checker is busy with other students' code. Please try again in a minute.")
+            st.metric("checks passed", f"{n_passed} / {len(report.checks)}")
+        st.markdown(checklist_markdown(report))
+        if report.diagnoses:
+            st.subheader("Diagnosis")
+            for text in report.diagnoses:
+                st.warning(text, icon=":material/troubleshoot:")
 
-report: ExerciseReport | None = st.session_state.get(REPORT_KEY)
-if report is not None:
-    st.header("Results")
-    if st.session_state.get(CHECKED_SOURCE_KEY) != code:
-        st.caption("These results are for the code as it was when you pressed **Check my code**; you have "
-                   "edited it since.")
-    n_passed = sum(c.passed for c in report.checks)
-    if report.passed:
-        st.success(f"All {len(report.checks)} checks pass, the stretch included. This is attention.",
-                   icon=":material/celebration:")
+        stretch_chart = results_chart(report.worked_output, report.causal_weights)
+        if stretch_chart is not None:
+            st.markdown("Your function on the stretch's inputs, next to what it should give:")
+            show_chart(stretch_chart, export=False,
+                       alt="Heatmaps of the student's result on the worked example next to the expected one")
+            if report.causal_weights is not None and np.isnan(report.causal_weights).any():
+                st.caption("Cells marked *null* are NaN in your weights: a row whose keys were all masked out "
+                           "has nothing left for the softmax to share out.")
+        if report.stdout or report.stderr:
+            with st.expander("What your code printed", icon=":material/terminal:"):
+                if report.stdout:
+                    st.code(report.stdout, language=None)
+                if report.stderr:
+                    st.caption("stderr")
+                    st.code(report.stderr, language=None)
+        if report.isolation:
+            st.caption(f"Ran in {report.isolation}, in {report.elapsed_s:.1f} s in total "
+                       f"({report.run_s or 0:.2f} s of it your code; the rest is starting Python and PyTorch).")
+
+    st.header("Predict, then reveal")
+    explain("Two questions about the mistakes above. Commit to an answer first: the app then runs the mistaken "
+            "version through the same checks and shows what really happens.")
+    d_k_demo = cached_demo(scale="d_k")
+    predict_then_reveal(
+        f"You divide the scores by d_k = {D_K} instead of √d_k = {int(np.sqrt(D_K))}. What does "
+        f"`torch.allclose(yours, F.scaled_dot_product_attention(Q, K, V), atol={ALLCLOSE_ATOL:g})` return on the "
+        f"({BATCH}, {SEQ_LEN}, {D_K}) test?",
+        ["True: the difference is too small to matter", "False"],
+        answer="True: the difference is too small to matter" if d_k_demo.allclose else "False",
+        explanation=(
+            f"The largest difference from PyTorch is **{d_k_demo.max_abs_diff:.3f}**, far above the tolerance. "
+            f"Dividing by {D_K} instead of {int(np.sqrt(D_K))} makes every score {D_K / np.sqrt(D_K):g} times smaller "
+            "than it should be, "
+            "so each softmax row is flatter: the largest attention weight drops from "
+            f"{d_k_demo.largest_weight_correct:.3f} to {d_k_demo.largest_weight:.3f}. The rows still sum to 1, so "
+            "only the comparison with PyTorch catches this one."
+        ),
+        key="exercise_sqrt",
+    )
+    dim_demo = cached_demo(softmax="queries")
+    lo, hi = dim_demo.row_sum_range
+    predict_then_reveal(
+        "Your softmax runs over `dim=-2` (down each column) instead of `dim=-1`. Which check fails first?",
+        list(CHECK_NAMES),
+        answer=dim_demo.first_failed_check or CHECK_NAMES[-1],
+        explanation=(
+            f"**{dim_demo.first_failed_check}**. The function runs and the shape is right, but now each *column* "
+            f"sums to 1: the rows of the weights sum to anything from {lo:.2f} to {hi:.2f}. That is why the lesson "
+            "has you print `weights.sum(dim=-1)`."
+        ),
+        key="exercise_softmax_dim",
+    )
+
+    st.header("Reference solution")
+    if report is not None or st.session_state.get(GAVE_UP_KEY):
+        show_source(solution.scaled_dot_product_attention, title="Reference solution (core/exercise_solution.py)")
     else:
-        st.metric("checks passed", f"{n_passed} / {len(report.checks)}")
-    st.markdown(checklist_markdown(report))
-    if report.diagnoses:
-        st.subheader("Diagnosis")
-        for text in report.diagnoses:
-            st.warning(text, icon=":material/troubleshoot:")
+        st.caption("The reference solution appears here after your first check, or press **I give up, show me**.")
 
-    stretch_chart = results_chart(report.worked_output, report.causal_weights)
-    if stretch_chart is not None:
-        st.markdown("Your function on the stretch's inputs, next to what it should give:")
-        show_chart(stretch_chart, export=False,
-                   alt="Heatmaps of the student's result on the worked example next to the expected one")
-        if report.causal_weights is not None and np.isnan(report.causal_weights).any():
-            st.caption("Cells marked *null* are NaN in your weights: a row whose keys were all masked out "
-                       "has nothing left for the softmax to share out.")
-    if report.stdout or report.stderr:
-        with st.expander("What your code printed", icon=":material/terminal:"):
-            if report.stdout:
-                st.code(report.stdout, language=None)
-            if report.stderr:
-                st.caption("stderr")
-                st.code(report.stderr, language=None)
-    if report.isolation:
-        st.caption(f"Ran in {report.isolation}, in {report.elapsed_s:.1f} s in total "
-                   f"({report.run_s or 0:.2f} s of it your code; the rest is starting Python and PyTorch).")
+    st.header("How the checker works")
+    explain(
+        "Your code never runs inside this app. Each check starts a **separate Python process** in isolated mode "
+        "(`python -I`) in a fresh temporary folder that is deleted afterwards, with an almost empty environment "
+        "(no secrets, no home directory of the server); when the server runs as root, your code runs as a fresh "
+        f"unprivileged user. It gets **{DEFAULT_TIMEOUT_S:g} s** of wall-clock time, about "
+        f"**{MEMORY_BUDGET_BYTES / 2**30:g} GB** of memory on top of PyTorch's own, files of at most "
+        f"**{FILE_SIZE_BYTES / 2**20:g} MB**, and no new processes, threads, network access or files outside its "
+        "folder; when the time is up, it and anything it started are killed. It only sends back the tensors your "
+        "function returned, and every verdict is computed here. To name a mistake, the checker runs the usual wrong "
+        "versions of the formula on the same inputs and looks for the one that gives exactly your numbers."
+    )
+    show_source(mistaken_attention, match_mistake, title="The known mistakes, as code")
 
-st.header("Predict, then reveal")
-explain("Two questions about the mistakes above. Commit to an answer first: the app then runs the mistaken "
-        "version through the same checks and shows what really happens.")
-d_k_demo = cached_demo(scale="d_k")
-predict_then_reveal(
-    f"You divide the scores by d_k = {D_K} instead of √d_k = {int(np.sqrt(D_K))}. What does "
-    f"`torch.allclose(yours, F.scaled_dot_product_attention(Q, K, V), atol={ALLCLOSE_ATOL:g})` return on the "
-    f"({BATCH}, {SEQ_LEN}, {D_K}) test?",
-    ["True: the difference is too small to matter", "False"],
-    answer="True: the difference is too small to matter" if d_k_demo.allclose else "False",
-    explanation=(
-        f"The largest difference from PyTorch is **{d_k_demo.max_abs_diff:.3f}**, far above the tolerance. "
-        f"Dividing by {D_K} instead of {int(np.sqrt(D_K))} makes every score {D_K / np.sqrt(D_K):g} times smaller "
-        "than it should be, "
-        "so each softmax row is flatter: the largest attention weight drops from "
-        f"{d_k_demo.largest_weight_correct:.3f} to {d_k_demo.largest_weight:.3f}. The rows still sum to 1, so "
-        "only the comparison with PyTorch catches this one."
-    ),
-    key="exercise_sqrt",
-)
-dim_demo = cached_demo(softmax="queries")
-lo, hi = dim_demo.row_sum_range
-predict_then_reveal(
-    "Your softmax runs over `dim=-2` (down each column) instead of `dim=-1`. Which check fails first?",
-    list(CHECK_NAMES),
-    answer=dim_demo.first_failed_check or CHECK_NAMES[-1],
-    explanation=(
-        f"**{dim_demo.first_failed_check}**. The function runs and the shape is right, but now each *column* "
-        f"sums to 1: the rows of the weights sum to anything from {lo:.2f} to {hi:.2f}. That is why the lesson "
-        "has you print `weights.sum(dim=-1)`."
-    ),
-    key="exercise_softmax_dim",
-)
 
-st.header("Reference solution")
-if report is not None or st.session_state.get(GAVE_UP_KEY):
-    show_source(solution.scaled_dot_product_attention, title="Reference solution (core/exercise_solution.py)")
-else:
-    st.caption("The reference solution appears here after your first check, or press **I give up, show me**.")
-
-st.header("How the checker works")
-explain(
-    "Your code never runs inside this app. Each check starts a **separate Python process** in isolated mode "
-    "(`python -I`) in a fresh temporary folder that is deleted afterwards, with an almost empty environment "
-    "(no secrets, no home directory of the server); when the server runs as root, your code runs as a fresh "
-    f"unprivileged user. It gets **{DEFAULT_TIMEOUT_S:g} s** of wall-clock time, about "
-    f"**{MEMORY_BUDGET_BYTES / 2**30:g} GB** of memory on top of PyTorch's own, files of at most "
-    f"**{FILE_SIZE_BYTES / 2**20:g} MB**, and no new processes, threads, network access or files outside its "
-    "folder; when the time is up, it and anything it started are killed. It only sends back the tensors your "
-    "function returned, and every verdict is computed here. To name a mistake, the checker runs the usual wrong "
-    "versions of the formula on the same inputs and looks for the one that gives exactly your numbers."
-)
-show_source(mistaken_attention, match_mistake, title="The known mistakes, as code")
+live()

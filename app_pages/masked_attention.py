@@ -24,6 +24,7 @@ from ui.controls import (
     bound_toggle,
     clicked_cell,
     fixed_slot,
+    page_fragment,
     section,
     seed_slider,
     show_chart,
@@ -105,125 +106,131 @@ st.latex(
     r"\qquad M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
 )
 
-with st.container(horizontal=True, vertical_alignment="bottom"):
-    seed = seed_slider(lesson_seed=False)
-    seq_len = int(bound_slider("Tokens T", "seq_len", 1, MAX_T, 6,
-                               help=f"How many words of the sentence to use, 1 to {MAX_T}."))
-    causal = bound_toggle("Causal mask", "causal", True,
-                          help="On: the decoder's masked self-attention. Off: the encoder's, where every token "
-                               "sees every other token.")
+@page_fragment
+def live() -> None:
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        seed = seed_slider(lesson_seed=False)
+        seq_len = int(bound_slider("Tokens T", "seq_len", 1, MAX_T, 6,
+                                   help=f"How many words of the sentence to use, 1 to {MAX_T}."))
+        causal = bound_toggle("Causal mask", "causal", True,
+                              help="On: the decoder's masked self-attention. Off: the encoder's, where every token "
+                                   "sees every other token.")
 
-tokens = SENTENCE[:seq_len]
-labels, res = attention(seed, seq_len, causal)
-clicked = clicked_cell(CLICK_KEY, (seq_len, seq_len))
-specs = map_specs(seed, seq_len, causal, clicked)
-st.caption(f"Tokens: “{' '.join(tokens)}”. Each is a random {D_MODEL}-dimensional embedding plus its positional "
-           f"encoding; W_q, W_k, W_v are random {D_MODEL} × {D_MODEL} matrices (seed {seed}), so d_k = {D_MODEL}.")
+    tokens = SENTENCE[:seq_len]
+    labels, res = attention(seed, seq_len, causal)
+    clicked = clicked_cell(CLICK_KEY, (seq_len, seq_len))
+    specs = map_specs(seed, seq_len, causal, clicked)
+    st.caption(f"Tokens: “{' '.join(tokens)}”. Each is a random {D_MODEL}-dimensional embedding plus its positional "
+               f"encoding; W_q, W_k, W_v are random {D_MODEL} × {D_MODEL} matrices (seed {seed}), so d_k = {D_MODEL}.")
 
-section(
-    "1 · The mask and the scores",
-    "Row i is the query of token i, column j the key of token j. The causal mask lets row i see columns "
-    "0 … i: the diagonal and everything below it. Above the diagonal, the scaled score is replaced by −∞ "
-    "(grey cells: a colour scale cannot show −∞)."
-    if causal else
-    "The mask is switched off: every cell may attend, as in the encoder. Every score goes to the softmax.",
-    keep_text=True,
-)
-show_chart(specs["maps"], alt="The causal mask and the masked scaled scores, with minus infinity above the diagonal")
-with fixed_slot():
-    if clicked is not None:
-        q, k = clicked
-        st.caption(f"Highlighted: the row of the query “{labels[q]}”, whose scores the softmax turned into the "
-                   f"weights A[{labels[q]}, ·] (you clicked A[{labels[q]}, {labels[k]}]). "
-                   "Double-click the weights to clear.")
+    section(
+        "1 · The mask and the scores",
+        "Row i is the query of token i, column j the key of token j. The causal mask lets row i see columns "
+        "0 … i: the diagonal and everything below it. Above the diagonal, the scaled score is replaced by −∞ "
+        "(grey cells: a colour scale cannot show −∞)."
+        if causal else
+        "The mask is switched off: every cell may attend, as in the encoder. Every score goes to the softmax.",
+        keep_text=True,
+    )
+    show_chart(specs["maps"],
+               alt="The causal mask and the masked scaled scores, with minus infinity above the diagonal")
+    with fixed_slot():
+        if clicked is not None:
+            q, k = clicked
+            st.caption(f"Highlighted: the row of the query “{labels[q]}”, whose scores the softmax turned into the "
+                       f"weights A[{labels[q]}, ·] (you clicked A[{labels[q]}, {labels[k]}]). "
+                       "Double-click the weights to clear.")
 
-section(
-    "2 · The weights",
-    "After the softmax every row still sums to 1, but the cells above the diagonal are exactly zero, "
-    "not merely small: no token can take information from a later one."
-    if causal else
-    "Without the mask, the weights above the diagonal are ordinary positive numbers: each token draws "
-    "part of its output from words that come after it, which a decoder generating text could never see.",
-    keep_text=True,
-)
-st.caption("Hover a weight to see how it was computed; **click** it to highlight its query's row in the mask "
-           "and the scores above.")
-left, right = st.columns([3, 1], vertical_alignment="center")
-with left:
-    show_chart(specs["weights"], alt="Heatmap of the attention weights", on_select="rerun", key=CLICK_KEY,
-               selection_mode="cell")
-    if clicked is not None:
-        q, k = clicked
-        why = (f"“{labels[k]}” comes after “{labels[q]}”: its score is −∞, so the weight is exactly 0"
-               if not res.mask[q, k] else f"its share of e^(score) in row “{labels[q]}”")
-        st.caption(f"Clicked A[{labels[q]}, {labels[k]}] = {fmt_weight(float(res.weights[q, k]))}: {why}.")
-above = max_above_diagonal(res.weights)
-right.metric("max weight above the diagonal", fmt_weight(above),
-             help="Largest A[i, j] with j > i: the most any token attends to a later token.")
-right.metric("max |row sum − 1|", f"{np.abs(res.weights.sum(axis=1) - 1).max():.1e}")
-right.metric("total weight on future tokens", fmt_weight(future_weight(res.weights)),
-             help="Sum of every weight above the diagonal, over all rows.")
+    section(
+        "2 · The weights",
+        "After the softmax every row still sums to 1, but the cells above the diagonal are exactly zero, "
+        "not merely small: no token can take information from a later one."
+        if causal else
+        "Without the mask, the weights above the diagonal are ordinary positive numbers: each token draws "
+        "part of its output from words that come after it, which a decoder generating text could never see.",
+        keep_text=True,
+    )
+    st.caption("Hover a weight to see how it was computed; **click** it to highlight its query's row in the mask "
+               "and the scores above.")
+    left, right = st.columns([3, 1], vertical_alignment="center")
+    with left:
+        show_chart(specs["weights"], alt="Heatmap of the attention weights", on_select="rerun", key=CLICK_KEY,
+                   selection_mode="cell")
+        if clicked is not None:
+            q, k = clicked
+            why = (f"“{labels[k]}” comes after “{labels[q]}”: its score is −∞, so the weight is exactly 0"
+                   if not res.mask[q, k] else f"its share of e^(score) in row “{labels[q]}”")
+            st.caption(f"Clicked A[{labels[q]}, {labels[k]}] = {fmt_weight(float(res.weights[q, k]))}: {why}.")
+    above = max_above_diagonal(res.weights)
+    right.metric("max weight above the diagonal", fmt_weight(above),
+                 help="Largest A[i, j] with j > i: the most any token attends to a later token.")
+    right.metric("max |row sum − 1|", f"{np.abs(res.weights.sum(axis=1) - 1).max():.1e}")
+    right.metric("total weight on future tokens", fmt_weight(future_weight(res.weights)),
+                 help="Sum of every weight above the diagonal, over all rows.")
 
-section(
-    "3 · One generation step",
-    "Pick a step t. At that moment only tokens 1 … t exist, and token t's query is compared with "
-    "their keys alone. Left: token t's weights without the mask, spread over the whole sentence "
-    "(orange: weight on words that have not been written yet). Right: the masked row. The visible "
-    "bars keep their proportions, only rescaled to sum to 1.",
-    r"A^{\text{mask}}_{tj} = \frac{A_{tj}}{\sum_{j' \le t} A_{tj'}}\ (j \le t),\qquad "
-    r"A^{\text{mask}}_{tj} = 0\ (j > t)",
-    keep_text=True,
-)
-if seq_len > 1:
-    step = int(bound_slider("Generation step t", "step", 1, seq_len, min(4, seq_len),
-                            help="Token t (1-based) is being produced; tokens after it do not exist yet."))
-else:
-    step = 1
-    st.caption("One token: the only step is t = 1.")
-t = step - 1
-seen = " ".join(tokens[:step])
-unseen = " ".join(tokens[step:])
-st.markdown(f"Step {step}: **{seen}**" + (f" :gray[{unseen}]" if unseen else "")
-            + f" — “{tokens[t]}” can see {step} token{'s' if step > 1 else ''}.")
+    section(
+        "3 · One generation step",
+        "Pick a step t. At that moment only tokens 1 … t exist, and token t's query is compared with "
+        "their keys alone. Left: token t's weights without the mask, spread over the whole sentence "
+        "(orange: weight on words that have not been written yet). Right: the masked row. The visible "
+        "bars keep their proportions, only rescaled to sum to 1.",
+        r"A^{\text{mask}}_{tj} = \frac{A_{tj}}{\sum_{j' \le t} A_{tj'}}\ (j \le t),\qquad "
+        r"A^{\text{mask}}_{tj} = 0\ (j > t)",
+        keep_text=True,
+    )
+    if seq_len > 1:
+        step = int(bound_slider("Generation step t", "step", 1, seq_len, min(4, seq_len),
+                                help="Token t (1-based) is being produced; tokens after it do not exist yet."))
+    else:
+        step = 1
+        st.caption("One token: the only step is t = 1.")
+    t = step - 1
+    seen = " ".join(tokens[:step])
+    unseen = " ".join(tokens[step:])
+    st.markdown(f"Step {step}: **{seen}**" + (f" :gray[{unseen}]" if unseen else "")
+                + f" — “{tokens[t]}” can see {step} token{'s' if step > 1 else ''}.")
 
-full = res if not causal else attention(seed, seq_len, causal=False)[1]
-masked = res if causal else attention(seed, seq_len, causal=True)[1]
-prefix_w, prefix_out = prefix_attention(masked.Q, masked.K, masked.V, step)
-show_chart(step_spec(seed, seq_len, step),
-           alt="Bar charts of one token's attention weights without and with the causal mask")
-visible_share = float(full.weights[t, :step].sum())
-c1, c2, c3 = st.columns(3)
-c1.metric("weight the visible keys had without the mask", f"{visible_share:.4f}",
-          help="Dividing the visible weights by this number gives the masked row.")
-c2.metric("max |masked row − renormalised unmasked row|",
-          f"{max_abs_diff(masked.weights[t], renormalise_visible(full.weights[t], step)):.1e}")
-c3.metric("max |masked row − softmax over the prefix only|",
-          f"{max_abs_diff(masked.weights[t, :step], prefix_w):.1e}",
-          help="The prefix softmax never sees the later tokens at all; the mask gives the same weights. "
-               "So training on the whole masked sentence matches generating token by token.")
-st.caption(f"The outputs agree too: max |masked output of token {step} − prefix-only output| = "
-           f"{max_abs_diff(masked.output[t], prefix_out):.1e}.")
+    full = res if not causal else attention(seed, seq_len, causal=False)[1]
+    masked = res if causal else attention(seed, seq_len, causal=True)[1]
+    prefix_w, prefix_out = prefix_attention(masked.Q, masked.K, masked.V, step)
+    show_chart(step_spec(seed, seq_len, step),
+               alt="Bar charts of one token's attention weights without and with the causal mask")
+    visible_share = float(full.weights[t, :step].sum())
+    c1, c2, c3 = st.columns(3)
+    c1.metric("weight the visible keys had without the mask", f"{visible_share:.4f}",
+              help="Dividing the visible weights by this number gives the masked row.")
+    c2.metric("max |masked row − renormalised unmasked row|",
+              f"{max_abs_diff(masked.weights[t], renormalise_visible(full.weights[t], step)):.1e}")
+    c3.metric("max |masked row − softmax over the prefix only|",
+              f"{max_abs_diff(masked.weights[t, :step], prefix_w):.1e}",
+              help="The prefix softmax never sees the later tokens at all; the mask gives the same weights. "
+                   "So training on the whole masked sentence matches generating token by token.")
+    st.caption(f"The outputs agree too: max |masked output of token {step} − prefix-only output| = "
+               f"{max_abs_diff(masked.output[t], prefix_out):.1e}.")
 
-section(
-    "Cross-check with PyTorch",
-    "The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention` with "
-    f"`is_causal={causal}`: PyTorch builds its own mask from that flag. NumPy runs in float64, so they "
-    "agree to float32 precision.",
-    keep_text=True,
-)
-torch_out = torch_attention(res.Q, res.K, res.V, is_causal=causal)
-st.metric(f"max |NumPy − PyTorch| of the output (is_causal={causal})", f"{max_abs_diff(res.output, torch_out):.2e}")
+    section(
+        "Cross-check with PyTorch",
+        "The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention` with "
+        f"`is_causal={causal}`: PyTorch builds its own mask from that flag. NumPy runs in float64, so they "
+        "agree to float32 precision.",
+        keep_text=True,
+    )
+    torch_out = torch_attention(res.Q, res.K, res.V, is_causal=causal)
+    st.metric(f"max |NumPy − PyTorch| of the output (is_causal={causal})", f"{max_abs_diff(res.output, torch_out):.2e}")
 
-with fixed_slot():
-    if seq_len >= 2:
-        masked_first_last = float(masked.weights[0, -1])
-        predict_then_reveal(
-            f"With the causal mask, how much weight can the first token “{labels[0]}” give to the last token "
-            f"“{labels[-1]}”?", ["exactly 0", "a small positive amount", "as much as without the mask"],
-            "exactly 0" if masked_first_last == 0.0 else "a small positive amount",
-            f"It is {masked_first_last!r}: the masked score is −∞ before the softmax and e^(−∞) = 0 exactly. "
-            f"Without the mask it would be {float(full.weights[0, -1]):.3f}.",
-            key="masked_zero",
-        )
+    with fixed_slot():
+        if seq_len >= 2:
+            masked_first_last = float(masked.weights[0, -1])
+            predict_then_reveal(
+                f"With the causal mask, how much weight can the first token “{labels[0]}” give to the last token "
+                f"“{labels[-1]}”?", ["exactly 0", "a small positive amount", "as much as without the mask"],
+                "exactly 0" if masked_first_last == 0.0 else "a small positive amount",
+                f"It is {masked_first_last!r}: the masked score is −∞ before the softmax and e^(−∞) = 0 exactly. "
+                f"Without the mask it would be {float(full.weights[0, -1]):.3f}.",
+                key="masked_zero",
+            )
 
-show_source(causal_mask, masked_self_attention, scaled_dot_product_attention, prefix_attention)
+    show_source(causal_mask, masked_self_attention, scaled_dot_product_attention, prefix_attention)
+
+
+live()

@@ -22,6 +22,7 @@ from ui.controls import (
     clicked_cell,
     explain,
     fixed_slot,
+    page_fragment,
     section,
     seed_slider,
     show_chart,
@@ -108,118 +109,123 @@ st.latex(
     r"\text{head}_h = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right) V_h"
 )
 
-with st.container(horizontal=True, vertical_alignment="bottom"):
-    seed = seed_slider(lesson_seed=False)
-    d_model = int(bound_select_slider(
-        "d_model", "d_model", D_MODELS, DEFAULT_D_MODEL,
-        help="Width of every token vector, and of Q, K, V and the output.",
-    ))
-    options = divisors(d_model)
-    # If the old head count does not divide the new d_model, the widget falls back to its default:
-    # make that default the divisor closest to the old choice (4 heads at d_model=6 -> 3 heads).
-    previous = st.session_state.get("heads", DEFAULT_HEADS)
-    fallback = nearest_divisor(d_model, previous if isinstance(previous, int) else DEFAULT_HEADS)
-    n_heads = int(bound_select_slider(
-        "Heads H", "heads", options, fallback,
-        help=f"Only divisors of d_model = {d_model} are offered: each head gets d_model / H whole columns.",
-    ))
-    seq_len = int(bound_slider("Tokens T", "seq_len", 2, 16, DEFAULT_SEQ_LEN,
-                               help="How many words of the sentence are fed in (2 to 16)."))
+@page_fragment
+def live() -> None:
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        seed = seed_slider(lesson_seed=False)
+        d_model = int(bound_select_slider(
+            "d_model", "d_model", D_MODELS, DEFAULT_D_MODEL,
+            help="Width of every token vector, and of Q, K, V and the output.",
+        ))
+        options = divisors(d_model)
+        # If the old head count does not divide the new d_model, the widget falls back to its default:
+        # make that default the divisor closest to the old choice (4 heads at d_model=6 -> 3 heads).
+        previous = st.session_state.get("heads", DEFAULT_HEADS)
+        fallback = nearest_divisor(d_model, previous if isinstance(previous, int) else DEFAULT_HEADS)
+        n_heads = int(bound_select_slider(
+            "Heads H", "heads", options, fallback,
+            help=f"Only divisors of d_model = {d_model} are offered: each head gets d_model / H whole columns.",
+        ))
+        seq_len = int(bound_slider("Tokens T", "seq_len", 2, 16, DEFAULT_SEQ_LEN,
+                                   help="How many words of the sentence are fed in (2 to 16)."))
 
-tokens, X, (W_q, W_k, W_v, W_o) = inputs(seed, d_model, seq_len)
-steps = multi_head_steps(X, W_q, W_k, W_v, W_o, n_heads)
-d_k = steps.d_k
-st.caption(
-    f"Input: “{' '.join(tokens)}”, embedded as X of shape ({seq_len}, {d_model}); "
-    f"random W_q, W_k, W_v, W_o of shape ({d_model}, {d_model}) from seed {seed}. "
-    f"**{n_heads} head{'s' if n_heads > 1 else ''} × d_k = {d_k} = d_model = {d_model}.**"
-)
+    tokens, X, (W_q, W_k, W_v, W_o) = inputs(seed, d_model, seq_len)
+    steps = multi_head_steps(X, W_q, W_k, W_v, W_o, n_heads)
+    d_k = steps.d_k
+    st.caption(
+        f"Input: “{' '.join(tokens)}”, embedded as X of shape ({seq_len}, {d_model}); "
+        f"random W_q, W_k, W_v, W_o of shape ({d_model}, {d_model}) from seed {seed}. "
+        f"**{n_heads} head{'s' if n_heads > 1 else ''} × d_k = {d_k} = d_model = {d_model}.**"
+    )
 
-section(
-    "1 · Project, then cut into heads",
-    "Q, K and V are computed once, full width. Head h then reads only its own block of columns: "
-    f"here head 1 sees {dims_of(1, d_k)}, head 2 {dims_of(2, d_k)}, and so on. "
-    "Slicing the columns of Q is the same as giving each head its own narrower matrix "
-    "W_q^(h), the matching d_k columns of W_q."
-    if n_heads > 1 else
-    "Q, K and V are computed once, full width. With a single head, that head reads every column: "
-    "this is plain scaled dot-product attention. Move the heads slider to cut the columns into blocks.",
-    r"\begin{gathered}"
-    rf"Q = X W_q,\quad K = X W_k,\quad V = X W_v \quad \in \mathbb{{R}}^{{{seq_len} \times {d_model}}} \\"
-    rf"Q_h = Q[:,\ (h-1)\,d_k : h\,d_k] \in \mathbb{{R}}^{{{seq_len} \times {d_k}}},"
-    rf"\qquad d_k = {d_model}/{n_heads} = {d_k}"
-    r"\end{gathered}",
-)
-clicked = clicked_cell(CLICK_KEY, (n_heads, seq_len, seq_len), fields=("h", "q", "k"))
-specs = chart_specs(seed, d_model, n_heads, seq_len, clicked)
-show_chart(specs["qkv"], alt=f"Q, K and V, each cut into {n_heads} blocks of {d_k} columns, one per head")
-with fixed_slot():
-    if clicked is not None:
-        h, i, j = clicked
-        labels = unique_labels(tokens)
-        score = float(steps.q_heads[h, i] @ steps.k_heads[h, j]) / np.sqrt(d_k)  # (d_k,) · (d_k,)
-        st.caption(f"Highlighted for the weight you clicked in head {h + 1}: the query of “{labels[i]}” in Q and "
-                   f"the key of “{labels[j]}” in K, each only in head {h + 1}'s block ({dims_of(h + 1, d_k)}). "
-                   f"Their dot product divided by √{d_k} is the score {score:.3f}, and the weight is "
-                   f"{steps.weights[h, i, j]:.3f}. Double-click the maps to clear.")
+    section(
+        "1 · Project, then cut into heads",
+        "Q, K and V are computed once, full width. Head h then reads only its own block of columns: "
+        f"here head 1 sees {dims_of(1, d_k)}, head 2 {dims_of(2, d_k)}, and so on. "
+        "Slicing the columns of Q is the same as giving each head its own narrower matrix "
+        "W_q^(h), the matching d_k columns of W_q."
+        if n_heads > 1 else
+        "Q, K and V are computed once, full width. With a single head, that head reads every column: "
+        "this is plain scaled dot-product attention. Move the heads slider to cut the columns into blocks.",
+        r"\begin{gathered}"
+        rf"Q = X W_q,\quad K = X W_k,\quad V = X W_v \quad \in \mathbb{{R}}^{{{seq_len} \times {d_model}}} \\"
+        rf"Q_h = Q[:,\ (h-1)\,d_k : h\,d_k] \in \mathbb{{R}}^{{{seq_len} \times {d_k}}},"
+        rf"\qquad d_k = {d_model}/{n_heads} = {d_k}"
+        r"\end{gathered}",
+    )
+    clicked = clicked_cell(CLICK_KEY, (n_heads, seq_len, seq_len), fields=("h", "q", "k"))
+    specs = chart_specs(seed, d_model, n_heads, seq_len, clicked)
+    show_chart(specs["qkv"], alt=f"Q, K and V, each cut into {n_heads} blocks of {d_k} columns, one per head")
+    with fixed_slot():
+        if clicked is not None:
+            h, i, j = clicked
+            labels = unique_labels(tokens)
+            score = float(steps.q_heads[h, i] @ steps.k_heads[h, j]) / np.sqrt(d_k)  # (d_k,) · (d_k,)
+            st.caption(f"Highlighted for the weight you clicked in head {h + 1}: the query of “{labels[i]}” in Q and "
+                       f"the key of “{labels[j]}” in K, each only in head {h + 1}'s block ({dims_of(h + 1, d_k)}). "
+                       f"Their dot product divided by √{d_k} is the score {score:.3f}, and the weight is "
+                       f"{steps.weights[h, i, j]:.3f}. Double-click the maps to clear.")
 
-section(
-    "2 · One attention map per head",
-    "Every head runs the whole attention recipe on its slice: its own scores, its own softmax, its own "
-    "map. All maps share one colour scale on [0, 1], so equal colours are equal weights. With random "
-    "weights the patterns are arbitrary; in a trained model heads specialise (one tracks the previous "
-    "word, another links a pronoun to its noun…).",
-    rf"A_h = \operatorname{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{{d_k}}}}}\right) "
-    rf"\in \mathbb{{R}}^{{{seq_len} \times {seq_len}}},\qquad h = 1, \dots, {n_heads}",
-)
-st.caption("**Click** a weight to highlight, in Q and K above, the two rows of that head's block that produced it.")
-show_chart(specs["maps"], alt=f"{n_heads} attention maps, one per head, on a shared 0 to 1 colour scale",
-           on_select="rerun", key=CLICK_KEY, selection_mode="cell")
-peak = steps.weights.max(axis=-1).mean(axis=-1)  # (H,): how sharply each head focuses, on average
-with fixed_slot():
-    if n_heads > 1:
-        sharp, flat = int(np.argmax(peak)), int(np.argmin(peak))
-        spread = float(np.ptp(steps.weights, axis=0).max())  # max over token pairs of (largest - smallest head)
-        st.caption(
-            f"Largest difference between two heads' weights for the same pair of tokens: {spread:.3f}. "
-            f"Most focused: head {sharp + 1} (a query's top weight averages {peak[sharp]:.3f}); "
-            f"least focused: head {flat + 1} ({peak[flat]:.3f}; uniform would be {1 / seq_len:.3f})."
-        )
+    section(
+        "2 · One attention map per head",
+        "Every head runs the whole attention recipe on its slice: its own scores, its own softmax, its own "
+        "map. All maps share one colour scale on [0, 1], so equal colours are equal weights. With random "
+        "weights the patterns are arbitrary; in a trained model heads specialise (one tracks the previous "
+        "word, another links a pronoun to its noun…).",
+        rf"A_h = \operatorname{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{{d_k}}}}}\right) "
+        rf"\in \mathbb{{R}}^{{{seq_len} \times {seq_len}}},\qquad h = 1, \dots, {n_heads}",
+    )
+    st.caption("**Click** a weight to highlight, in Q and K above, the two rows of that head's block that produced it.")
+    show_chart(specs["maps"], alt=f"{n_heads} attention maps, one per head, on a shared 0 to 1 colour scale",
+               on_select="rerun", key=CLICK_KEY, selection_mode="cell")
+    peak = steps.weights.max(axis=-1).mean(axis=-1)  # (H,): how sharply each head focuses, on average
+    with fixed_slot():
+        if n_heads > 1:
+            sharp, flat = int(np.argmax(peak)), int(np.argmin(peak))
+            spread = float(np.ptp(steps.weights, axis=0).max())  # max over token pairs of (largest - smallest head)
+            st.caption(
+                f"Largest difference between two heads' weights for the same pair of tokens: {spread:.3f}. "
+                f"Most focused: head {sharp + 1} (a query's top weight averages {peak[sharp]:.3f}); "
+                f"least focused: head {flat + 1} ({peak[flat]:.3f}; uniform would be {1 / seq_len:.3f})."
+            )
 
-section(
-    "3 · Concatenate, then mix with W_o",
-    "Each head returns a d_k-wide blend of its value slice. Putting the H results side by side "
-    "rebuilds a d_model-wide matrix, block by block in head order; W_o then mixes the blocks, so "
-    "every output dimension can draw on every head.",
-    rf"\text{{head}}_h = A_h V_h \in \mathbb{{R}}^{{{seq_len} \times {d_k}}},\qquad "
-    rf"\text{{output}} = \underbrace{{[\,\text{{head}}_1 \;\cdots\; \text{{head}}_{{{n_heads}}}\,]}}"
-    rf"_{{{seq_len} \times {d_model}}}\; \underbrace{{W_o}}_{{{d_model} \times {d_model}}}",
-)
-show_chart(specs["concat"], alt="The concatenated head outputs, one block per head")
-show_chart(specs["mix"], alt="Heatmaps of W_o and of the output")
-st.caption(f"The output has the input's shape, ({seq_len}, {d_model}): attention maps a sequence to a sequence.")
+    section(
+        "3 · Concatenate, then mix with W_o",
+        "Each head returns a d_k-wide blend of its value slice. Putting the H results side by side "
+        "rebuilds a d_model-wide matrix, block by block in head order; W_o then mixes the blocks, so "
+        "every output dimension can draw on every head.",
+        rf"\text{{head}}_h = A_h V_h \in \mathbb{{R}}^{{{seq_len} \times {d_k}}},\qquad "
+        rf"\text{{output}} = \underbrace{{[\,\text{{head}}_1 \;\cdots\; \text{{head}}_{{{n_heads}}}\,]}}"
+        rf"_{{{seq_len} \times {d_model}}}\; \underbrace{{W_o}}_{{{d_model} \times {d_model}}}",
+    )
+    show_chart(specs["concat"], alt="The concatenated head outputs, one block per head")
+    show_chart(specs["mix"], alt="Heatmaps of W_o and of the output")
+    st.caption(f"The output has the input's shape, ({seq_len}, {d_model}): attention maps a sequence to a sequence.")
 
-section(
-    "Cross-check with torch.nn.MultiheadAttention",
-    f"The same X and weights through `torch.nn.MultiheadAttention({d_model}, {n_heads}, bias=False, "
-    "batch_first=True)`, run in **float64**. PyTorch stores weights the `nn.Linear` way (it computes "
-    "x Wᵀ), so it gets the transposes: `in_proj_weight` = [W_qᵀ; W_kᵀ; W_vᵀ] stacked, "
-    "`out_proj.weight` = W_oᵀ. With `need_weights=True, average_attn_weights=False` it also returns "
-    "the per-head maps. Both sides are float64, so any difference is rounding (about 1e-15).",
-)
-out_diff, w_diff = torch_parity(seed, d_model, n_heads, seq_len)
-with st.container(horizontal=True):
-    st.metric("max |NumPy − PyTorch|, output", f"{out_diff:.1e}")
-    st.metric("max |NumPy − PyTorch|, per-head weights", f"{w_diff:.1e}")
+    section(
+        "Cross-check with torch.nn.MultiheadAttention",
+        f"The same X and weights through `torch.nn.MultiheadAttention({d_model}, {n_heads}, bias=False, "
+        "batch_first=True)`, run in **float64**. PyTorch stores weights the `nn.Linear` way (it computes "
+        "x Wᵀ), so it gets the transposes: `in_proj_weight` = [W_qᵀ; W_kᵀ; W_vᵀ] stacked, "
+        "`out_proj.weight` = W_oᵀ. With `need_weights=True, average_attn_weights=False` it also returns "
+        "the per-head maps. Both sides are float64, so any difference is rounding (about 1e-15).",
+    )
+    out_diff, w_diff = torch_parity(seed, d_model, n_heads, seq_len)
+    with st.container(horizontal=True):
+        st.metric("max |NumPy − PyTorch|, output", f"{out_diff:.1e}")
+        st.metric("max |NumPy − PyTorch|, per-head weights", f"{w_diff:.1e}")
 
-heads_quiz = {"it halves": 0.5, "it doubles": 2.0, "it stays the same": 1.0}
-ratio = (d_model / (2 * n_heads)) / (d_model / n_heads)  # d_k with twice the heads, over d_k now
-predict_then_reveal(
-    f"Keep d_model = {d_model} and double the number of heads. What happens to each head's width d_k?",
-    list(heads_quiz), next(k for k, v in heads_quiz.items() if np.isclose(v, ratio)),
-    f"d_k = d_model / n_heads: {d_model} / {n_heads} = {d_model / n_heads:g} now, {d_model} / {2 * n_heads} = "
-    f"{d_model / (2 * n_heads):g} with twice the heads. More heads are narrower; the total width stays d_model.",
-    key="multi_head_width",
-)
+    heads_quiz = {"it halves": 0.5, "it doubles": 2.0, "it stays the same": 1.0}
+    ratio = (d_model / (2 * n_heads)) / (d_model / n_heads)  # d_k with twice the heads, over d_k now
+    predict_then_reveal(
+        f"Keep d_model = {d_model} and double the number of heads. What happens to each head's width d_k?",
+        list(heads_quiz), next(k for k, v in heads_quiz.items() if np.isclose(v, ratio)),
+        f"d_k = d_model / n_heads: {d_model} / {n_heads} = {d_model / n_heads:g} now, {d_model} / {2 * n_heads} = "
+        f"{d_model / (2 * n_heads):g} with twice the heads. More heads are narrower; the total width stays d_model.",
+        key="multi_head_width",
+    )
 
-show_source(multi_head_attention, split_heads, merge_heads, multi_head_steps, torch_multihead_module)
+    show_source(multi_head_attention, split_heads, merge_heads, multi_head_steps, torch_multihead_module)
+
+
+live()

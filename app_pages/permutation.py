@@ -17,7 +17,17 @@ from core.permutation import (
     torch_permutation_difference,
 )
 from ui.charts import to_spec, unique_labels
-from ui.controls import bound_toggle, explain, fixed_slot, section, seed_slider, show_chart, show_source, tokens_input
+from ui.controls import (
+    bound_toggle,
+    explain,
+    fixed_slot,
+    page_fragment,
+    section,
+    seed_slider,
+    show_chart,
+    show_source,
+    tokens_input,
+)
 from ui.multihead_charts import matrix_panels
 from ui.quiz import predict_then_reveal
 
@@ -89,122 +99,127 @@ st.latex(
     r" = P A P^\top P V = P\,\operatorname{Attn}(X)"
 )
 
-with st.container(horizontal=True, vertical_alignment="bottom"):
-    tokens = tokens_input("Sentence", "text", DEFAULT_TEXT, max_tokens=16,
-                          help="Up to 16 words separated by spaces. A repeated word gets the same embedding.")
-    seed = seed_slider(lesson_seed=False)
-T = len(tokens)
+@page_fragment
+def live() -> None:
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        tokens = tokens_input("Sentence", "text", DEFAULT_TEXT, max_tokens=16,
+                              help="Up to 16 words separated by spaces. A repeated word gets the same embedding.")
+        seed = seed_slider(lesson_seed=False)
+    T = len(tokens)
 
-# A new sentence length makes the old permutation meaningless: start again from the default one.
-# (Written before the box is drawn; `value=""` then avoids Streamlit's "default value and Session
-# State" warning, and the box shows the session value anyway.)
-default_text = format_permutation(default_permutation(T))
-reset = st.session_state.get(LAST_T, T) != T
-if reset:
-    st.session_state[PERM_KEY] = default_text
-st.session_state[LAST_T] = T
+    # A new sentence length makes the old permutation meaningless: start again from the default one.
+    # (Written before the box is drawn; `value=""` then avoids Streamlit's "default value and Session
+    # State" warning, and the box shows the session value anyway.)
+    default_text = format_permutation(default_permutation(T))
+    reset = st.session_state.get(LAST_T, T) != T
+    if reset:
+        st.session_state[PERM_KEY] = default_text
+    st.session_state[LAST_T] = T
 
-with st.container(horizontal=True, vertical_alignment="bottom"):
-    # No ui.controls helper exists for free text other than sentences, so the box is bound here.
-    perm_text = st.text_input(
-        "Permutation", value="" if reset else default_text, key=PERM_KEY, bind="query-params",
-        help=f"Comma-separated new order of the positions 0…{T - 1}: position i of the shuffled sentence gets "
-             f"the word that was at position perm[i]. {default_text} moves every word one place right.",
-    )
-    st.button("Shuffle", on_click=shuffle, args=(T,), icon=":material/shuffle:",
-              help="Draw a new random permutation of the positions.")
-    add_pe = bound_toggle("add positional encoding", "pe", False,
-                          help="Add the sinusoidal encoding of each *position* to the embedding sitting there.")
-
-try:
-    perm = parse_permutation(perm_text, T)
-    st.session_state[LAST_VALID] = perm.tolist()
-except ValueError as exc:
-    last = st.session_state.get(LAST_VALID)
-    perm = np.array(last) if last is not None and len(last) == T else default_permutation(T)
-    st.error(f"Permutation “{perm_text}”: {exc} Using {format_permutation(perm)} instead.")
-if reset:
-    st.info(f"The sentence now has {T} words, so the permutation was reset to {default_text}.")
-
-x = embed_tokens(tokens, D_MODEL, seed)
-check = permutation_check(x, random_projections(D_MODEL, seed), perm, n_heads=N_HEADS, add_pe=add_pe)
-specs = chart_specs(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe)
-
-st.markdown(f"**Original:** {' '.join(tokens)}  \n**Shuffled:** {' '.join(tokens[p] for p in perm)}")
-with fixed_slot():
-    if np.array_equal(perm, np.arange(T)):
-        st.info(("A single word cannot be reordered. " if T == 1 else "This is the identity permutation: ")
-                + "nothing moves, so every difference below is exactly 0, "
-                "with or without positional encoding.")
-
-st.caption(f"{T} tokens, d_model = {D_MODEL}, {N_HEADS} heads (the lesson's `nn.MultiheadAttention(16, 4)`), "
-           f"random embeddings and W_q, W_k, W_v, W_o from seed {seed}.")
-
-section(
-    "1 · What goes in",
-    "With positional encoding, the encoding belongs to the *slot*, not to the word: after shuffling, "
-    "each word gets the encoding of the position it moved to. So the shuffled input is no longer the "
-    "original rows reordered."
-    if add_pe else
-    "Without positional encoding the shuffled input is literally the same rows in a new order.",
-    r"\text{input} = X + PE \quad\text{vs.}\quad PX + PE \;\ne\; P(X + PE)" if add_pe else
-    r"\text{input} = X \quad\text{vs.}\quad PX",
-)
-show_chart(specs["inputs"], alt="Heatmaps of the original and the shuffled input")
-
-section(
-    "2 · Attention maps: reordered, not changed",
-    "Left, the map of the original sentence. Middle, the map computed from scratch on the shuffled "
-    "sentence. Right, the left map with its rows and columns simply put in the shuffled order (PAPᵀ). "
-    "Every word keeps its label, so compare cells by their labels: "
-    + ("with positional encoding the middle and right maps no longer agree." if add_pe else
-       "without positional encoding the middle and right maps are identical."),
-)
-show_chart(specs["maps"], alt="Attention maps of the original, of the shuffled input, and the original reordered")
-st.caption(f"Maps averaged over the {N_HEADS} heads, as `nn.MultiheadAttention` returns them by default; "
-           "the difference below is the largest over every head separately.")
-st.metric("max |A(shuffled) − P A Pᵀ|, all heads", f"{check.weights_diff:.1e}")
-
-section(
-    "3 · Outputs: undo the shuffle and compare",
-    "Move each output row of the shuffled run back to where its word came from (Pᵀ) and compare with the "
-    "original run. " + ("With positional encoding they differ: attention now knows where each word was." if add_pe
-                        else "Without positional encoding they agree to the last few bits of float64."),
-    r"\max\,\bigl|\operatorname{Attn}(X) - P^\top \operatorname{Attn}(PX)\bigr|"
-    + (r"\quad\text{with } X \to X + PE" if add_pe else ""),
-)
-show_chart(specs["outputs"], alt="Output of the original and un-shuffled output of the shuffled input")
-st.metric("max |Attn(X) − Pᵀ Attn(PX)|", f"{check.output_diff:.1e}",
-          help="Largest absolute difference over all tokens and dimensions (NumPy, float64).")
-if add_pe:
-    st.warning(f"With positional encoding the outputs differ by up to {check.output_diff:.2f}: "
-               "order now matters. Switch the toggle off to get the symmetry back.")
-else:
-    st.success(f"Without positional encoding the difference is {check.output_diff:.1e}, rounding noise: "
-               "self-attention is blind to order. Switch on positional encoding to break the symmetry.")
-
-section(
-    "The lesson's check with torch.nn.MultiheadAttention",
-    "The lesson permutes a batch with `x[:, perm, :]`, runs it through `nn.MultiheadAttention`, and undoes "
-    "the shuffle with `out_unpermuted[:, perm, :] = out_permuted`. Here that exact code runs on this page's "
-    "embeddings and weights (copied into the module, biases off), in **float32** as in the lesson, so the "
-    "no-encoding difference is float32 noise (about 1e-7) rather than float64's 1e-16.",
-)
-torch_diff = torch_difference(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe)
-st.metric("PyTorch: max |out − un-permuted out|" + (" (with PE)" if add_pe else ""), f"{torch_diff:.1e}")
-
-with fixed_slot():
-    if not add_pe:
-        unchanged = check.output_diff < 1e-9
-        predict_then_reveal(
-            "Without positional encoding, shuffle the words. The output vector computed for a given word…",
-            ["is the same vector, just in its new row", "changes"],
-            "is the same vector, just in its new row" if unchanged else "changes",
-            f"Moved back into the original order, the outputs differ by at most {check.output_diff:.1e}: "
-            "floating-point noise. Attention alone only sees which words are there, not where. Switch on "
-            "positional encoding to break it.",
-            key="permutation_same",
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        # No ui.controls helper exists for free text other than sentences, so the box is bound here.
+        perm_text = st.text_input(
+            "Permutation", value="" if reset else default_text, key=PERM_KEY, bind="query-params",
+            help=f"Comma-separated new order of the positions 0…{T - 1}: position i of the shuffled sentence gets "
+                 f"the word that was at position perm[i]. {default_text} moves every word one place right.",
         )
+        st.button("Shuffle", on_click=shuffle, args=(T,), icon=":material/shuffle:",
+                  help="Draw a new random permutation of the positions.")
+        add_pe = bound_toggle("add positional encoding", "pe", False,
+                              help="Add the sinusoidal encoding of each *position* to the embedding sitting there.")
 
-show_source(permutation_check, inverse_permutation, positional_encoding, multi_head_attention,
-            torch_permutation_difference, parse_permutation)
+    try:
+        perm = parse_permutation(perm_text, T)
+        st.session_state[LAST_VALID] = perm.tolist()
+    except ValueError as exc:
+        last = st.session_state.get(LAST_VALID)
+        perm = np.array(last) if last is not None and len(last) == T else default_permutation(T)
+        st.error(f"Permutation “{perm_text}”: {exc} Using {format_permutation(perm)} instead.")
+    if reset:
+        st.info(f"The sentence now has {T} words, so the permutation was reset to {default_text}.")
+
+    x = embed_tokens(tokens, D_MODEL, seed)
+    check = permutation_check(x, random_projections(D_MODEL, seed), perm, n_heads=N_HEADS, add_pe=add_pe)
+    specs = chart_specs(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe)
+
+    st.markdown(f"**Original:** {' '.join(tokens)}  \n**Shuffled:** {' '.join(tokens[p] for p in perm)}")
+    with fixed_slot():
+        if np.array_equal(perm, np.arange(T)):
+            st.info(("A single word cannot be reordered. " if T == 1 else "This is the identity permutation: ")
+                    + "nothing moves, so every difference below is exactly 0, "
+                    "with or without positional encoding.")
+
+    st.caption(f"{T} tokens, d_model = {D_MODEL}, {N_HEADS} heads (the lesson's `nn.MultiheadAttention(16, 4)`), "
+               f"random embeddings and W_q, W_k, W_v, W_o from seed {seed}.")
+
+    section(
+        "1 · What goes in",
+        "With positional encoding, the encoding belongs to the *slot*, not to the word: after shuffling, "
+        "each word gets the encoding of the position it moved to. So the shuffled input is no longer the "
+        "original rows reordered."
+        if add_pe else
+        "Without positional encoding the shuffled input is literally the same rows in a new order.",
+        r"\text{input} = X + PE \quad\text{vs.}\quad PX + PE \;\ne\; P(X + PE)" if add_pe else
+        r"\text{input} = X \quad\text{vs.}\quad PX",
+    )
+    show_chart(specs["inputs"], alt="Heatmaps of the original and the shuffled input")
+
+    section(
+        "2 · Attention maps: reordered, not changed",
+        "Left, the map of the original sentence. Middle, the map computed from scratch on the shuffled "
+        "sentence. Right, the left map with its rows and columns simply put in the shuffled order (PAPᵀ). "
+        "Every word keeps its label, so compare cells by their labels: "
+        + ("with positional encoding the middle and right maps no longer agree." if add_pe else
+           "without positional encoding the middle and right maps are identical."),
+    )
+    show_chart(specs["maps"], alt="Attention maps of the original, of the shuffled input, and the original reordered")
+    st.caption(f"Maps averaged over the {N_HEADS} heads, as `nn.MultiheadAttention` returns them by default; "
+               "the difference below is the largest over every head separately.")
+    st.metric("max |A(shuffled) − P A Pᵀ|, all heads", f"{check.weights_diff:.1e}")
+
+    section(
+        "3 · Outputs: undo the shuffle and compare",
+        "Move each output row of the shuffled run back to where its word came from (Pᵀ) and compare with the "
+        "original run. " + ("With positional encoding they differ: attention now knows where each word was." if add_pe
+                            else "Without positional encoding they agree to the last few bits of float64."),
+        r"\max\,\bigl|\operatorname{Attn}(X) - P^\top \operatorname{Attn}(PX)\bigr|"
+        + (r"\quad\text{with } X \to X + PE" if add_pe else ""),
+    )
+    show_chart(specs["outputs"], alt="Output of the original and un-shuffled output of the shuffled input")
+    st.metric("max |Attn(X) − Pᵀ Attn(PX)|", f"{check.output_diff:.1e}",
+              help="Largest absolute difference over all tokens and dimensions (NumPy, float64).")
+    if add_pe:
+        st.warning(f"With positional encoding the outputs differ by up to {check.output_diff:.2f}: "
+                   "order now matters. Switch the toggle off to get the symmetry back.")
+    else:
+        st.success(f"Without positional encoding the difference is {check.output_diff:.1e}, rounding noise: "
+                   "self-attention is blind to order. Switch on positional encoding to break the symmetry.")
+
+    section(
+        "The lesson's check with torch.nn.MultiheadAttention",
+        "The lesson permutes a batch with `x[:, perm, :]`, runs it through `nn.MultiheadAttention`, and undoes "
+        "the shuffle with `out_unpermuted[:, perm, :] = out_permuted`. Here that exact code runs on this page's "
+        "embeddings and weights (copied into the module, biases off), in **float32** as in the lesson, so the "
+        "no-encoding difference is float32 noise (about 1e-7) rather than float64's 1e-16.",
+    )
+    torch_diff = torch_difference(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe)
+    st.metric("PyTorch: max |out − un-permuted out|" + (" (with PE)" if add_pe else ""), f"{torch_diff:.1e}")
+
+    with fixed_slot():
+        if not add_pe:
+            unchanged = check.output_diff < 1e-9
+            predict_then_reveal(
+                "Without positional encoding, shuffle the words. The output vector computed for a given word…",
+                ["is the same vector, just in its new row", "changes"],
+                "is the same vector, just in its new row" if unchanged else "changes",
+                f"Moved back into the original order, the outputs differ by at most {check.output_diff:.1e}: "
+                "floating-point noise. Attention alone only sees which words are there, not where. Switch on "
+                "positional encoding to break it.",
+                key="permutation_same",
+            )
+
+    show_source(permutation_check, inverse_permutation, positional_encoding, multi_head_attention,
+                torch_permutation_difference, parse_permutation)
+
+
+live()

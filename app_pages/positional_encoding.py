@@ -17,7 +17,16 @@ from core.positional_analysis import (
     wavelengths,
 )
 from ui.charts import heatmap, line_chart, side_by_side, to_spec
-from ui.controls import bound_multiselect, bound_slider, fixed_slot, matrix_downloads, section, show_chart, show_source
+from ui.controls import (
+    bound_multiselect,
+    bound_slider,
+    fixed_slot,
+    matrix_downloads,
+    page_fragment,
+    section,
+    show_chart,
+    show_source,
+)
 from ui.export import matrix_titles
 from ui.positional_charts import (
     default_domain,
@@ -145,100 +154,105 @@ st.latex(
     r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d_{model}}}\right)"
 )
 
-with st.container(horizontal=True, vertical_alignment="bottom"):
-    positions = int(bound_slider("Positions T", "positions", 1, 512, 5,
-                                 help="Number of positions (rows of the table), 1 to 512."))
-    d_model = int(bound_slider("d_model", "d_model", 1, 512, 8,
-                               help="Embedding width (columns of the table). Odd widths end on a sine."))
+@page_fragment
+def live() -> None:
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        positions = int(bound_slider("Positions T", "positions", 1, 512, 5,
+                                     help="Number of positions (rows of the table), 1 to 512."))
+        d_model = int(bound_slider("d_model", "d_model", 1, 512, 8,
+                                   help="Embedding width (columns of the table). Odd widths end on a sine."))
 
-pe, sim, offset_error = encoding_and_similarity(positions, d_model)
+    pe, sim, offset_error = encoding_and_similarity(positions, d_model)
 
-section(
-    "1 · The encoding table",
-    "One row per position, one column per dimension: this whole row is added to the embedding of "
-    "the token at that position. Even columns hold sines, odd columns cosines; read left to right, "
-    "the waves get slower.",
-    keep_text=True,
-)
-pe_chart, pe_is_image = table_spec(positions, d_model)
-show_chart(pe_chart, alt="Heatmap of the positional-encoding table, position by dimension")
-n_distinct = distinct_positions(pe)
-st.caption(f"Distinct rows: {n_distinct} of {positions}"
-           + (": every position gets its own vector." if n_distinct == positions else ".")
-           + (" These 5 positions × 8 dimensions are the table the lesson prints, to its 3 decimals."
-              if (positions, d_model) == (5, 8) else ""))
-with fixed_slot():
-    if pe_is_image:
-        st.caption(f"{pe.size:,} cells drawn as one image, one pixel per cell (no hover values at this size; "
-                   f"tooltips return below {MAX_RECT_CELLS:,} cells). The numbers, for slides or a notebook:")
-        matrix_downloads("PE table", pe, [str(p) for p in range(positions)], [str(d) for d in range(d_model)])
+    section(
+        "1 · The encoding table",
+        "One row per position, one column per dimension: this whole row is added to the embedding of "
+        "the token at that position. Even columns hold sines, odd columns cosines; read left to right, "
+        "the waves get slower.",
+        keep_text=True,
+    )
+    pe_chart, pe_is_image = table_spec(positions, d_model)
+    show_chart(pe_chart, alt="Heatmap of the positional-encoding table, position by dimension")
+    n_distinct = distinct_positions(pe)
+    st.caption(f"Distinct rows: {n_distinct} of {positions}"
+               + (": every position gets its own vector." if n_distinct == positions else ".")
+               + (" These 5 positions × 8 dimensions are the table the lesson prints, to its 3 decimals."
+                  if (positions, d_model) == (5, 8) else ""))
+    with fixed_slot():
+        if pe_is_image:
+            st.caption(f"{pe.size:,} cells drawn as one image, one pixel per cell (no hover values at this size; "
+                       f"tooltips return below {MAX_RECT_CELLS:,} cells). The numbers, for slides or a notebook:")
+            matrix_downloads("PE table", pe, [str(p) for p in range(positions)], [str(d) for d in range(d_model)])
 
-section(
-    "2 · Waves of different lengths",
-    "Each column of the table samples one wave at the integer positions. Dimensions 2i and 2i + 1 share "
-    "the frequency ω_i, so they repeat every λ_i positions; λ grows geometrically with i, from 2π at "
-    "the first pair to almost 2π · 10000 at the last.",
-    r"\omega_i = \frac{1}{10000^{2i/d_{model}}},\qquad \lambda_i = \frac{2\pi}{\omega_i}"
-    r" = 2\pi \cdot 10000^{2i/d_{model}}",
-    keep_text=True,
-)
-default_dims = [d for d in DEFAULT_DIMS if d < d_model]
-dims = sorted(int(d) for d in bound_multiselect(
-    "Dimensions to draw", "dims", range(d_model), default_dims, max_selections=MAX_DIMS,
-    help=f"Pick up to {MAX_DIMS} dimensions (0 to d_model − 1); each curve is labelled with its wavelength λ.",
-))
-with fixed_slot():
-    if not dims:
-        st.info("Pick at least one dimension above to draw its wave.")
-    else:
-        lam = wavelengths(d_model)
-        dots = positions <= MAX_DOTS
-        show_chart(
-            waves_spec(positions, d_model, tuple(dims)),
-            alt="Sine and cosine curves of the chosen dimensions, and the wavelength of every dimension",
-        )
-        omega = angular_frequencies(d_model)
-        st.caption(
-            ("Dots: the values in the table. " if dots else "")
-            + "Frequencies: " + ", ".join(f"ω of dim {d} = {omega[d]:.4g}" for d in dims)
-            + f". Shortest wavelength {lam.min():.2f}, longest {lam.max():,.2f} positions."
-        )
+    section(
+        "2 · Waves of different lengths",
+        "Each column of the table samples one wave at the integer positions. Dimensions 2i and 2i + 1 share "
+        "the frequency ω_i, so they repeat every λ_i positions; λ grows geometrically with i, from 2π at "
+        "the first pair to almost 2π · 10000 at the last.",
+        r"\omega_i = \frac{1}{10000^{2i/d_{model}}},\qquad \lambda_i = \frac{2\pi}{\omega_i}"
+        r" = 2\pi \cdot 10000^{2i/d_{model}}",
+        keep_text=True,
+    )
+    default_dims = [d for d in DEFAULT_DIMS if d < d_model]
+    dims = sorted(int(d) for d in bound_multiselect(
+        "Dimensions to draw", "dims", range(d_model), default_dims, max_selections=MAX_DIMS,
+        help=f"Pick up to {MAX_DIMS} dimensions (0 to d_model − 1); each curve is labelled with its wavelength λ.",
+    ))
+    with fixed_slot():
+        if not dims:
+            st.info("Pick at least one dimension above to draw its wave.")
+        else:
+            lam = wavelengths(d_model)
+            dots = positions <= MAX_DOTS
+            show_chart(
+                waves_spec(positions, d_model, tuple(dims)),
+                alt="Sine and cosine curves of the chosen dimensions, and the wavelength of every dimension",
+            )
+            omega = angular_frequencies(d_model)
+            st.caption(
+                ("Dots: the values in the table. " if dots else "")
+                + "Frequencies: " + ", ".join(f"ω of dim {d} = {omega[d]:.4g}" for d in dims)
+                + f". Shortest wavelength {lam.min():.2f}, longest {lam.max():,.2f} positions."
+            )
 
-section(
-    "3 · Nearby positions are similar",
-    "The dot product of two position vectors is large when the positions are close and falls off with "
-    "distance. Each sine/cosine pair is a point on a circle turned by ω_i·p, so the dot product only "
-    "depends on the offset k between the positions, not on where they are: attention can read "
-    "relative position from it.",
-    r"PE_p \cdot PE_{p+k} = \sum_i \cos(\omega_i\, k)\quad\text{(every full sine/cosine pair)}",
-    keep_text=True,
-)
-sim_spec = similarity_spec(positions, d_model)
-show_chart(sim_spec, alt="Heatmap of the dot product between every pair of positions, and the dot product against the "
-                         "offset")
-with fixed_slot():
-    if not matrix_titles(sim_spec):  # drawn as one image: its numbers are not in the chart's Export menu
-        labels = [str(p) for p in range(positions)]
-        matrix_downloads("PE · PEᵀ", sim, labels, labels)
-c1, c2 = st.columns(2)
-c1.metric("max gap to the offset-only formula", f"{offset_error:.1e}",
-          help="Largest gap, over every pair of positions, between the dot product and the offset-only formula.")
-c2.metric("PE_p · PE_p (squared length)", f"{sim[0, 0]:.3f}",
-          help="The diagonal: d_model / 2 for an even width (each pair contributes sin² + cos² = 1).")
-st.caption("Odd d_model: the last, unpaired sine adds sin(ωp)·sin(ω(p+k)), which depends on p, "
-           "so the gap above is not just rounding." if d_model % 2 else
-           "Even d_model: every sine has its cosine, so the gap above is rounding error only.")
+    section(
+        "3 · Nearby positions are similar",
+        "The dot product of two position vectors is large when the positions are close and falls off with "
+        "distance. Each sine/cosine pair is a point on a circle turned by ω_i·p, so the dot product only "
+        "depends on the offset k between the positions, not on where they are: attention can read "
+        "relative position from it.",
+        r"PE_p \cdot PE_{p+k} = \sum_i \cos(\omega_i\, k)\quad\text{(every full sine/cosine pair)}",
+        keep_text=True,
+    )
+    sim_spec = similarity_spec(positions, d_model)
+    show_chart(sim_spec, alt="Heatmap of the dot product between every pair of positions, "
+                             "and the dot product against the offset")
+    with fixed_slot():
+        if not matrix_titles(sim_spec):  # drawn as one image: its numbers are not in the chart's Export menu
+            labels = [str(p) for p in range(positions)]
+            matrix_downloads("PE · PEᵀ", sim, labels, labels)
+    c1, c2 = st.columns(2)
+    c1.metric("max gap to the offset-only formula", f"{offset_error:.1e}",
+              help="Largest gap, over every pair of positions, between the dot product and the offset-only formula.")
+    c2.metric("PE_p · PE_p (squared length)", f"{sim[0, 0]:.3f}",
+              help="The diagonal: d_model / 2 for an even width (each pair contributes sin² + cos² = 1).")
+    st.caption("Odd d_model: the last, unpaired sine adds sin(ωp)·sin(ω(p+k)), which depends on p, "
+               "so the gap above is not just rounding." if d_model % 2 else
+               "Even d_model: every sine has its cosine, so the gap above is rounding error only.")
 
-with fixed_slot():
-    if positions >= 41:
-        probe = positional_encoding(41, d_model)
-        near, far = float(probe[10] @ probe[11]), float(probe[10] @ probe[40])
-        predict_then_reveal(
-            f"With d_model = {d_model}: which position's encoding has the larger dot product with position 10's?",
-            ["position 11", "position 40"], "position 11" if near > far else "position 40",
-            f"PE₁₀ · PE₁₁ = {near:.3f} and PE₁₀ · PE₄₀ = {far:.3f}. Most dimensions vary slowly, so neighbouring "
-            "positions get similar vectors (for very small d_model the few fast waves can break this).",
-            key="pe_similarity",
-        )
+    with fixed_slot():
+        if positions >= 41:
+            probe = positional_encoding(41, d_model)
+            near, far = float(probe[10] @ probe[11]), float(probe[10] @ probe[40])
+            predict_then_reveal(
+                f"With d_model = {d_model}: which position's encoding has the larger dot product with position 10's?",
+                ["position 11", "position 40"], "position 11" if near > far else "position 40",
+                f"PE₁₀ · PE₁₁ = {near:.3f} and PE₁₀ · PE₄₀ = {far:.3f}. Most dimensions vary slowly, so neighbouring "
+                "positions get similar vectors (for very small d_model the few fast waves can break this).",
+                key="pe_similarity",
+            )
 
-show_source(positional_encoding, wavelengths, position_similarity, similarity_at_offset)
+    show_source(positional_encoding, wavelengths, position_similarity, similarity_at_offset)
+
+
+live()

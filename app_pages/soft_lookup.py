@@ -9,7 +9,7 @@ import streamlit as st
 from core.attention import softmax
 from core.lookup import fruit_dictionary, hard_lookup, similarity_scores, soft_lookup, temperature_sweep
 from ui.charts import side_by_side, to_spec
-from ui.controls import bound_choice, bound_select_slider, explain, show_chart, show_source
+from ui.controls import bound_choice, bound_select_slider, explain, page_fragment, show_chart, show_source
 from ui.lookup_charts import key_space_chart, lookup_weights_chart, temperature_chart
 from ui.quiz import predict_then_reveal
 
@@ -53,124 +53,130 @@ explain(
     "makes the lookup learnable."
 )
 
-shop = fruit_dictionary()
-names = list(shop.key_names)
-st.markdown(
-    f"Here is a tiny dictionary: {len(names)} fruits, each **key** a 2-vector saying how "
-    f"*{shop.key_dims[0]}* and how *{shop.key_dims[1]}* it is, each **value** its {shop.value_name}. "
-    "A query is a vector of what you are after."
-)
-
-with st.container(horizontal=True, vertical_alignment="bottom"):
-    query_name = bound_choice(
-        "Query", "query", list(shop.queries), default=next(iter(shop.queries)),
-        help="What you are looking for, as a (sweet, sour) vector. 'very sweet' points the same way as "
-             "'sweet' but is twice as long.",
-    )
-    temperature = bound_select_slider(
-        "Temperature τ", "temp", TEMPERATURES, DEFAULT_TEMPERATURE, format_func=lambda t: f"{t:g}",
-        help="Divides the scores before the softmax. Small τ: sharp, almost a hard lookup. "
-             "Large τ: every key gets about the same weight.",
+@page_fragment
+def live() -> None:
+    shop = fruit_dictionary()
+    names = list(shop.key_names)
+    st.markdown(
+        f"Here is a tiny dictionary: {len(names)} fruits, each **key** a 2-vector saying how "
+        f"*{shop.key_dims[0]}* and how *{shop.key_dims[1]}* it is, each **value** its {shop.value_name}. "
+        "A query is a vector of what you are after."
     )
 
-q = shop.queries[query_name]
-scores = similarity_scores(q, shop.keys)
-hard_result, hard_w = hard_lookup(q, shop.keys, shop.values)
-soft_result, soft_w = soft_lookup(q, shop.keys, shop.values, temperature)
-best = int(np.argmax(hard_w))
-gap = abs(float(soft_result) - float(hard_result))
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        query_name = bound_choice(
+            "Query", "query", list(shop.queries), default=next(iter(shop.queries)),
+            help="What you are looking for, as a (sweet, sour) vector. 'very sweet' points the same way as "
+                 "'sweet' but is twice as long.",
+        )
+        temperature = bound_select_slider(
+            "Temperature τ", "temp", TEMPERATURES, DEFAULT_TEMPERATURE, format_func=lambda t: f"{t:g}",
+            help="Divides the scores before the softmax. Small τ: sharp, almost a hard lookup. "
+                 "Large τ: every key gets about the same weight.",
+        )
 
-st.header("1 · Hard lookup versus soft lookup")
-st.latex(
-    r"\begin{gathered}"
-    r"\text{hard: } j^\star = \arg\max_j\; q\cdot k_j,\quad \text{result} = v_{j^\star}"
-    r"\\[4pt]"
-    r"\text{soft: } w = \operatorname{softmax}\!\Big(\frac{q\,K^\top}{\tau}\Big),\quad"
-    r"\text{result} = \sum_j w_j\, v_j"
-    r"\end{gathered}"
-)
-q_vec = ", ".join(f"{x:g}" for x in q)
-st.markdown(
-    f"The query **{query_name}** is q = ({q_vec}). The hard lookup keeps only the best-matching key, "
-    f"**{names[best]}**; the soft lookup gives every key a share. The bigger and brighter a fruit below, "
-    "the more of its value ends up in the answer."
-)
-with st.container(horizontal=True):
-    st.metric(f"hard result: {names[best]}", f"{float(hard_result):.2f}",
-              help=f"The value ({shop.value_name}) of the key with the highest score q·k.")
-    st.metric("soft result", f"{float(soft_result):.4f}",
-              help="The softmax-weighted average of all the values at this temperature.")
-    st.metric("|soft − hard|", f"{gap:.2e}", help="How far the soft answer is from the hard one.")
-    st.metric("largest soft weight", f"{float(soft_w.max()):.4f}",
-              help="1 means the softmax has become a hard lookup; 1/N means it is uniform.")
+    q = shop.queries[query_name]
+    scores = similarity_scores(q, shop.keys)
+    hard_result, hard_w = hard_lookup(q, shop.keys, shop.values)
+    soft_result, soft_w = soft_lookup(q, shop.keys, shop.values, temperature)
+    best = int(np.argmax(hard_w))
+    gap = abs(float(soft_result) - float(hard_result))
 
-specs = chart_specs(query_name, temperature)
-show_chart(
-    specs["lookup"],
-    alt="The keys as points sized by their weight with the query as an arrow; bar chart of hard and soft weights",
-)
+    st.header("1 · Hard lookup versus soft lookup")
+    st.latex(
+        r"\begin{gathered}"
+        r"\text{hard: } j^\star = \arg\max_j\; q\cdot k_j,\quad \text{result} = v_{j^\star}"
+        r"\\[4pt]"
+        r"\text{soft: } w = \operatorname{softmax}\!\Big(\frac{q\,K^\top}{\tau}\Big),\quad"
+        r"\text{result} = \sum_j w_j\, v_j"
+        r"\end{gathered}"
+    )
+    q_vec = ", ".join(f"{x:g}" for x in q)
+    st.markdown(
+        f"The query **{query_name}** is q = ({q_vec}). The hard lookup keeps only the best-matching key, "
+        f"**{names[best]}**; the soft lookup gives every key a share. The bigger and brighter a fruit below, "
+        "the more of its value ends up in the answer."
+    )
+    with st.container(horizontal=True):
+        st.metric(f"hard result: {names[best]}", f"{float(hard_result):.2f}",
+                  help=f"The value ({shop.value_name}) of the key with the highest score q·k.")
+        st.metric("soft result", f"{float(soft_result):.4f}",
+                  help="The softmax-weighted average of all the values at this temperature.")
+        st.metric("|soft − hard|", f"{gap:.2e}", help="How far the soft answer is from the hard one.")
+        st.metric("largest soft weight", f"{float(soft_w.max()):.4f}",
+                  help="1 means the softmax has become a hard lookup; 1/N means it is uniform.")
 
-st.subheader("The numbers")
-explain(
-    "Each score is a dot product: large when the fruit offers a lot of what the query asks for. "
-    "Dividing by τ and taking the softmax turns the scores into weights that sum to 1; the soft result "
-    "is the last column summed."
-)
-table = pd.DataFrame({
-    "key": names,
-    f"k ({', '.join(shop.key_dims)})": [", ".join(f"{x:.2f}" for x in k) for k in shop.keys],
-    "score q·k": scores,
-    "score / τ": scores / temperature,
-    "soft weight w": soft_w,
-    "hard weight": hard_w,
-    f"value v ({shop.value_name})": shop.values,
-    "w · v": soft_w * shop.values,
-})
-# A static table, not `st.dataframe`: the interactive grid took about 200 ms of every slider step to
-# redraw in the browser (measured: 376 -> 180 ms from key press to repaint), for five rows nobody sorts.
-st.table(
-    table.style.format({
-        "score q·k": "{:.3f}", "score / τ": "{:.2f}", "soft weight w": "{:.4f}", "hard weight": "{:.0f}",
-        f"value v ({shop.value_name})": "{:.2f}", "w · v": "{:.4f}",
-    }),
-    hide_index=True,
-)
-st.caption(
-    f"Sum of the weights: {float(soft_w.sum()):.6f}. Sum of w · v: {float(soft_w @ shop.values):.4f} "
-    "= the soft result."
-)
+    specs = chart_specs(query_name, temperature)
+    show_chart(
+        specs["lookup"],
+        alt="The keys as points sized by their weight with the query as an arrow; bar chart of hard and soft weights",
+    )
 
-st.header("2 · Turn the temperature down, and up")
-uniform = float(shop.values.mean())
-explain(
-    "As τ shrinks, the gaps between the scores are magnified before the softmax, so the best key's weight "
-    f"tends to 1 and the soft result slides onto the hard one ({float(hard_result):.2f}). As τ grows, the "
-    f"scores are flattened, every weight tends to 1/{len(names)}, and the result becomes the plain average "
-    f"of the values ({uniform:.2f}). A longer query has the same effect as a lower temperature: "
-    "compare *sweet* with *very sweet*."
-)
-sweep_results, _ = temperature_sweep(q, shop.keys, shop.values, SWEEP_TEMPERATURES)
-show_chart(
-    specs["sweep"],
-    alt="The soft result and each key's weight plotted against the temperature",
-)
-d_k = shop.keys.shape[1]
-st.info(
-    f"Scaled dot-product attention is this soft lookup with a fixed temperature τ = √d_k (here √{d_k} ≈ "
-    f"{np.sqrt(d_k):.2f}). The next page shows why that particular temperature is the right one: without "
-    "it, wide keys make the softmax behave like the hard lookup, and a hard lookup has no gradient.",
-    icon=":material/lightbulb:",
-)
+    st.subheader("The numbers")
+    explain(
+        "Each score is a dot product: large when the fruit offers a lot of what the query asks for. "
+        "Dividing by τ and taking the softmax turns the scores into weights that sum to 1; the soft result "
+        "is the last column summed."
+    )
+    table = pd.DataFrame({
+        "key": names,
+        f"k ({', '.join(shop.key_dims)})": [", ".join(f"{x:.2f}" for x in k) for k in shop.keys],
+        "score q·k": scores,
+        "score / τ": scores / temperature,
+        "soft weight w": soft_w,
+        "hard weight": hard_w,
+        f"value v ({shop.value_name})": shop.values,
+        "w · v": soft_w * shop.values,
+    })
+    # A static table, not `st.dataframe`: the interactive grid took about 200 ms of every slider step to
+    # redraw in the browser (measured: 376 -> 180 ms from key press to repaint), for five rows nobody sorts.
+    st.table(
+        table.style.format({
+            "score q·k": "{:.3f}", "score / τ": "{:.2f}", "soft weight w": "{:.4f}", "hard weight": "{:.0f}",
+            f"value v ({shop.value_name})": "{:.2f}", "w · v": "{:.4f}",
+        }),
+        hide_index=True,
+    )
+    st.caption(
+        f"Sum of the weights: {float(soft_w.sum()):.6f}. Sum of w · v: {float(soft_w @ shop.values):.4f} "
+        "= the soft result."
+    )
 
-coldest = int(np.argmin(SWEEP_TEMPERATURES))
-candidates = {"the hard lookup's value": float(hard_result), "the average of all values": uniform, "zero": 0.0}
-landing = min(candidates, key=lambda name: abs(float(sweep_results[coldest]) - candidates[name]))
-predict_then_reveal(
-    "Turn the temperature all the way down. The soft result becomes…", list(candidates), landing,
-    f"At τ = {SWEEP_TEMPERATURES[coldest]:g} the soft result is {float(sweep_results[coldest]):.4f}; the hard lookup "
-    f"returns {float(hard_result):.4f} and the average is {uniform:.4f}. A cold softmax puts all its weight on the "
-    "best-matching key.",
-    key="soft_lookup_cold",
-)
+    st.header("2 · Turn the temperature down, and up")
+    uniform = float(shop.values.mean())
+    explain(
+        "As τ shrinks, the gaps between the scores are magnified before the softmax, so the best key's weight "
+        f"tends to 1 and the soft result slides onto the hard one ({float(hard_result):.2f}). As τ grows, the "
+        f"scores are flattened, every weight tends to 1/{len(names)}, and the result becomes the plain average "
+        f"of the values ({uniform:.2f}). A longer query has the same effect as a lower temperature: "
+        "compare *sweet* with *very sweet*."
+    )
+    sweep_results, _ = temperature_sweep(q, shop.keys, shop.values, SWEEP_TEMPERATURES)
+    show_chart(
+        specs["sweep"],
+        alt="The soft result and each key's weight plotted against the temperature",
+    )
+    d_k = shop.keys.shape[1]
+    st.info(
+        f"Scaled dot-product attention is this soft lookup with a fixed temperature τ = √d_k (here √{d_k} ≈ "
+        f"{np.sqrt(d_k):.2f}). The next page shows why that particular temperature is the right one: without "
+        "it, wide keys make the softmax behave like the hard lookup, and a hard lookup has no gradient.",
+        icon=":material/lightbulb:",
+    )
 
-show_source(similarity_scores, hard_lookup, soft_lookup, softmax)
+    coldest = int(np.argmin(SWEEP_TEMPERATURES))
+    candidates = {"the hard lookup's value": float(hard_result), "the average of all values": uniform, "zero": 0.0}
+    landing = min(candidates, key=lambda name: abs(float(sweep_results[coldest]) - candidates[name]))
+    predict_then_reveal(
+        "Turn the temperature all the way down. The soft result becomes…", list(candidates), landing,
+        f"At τ = {SWEEP_TEMPERATURES[coldest]:g} the soft result is {float(sweep_results[coldest]):.4f}; "
+        "the hard lookup "
+        f"returns {float(hard_result):.4f} and the average is {uniform:.4f}. A cold softmax puts all its weight on the "
+        "best-matching key.",
+        key="soft_lookup_cold",
+    )
+
+    show_source(similarity_scores, hard_lookup, soft_lookup, softmax)
+
+
+live()

@@ -15,6 +15,7 @@ from ui.controls import (
     clicked_cell,
     explain,
     fixed_slot,
+    page_fragment,
     section,
     seed_slider,
     show_chart,
@@ -139,96 +140,101 @@ explain(
     "through the stages one at a time."
 )
 
-with st.container(horizontal=True, vertical_alignment="bottom"):
-    seed = seed_slider()
-stage = STAGES.index(bound_stepper("Reveal up to", "reveal", STAGES, STAGES[-1],
-                                   help="Show the computation one stage at a time; the stage is part of the link."))
-tokens, X = own_input()
+@page_fragment
+def live() -> None:
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        seed = seed_slider()
+    stage = STAGES.index(bound_stepper("Reveal up to", "reveal", STAGES, STAGES[-1],
+                                       help="Show the computation one stage at a time; the stage is part of the link."))
+    tokens, X = own_input()
 
-ex = worked_example(seed, X=X, tokens=tokens)
-labels = unique_labels(ex.tokens)
-dims = [f"d{j}" for j in range(ex.X.shape[1])]
-n_tokens, d_model = ex.X.shape
-cell = clicked_cell("cell", (n_tokens, n_tokens))  # None for a click remembered from a longer input
+    ex = worked_example(seed, X=X, tokens=tokens)
+    labels = unique_labels(ex.tokens)
+    n_tokens, d_model = ex.X.shape
+    cell = clicked_cell("cell", (n_tokens, n_tokens))  # None for a click remembered from a longer input
 
-section("1 · Embeddings X", "One row per token: the input the head starts from.",
-        rf"X \in \mathbb{{R}}^{{T \times d_{{model}}}},\quad T = {n_tokens},\ d_{{model}} = {d_model}")
-specs = chart_specs(seed, ex.tokens, ex.X, cell)
-show_chart(specs["X"], alt="Heatmap of the embedding matrix X")
+    section("1 · Embeddings X", "One row per token: the input the head starts from.",
+            rf"X \in \mathbb{{R}}^{{T \times d_{{model}}}},\quad T = {n_tokens},\ d_{{model}} = {d_model}")
+    specs = chart_specs(seed, ex.tokens, ex.X, cell)
+    show_chart(specs["X"], alt="Heatmap of the embedding matrix X")
 
-if stage >= 1:
-    section(
-        "2 · Queries, keys and values",
-        "Three weight matrices project each embedding three ways: the **query** (what the token looks for), "
-        "the **key** (what it offers to be matched on) and the **value** (what it hands over once matched). "
-        "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them.",
-        r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v",
-    )
-    show_chart(specs["W"], alt="Heatmaps of W_q, W_k and W_v")
-    show_chart(specs["QKV"], alt="Heatmaps of Q, K and V")
-    with fixed_slot():
-        if cell is not None:
-            st.caption(f"Highlighted: the query of “{labels[cell[0]]}” and the key of “{labels[cell[1]]}”, "
-                       f"whose dot product is the score {ex.raw_scores[cell]:.3f}. Double-click the map to clear.")
+    if stage >= 1:
+        section(
+            "2 · Queries, keys and values",
+            "Three weight matrices project each embedding three ways: the **query** (what the token looks for), "
+            "the **key** (what it offers to be matched on) and the **value** (what it hands over once matched). "
+            "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them.",
+            r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v",
+        )
+        show_chart(specs["W"], alt="Heatmaps of W_q, W_k and W_v")
+        show_chart(specs["QKV"], alt="Heatmaps of Q, K and V")
+        with fixed_slot():
+            if cell is not None:
+                st.caption(f"Highlighted: the query of “{labels[cell[0]]}” and the key of “{labels[cell[1]]}”, "
+                           f"whose dot product is the score {ex.raw_scores[cell]:.3f}. Double-click the map to clear.")
 
-if stage >= 2:
-    section("3 · Raw scores", "Entry (i, j) is the dot product of query i with key j: how well token j matches "
-            "what token i looks for.", r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
-    scores = "raw scores"
-    if stage >= 3:
-        section("4 · Scaling by √d_k", f"Dividing by √d_k = √{ex.d_k} = {np.sqrt(ex.d_k):g} keeps the scores from "
-                "growing with the key width, which would push the softmax into saturation.",
-                r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}")
-        scores = "scores"
-    show_chart(specs[scores], alt="Heatmaps of the raw and scaled attention scores")
+    if stage >= 2:
+        section("3 · Raw scores", "Entry (i, j) is the dot product of query i with key j: how well token j matches "
+                "what token i looks for.", r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
+        scores = "raw scores"
+        if stage >= 3:
+            section("4 · Scaling by √d_k", f"Dividing by √d_k = √{ex.d_k} = {np.sqrt(ex.d_k):g} keeps the scores from "
+                    "growing with the key width, which would push the softmax into saturation.",
+                    r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}")
+            scores = "scores"
+        show_chart(specs[scores], alt="Heatmaps of the raw and scaled attention scores")
 
-if stage >= 3 and n_tokens >= 2:
-    focus = 1  # "cat" in the lesson's example
-    favourite = labels[int(np.argmax(ex.weights[focus]))]
-    predict_then_reveal(
-        f"From the scaled scores alone: which token does “{labels[focus]}” attend to most?", labels, favourite,
-        f"Softmax keeps the order of a row, so the largest scaled score wins: {favourite} gets "
-        f"{ex.weights[focus].max():.3f} of “{labels[focus]}”'s attention "
-        f"(scaled score {ex.scaled_scores[focus].max():.3f}).",
-        key="worked_focus",
-    )
+    if stage >= 3 and n_tokens >= 2:
+        focus = 1  # "cat" in the lesson's example
+        favourite = labels[int(np.argmax(ex.weights[focus]))]
+        predict_then_reveal(
+            f"From the scaled scores alone: which token does “{labels[focus]}” attend to most?", labels, favourite,
+            f"Softmax keeps the order of a row, so the largest scaled score wins: {favourite} gets "
+            f"{ex.weights[focus].max():.3f} of “{labels[focus]}”'s attention "
+            f"(scaled score {ex.scaled_scores[focus].max():.3f}).",
+            key="worked_focus",
+        )
 
-if stage >= 4:
-    section("5 · Softmax: attention weights",
-            "Softmax turns each row of scaled scores into a probability distribution: how much attention the "
-            "query token pays to every token, itself included. **Click a cell** to highlight the query and key "
-            "that produced it in Q and K above.",
-            r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_{j'} e^{\tilde S_{ij'}}},\qquad \sum_j A_{ij} = 1")
-    show_chart(specs["weights"], alt="Heatmap of the attention weights", on_select="rerun", key="cell",
-               selection_mode="cell")
-    st.caption("Row sums: " + ", ".join(f"{lab}: {s:.3f}" for lab, s in zip(labels, ex.weights.sum(1), strict=True)))
+    if stage >= 4:
+        section("5 · Softmax: attention weights",
+                "Softmax turns each row of scaled scores into a probability distribution: how much attention the "
+                "query token pays to every token, itself included. **Click a cell** to highlight the query and key "
+                "that produced it in Q and K above.",
+                r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_{j'} e^{\tilde S_{ij'}}},\qquad \sum_j A_{ij} = 1")
+        show_chart(specs["weights"], alt="Heatmap of the attention weights", on_select="rerun", key="cell",
+                   selection_mode="cell")
+        row_sums = ex.weights.sum(axis=1)  # (T,): 1 for every query
+        st.caption("Row sums: " + ", ".join(f"{lab}: {s:.3f}" for lab, s in zip(labels, row_sums, strict=True)))
 
-if stage >= 5:
-    section("6 · Output: a weighted blend of the values",
-            formula=r"\text{output} = A V,\qquad \text{output}_i = \sum_j A_{ij}\, v_j")
-    show_chart(specs["output"], alt="Heatmap of the output matrix")
+    if stage >= 5:
+        section("6 · Output: a weighted blend of the values",
+                formula=r"\text{output} = A V,\qquad \text{output}_i = \sum_j A_{ij}\, v_j")
+        show_chart(specs["output"], alt="Heatmap of the output matrix")
 
-    token = bound_choice("Explain the output of token", "token", labels, default=labels[0],
-                         help="Shows this token's output as the weighted sum of the value vectors.")
-    i = labels.index(token)
-    terms = " + ".join(f"{ex.weights[i, j]:.3f}\\,v_{{{j + 1}}}" for j in range(n_tokens))
-    st.latex(rf"\text{{output}}_{{\text{{{ex.tokens[i]}}}}} = {terms} = {fmt_vec(ex.output[i])}")
-    with st.expander("The value vectors v₁ … v_T"):
-        rows = r"\\".join(rf"v_{{{j + 1}}} = {fmt_vec(ex.V[j])}\ \ (\text{{{t}}})" for j, t in enumerate(ex.tokens))
-        st.latex(r"\begin{gathered}" + rows + r"\end{gathered}")
+        token = bound_choice("Explain the output of token", "token", labels, default=labels[0],
+                             help="Shows this token's output as the weighted sum of the value vectors.")
+        i = labels.index(token)
+        terms = " + ".join(f"{ex.weights[i, j]:.3f}\\,v_{{{j + 1}}}" for j in range(n_tokens))
+        st.latex(rf"\text{{output}}_{{\text{{{ex.tokens[i]}}}}} = {terms} = {fmt_vec(ex.output[i])}")
+        with st.expander("The value vectors v₁ … v_T"):
+            rows = r"\\".join(rf"v_{{{j + 1}}} = {fmt_vec(ex.V[j])}\ \ (\text{{{t}}})" for j, t in enumerate(ex.tokens))
+            st.latex(r"\begin{gathered}" + rows + r"\end{gathered}")
 
-    section("Cross-check with PyTorch")
-    check = st.expander("Run the same Q, K and V through PyTorch", key="check", bind="query-params",
-                        icon=":material/verified:")
-    with check:
-        explain("The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention`. "
-                "The NumPy code above runs in float64, so they agree to float32 precision (about 1e-7).")
-        if check.open:
-            # Imported here, not at the top: PyTorch takes seconds to import, and the landing page should not wait
-            # for it. (The router starts importing it in the background once this page has been drawn.)
-            from core.reference import max_abs_diff, torch_scaled_dot_product_attention
+        section("Cross-check with PyTorch")
+        check = st.expander("Run the same Q, K and V through PyTorch", key="check", bind="query-params",
+                            icon=":material/verified:")
+        with check:
+            explain("The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention`. "
+                    "The NumPy code above runs in float64, so they agree to float32 precision (about 1e-7).")
+            if check.open:
+                # Imported here, not at the top: PyTorch takes seconds to import, and the landing page should not wait
+                # for it. (The router starts importing it in the background once this page has been drawn.)
+                from core.reference import max_abs_diff, torch_scaled_dot_product_attention
 
-            torch_out = torch_scaled_dot_product_attention(ex.Q, ex.K, ex.V)
-            st.metric("max |NumPy − PyTorch| of the output", f"{max_abs_diff(ex.output, torch_out):.2e}")
+                torch_out = torch_scaled_dot_product_attention(ex.Q, ex.K, ex.V)
+                st.metric("max |NumPy − PyTorch| of the output", f"{max_abs_diff(ex.output, torch_out):.2e}")
 
-show_source(worked_example, scaled_dot_product_attention, softmax)
+    show_source(worked_example, scaled_dot_product_attention, softmax)
+
+
+live()

@@ -1,5 +1,6 @@
 """The app, run headless with `streamlit.testing.v1.AppTest`."""
 
+import re
 import subprocess
 import sys
 
@@ -108,7 +109,35 @@ def test_token_selector_explains_that_tokens_output():
     ids=lambda p: p.name,
 )
 def test_every_page_leaves_the_copy_link_box_in_the_sidebar(page):
-    """The router writes the link after the page has run; a page that stops early (st.stop) would lose it."""
+    """The page's fragment writes the link into the router's slot (`ui.controls.page_fragment`), exactly once."""
     at = run_page(page.file)
     assert not at.exception
     assert len(at.sidebar.code) == 1
+
+
+def page_fragments(source: str) -> tuple[list[str], list[str]]:
+    """Names of the module-level functions decorated with `page_fragment`, and of the module-level calls."""
+    import ast
+
+    tree = ast.parse(source)
+    decorated = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)
+                 and any(isinstance(d, ast.Name) and d.id == "page_fragment" for d in node.decorator_list)]
+    called = [node.value.func.id for node in tree.body if isinstance(node, ast.Expr)
+              and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)]
+    return decorated, called
+
+
+@pytest.mark.parametrize("page", router_pages(), ids=lambda p: p.name)
+def test_every_page_runs_its_widgets_in_one_page_fragment(page):
+    """A widget change then reruns only the page's fragment, not the router (its navigation and sidebar).
+
+    The browser tests check the effect (no navigation re-sent on a slider step, the link follows); this
+    checks the structure on every page, the exercise page (no slider) included: one fragment, called once,
+    and no widget created at module level outside it.
+    """
+    source = (ROOT / page.file).read_text()
+    decorated, called = page_fragments(source)
+    assert len(decorated) == 1 and called.count(decorated[0]) == 1, f"{page.name}: no single page_fragment"
+    module_level = source.split(f"@page_fragment\ndef {decorated[0]}")[0]
+    widgets = re.findall(r"^(?:st\.\w+|bound_\w+|seed_slider|tokens_input)\(", module_level, flags=re.MULTILINE)
+    assert all(w in ("st.title(", "st.latex(", "st.markdown(", "st.header(", "st.caption(") for w in widgets), widgets

@@ -75,6 +75,41 @@ def test_moving_a_slider_with_the_keyboard_changes_a_number(page, app_url, rp):
     assert urlparse(page.url).query, "the new slider value did not reach the URL"
 
 
+@pytest.mark.parametrize("rp", [p for p in PAGES if p.name not in NO_SLIDER],
+                         ids=[p.name for p in PAGES if p.name not in NO_SLIDER])
+def test_a_slider_step_reruns_only_the_page_and_the_share_link_follows(page, app_url, rp):
+    """The page's widgets live in a fragment (`ui.controls.page_fragment`): a step is answered without the router.
+
+    Only a run of the router sends a `navigation` message (the sidebar's page list). The page load must
+    have sent one (else the check proves nothing) and the messages answering the step must not. The
+    sidebar's share link is written by the fragment and must match the address bar after the step.
+    """
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    frames: list[bytes] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload)))
+
+    def navigation_sent() -> bool:
+        return any(ForwardMsg.FromString(f).WhichOneof("type") == "navigation" for f in frames if isinstance(f, bytes))
+
+    open_page(page, app_url, rp.url_path)
+    assert navigation_sent(), "the page load sent no navigation: the check below would prove nothing"
+    frames.clear()
+    thumb = page.locator(SLIDER).first
+    before = page.url
+    at_max = thumb.input_value() == thumb.get_attribute("max")
+    thumb.focus()
+    page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
+    page.wait_for_function("(before) => location.href !== before", arg=before)
+    page.wait_for_timeout(400)
+    settle(page)
+    assert exceptions(page) == []
+    assert frames, "the step was not answered"
+    assert not navigation_sent(), f"{rp.title}: a slider step reran the whole app, router included"
+    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').inner_text().strip()
+    assert parse_qs(urlparse(link).query) == parse_qs(urlparse(page.url).query), "the share link is a step behind"
+
+
 #: Each chart's drawing surface (an SVG, or a canvas for the many-celled charts) and what it shows.
 DRAWINGS_JS = """() => Array.from(document.querySelectorAll('[data-testid=stMain] .vega-embed'), e => {
   const d = e.querySelector('canvas, svg');
