@@ -41,8 +41,9 @@ with st.sidebar:
 notices = st.container()
 page.run()
 
+# Written on full runs only: a page's later steps rerun just its fragment, so the notice says what the page opened with.
 for key, used in ignored_query_params(incoming).items():
-    notices.info(f"The link's value for `{key}` could not be used here, so the page shows `{used}` instead.",
+    notices.info(f"The link's value for `{key}` could not be used here, so the page opened with `{used}` instead.",
                  icon=":material/link_off:")
 
 # Most pages cross-check against PyTorch, which takes seconds to import: load it in the background, starting a few

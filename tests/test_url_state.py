@@ -70,7 +70,8 @@ CONTROLS = ROOT / "ui" / "controls.py"
 PAGES = {p.name: p for p in router_pages()}
 VALID, MALFORMED = "valid", "malformed"
 #: The router's notice for a link value a page could not use (streamlit_app.py).
-NOTICE = re.compile(r"The link's value for `(\w+)` could not be used here, so the page shows `(.*)` instead\.", re.S)
+NOTICE = re.compile(r"The link's value for `(\w+)` could not be used here, "
+                    r"so the page opened with `(.*)` instead\.", re.S)
 PROJECTOR_FONTS = {"labelFontSize": 16, "titleFontSize": 18}  # ui.charts.for_projector: 11 and 12 × 1.5
 
 
