@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.pretrained import load_model, pattern_scores, run_model, strongest_heads
 from tests.apptest_helpers import APP, chart_specs, heatmaps
-from tests.export_helpers import open_export_menus
+from tests.export_helpers import open_export_menus, page_matrices
 
 PAGE = "app_pages/pretrained.py"
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
@@ -70,6 +70,14 @@ def test_every_chart_has_an_export_menu_and_the_close_up_exports_its_matrix(mode
     assert len(menus) == len(at.get("vega_lite_chart")) == 3
     assert all({"Chart · PNG image", "Chart · SVG drawing"} <= set(m.options) for m in menus)
     assert any("layer 1, head 1 · CSV" in m.options for m in menus)
+    # The grid and the averaged view export their maps too, as the model computed them.
+    assert any("layer 2, head 5 (grid) · CSV" in m.options for m in menus)
+    assert any("all 72 heads · LaTeX bmatrix" in m.options for m in menus)
+    expected = run_model(DEFAULT_TEXT, model)
+    matrices = page_matrices(at)
+    np.testing.assert_allclose(matrices["layer 2, head 5 (grid)"][0], expected.weights[1, 4], atol=1e-6)
+    np.testing.assert_allclose(matrices["all 72 heads"][0], expected.weights.mean(axis=(0, 1)), atol=1e-12)
+    assert matrices["all 72 heads"][1] == matrices["layer 1, head 1"][1]  # the same token labels
 
 
 def test_the_page_never_imports_transformers():

@@ -9,7 +9,8 @@ import vl_convert as vlc
 from altair.utils.schemapi import validate_jsonschema
 from altair.vegalite.v6.schema.core import load_schema
 
-from ui.charts import view_title
+from ui.charts import unique_labels, view_title
+from ui.export import chart_matrices, matrix_titles
 from ui.pretrained_charts import (
     GRID_SELECTION,
     attention_grid,
@@ -121,6 +122,25 @@ def test_attention_panels_one_per_map_in_order():
     assert len(rows) == 75 and rows.groupby("panel")["weight"].sum().round(6).eq(5.0).all()
     with pytest.raises(ValueError, match="P names"):
         attention_panels(maps, names[:2], TOKENS)
+
+
+def test_grid_and_panels_export_every_map_as_a_labelled_matrix():
+    """The export menu offers each map of the grid and of the averages, read back from the chart's own data."""
+    w = weights((2, 3, 5, 5))
+    grid = attention_grid(w, TOKENS, title="2 layers × 3 heads")
+    check_valid(grid)  # usermeta is allowed at the top level
+    titles = matrix_titles(grid)
+    assert titles == [f"layer {li}, head {h} (grid)" for li in (1, 2) for h in (1, 2, 3)]
+    exported = {title: (m, rows, cols) for title, m, rows, cols in chart_matrices(grid)}
+    matrix, rows, cols = exported["layer 2, head 3 (grid)"]
+    np.testing.assert_allclose(matrix, w[1, 2], atol=1e-7)  # the grid carries float32 weights
+    assert rows == cols == unique_labels(TOKENS)  # the axis labels, repeated words told apart
+
+    maps = weights((3, 5, 5), seed=1)
+    panels = attention_panels(maps, ["layer 1: mean", "layer 2: mean", "all"], TOKENS)
+    exported = {title: m for title, m, _, _ in chart_matrices(panels)}
+    assert list(exported) == ["layer 1: mean", "layer 2: mean", "all"]
+    np.testing.assert_array_equal(exported["layer 2: mean"], maps[1])
 
 
 def test_loglog_chart_has_log_axes_and_dashed_fits():

@@ -131,11 +131,12 @@ def matrix_layout(
     *,
     name: str = "",
     blocks: tuple[int, Sequence[str]] | None = None,
+    field: str = "value",
 ) -> dict[str, Any]:
     """How a faceted chart's values make matrices: the ``usermeta`` entry that makes the chart exportable.
 
     The chart's dataset holds ``n = shape[0]`` matrices of ``shape[1] x shape[2]`` cells, one
-    ``{"value": x}`` record per cell, matrix after matrix, row-major (``np.stack(matrices).ravel()``).
+    ``{field: x}`` record per cell, matrix after matrix, row-major (``np.stack(matrices).ravel()``).
     Put the result in the spec as ``usermeta={"matrices": [layout]}``; in a concatenation, add
     ``"view": k`` for the k-th sub-chart (``usermeta`` is only allowed at the top level).
 
@@ -146,6 +147,7 @@ def matrix_layout(
         name: what the whole chart shows (names its PNG/SVG files); defaults to the titles.
         blocks: ``(width, titles)``: also export every matrix cut into column blocks of `width`
             (the columns each head reads), one title per block.
+        field: the dataset column that holds the cell values (``"value"`` unless the chart names it otherwise).
 
     The layout has no ``width``/``height`` keys: presenter mode (`ui.charts.for_projector`) enlarges
     those wherever they are in a spec.
@@ -161,6 +163,8 @@ def matrix_layout(
         if width < 1 or n_cols % width or len(block_titles) != n_cols // width:
             raise ValueError(f"{len(block_titles)} blocks of width {width} do not tile {n_cols} columns.")
         layout["blocks"] = {"columns": int(width), "titles": list(block_titles)}
+    if field != "value":
+        layout["field"] = field
     return layout
 
 
@@ -173,9 +177,9 @@ def _labels_for(labels: Sequence[str] | Sequence[Sequence[str]], n: int, size: i
     return lists if per_matrix else lists[0]
 
 
-def _stack(data: Any, shape: tuple[int, ...]) -> np.ndarray:
-    """A dataset of ``{"value": x}`` records (or a DataFrame) as the stack of matrices it holds."""
-    return pd.DataFrame(data)["value"].to_numpy(dtype=np.float64).reshape(shape)
+def _stack(data: Any, shape: tuple[int, ...], field: str = "value") -> np.ndarray:
+    """A dataset of ``{field: x}`` records (or a DataFrame) as the stack of matrices it holds."""
+    return pd.DataFrame(data)[field].to_numpy(dtype=np.float64).reshape(shape)
 
 
 def _block(stack: Callable[[], np.ndarray], m: int, rows: list[str], cols: list[str],
@@ -189,7 +193,8 @@ def _layout_sources(spec: dict) -> Iterator[MatrixSource]:
     views = _views(spec)
     for layout in spec.get("usermeta", {}).get(LAYOUT_KEY, []):
         data = _data_of(spec, views[layout["view"]] if "view" in layout else spec)
-        stack = functools.cache(functools.partial(_stack, data, tuple(layout["shape"])))  # read once, if at all
+        stack = functools.cache(functools.partial(_stack, data, tuple(layout["shape"]),
+                                                  layout.get("field", "value")))  # read once, if at all
         rows, cols = layout["rows"], layout["cols"]
         shared_rows, shared_cols = not rows or isinstance(rows[0], str), not cols or isinstance(cols[0], str)
         blocks = layout.get("blocks")

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ui.charts import CANVAS, SEQUENTIAL_SCHEME, unique_labels
+from ui.export import LAYOUT_KEY, matrix_layout
 
 #: Name of the click selection on the head grid (``event.selection[GRID_SELECTION]``).
 GRID_SELECTION = "pick"
@@ -73,9 +74,15 @@ def attention_grid(weights: np.ndarray, tokens: Sequence[str], *, panel_px: int 
 
     One viridis scale on [0, 1] for all maps; no text in the cells (tooltips carry the
     tokens and the weight). Clicking a map selects its (layer, head) in the point
-    selection named `GRID_SELECTION`. The cells are the dataset ``"attention_grid"`` (`grid_frame`).
+    selection named `GRID_SELECTION`. The cells are the dataset ``"attention_grid"`` (`grid_frame`);
+    every map exports as a matrix, titled ``"layer l, head h (grid)"`` (`ui.export.matrix_layout`).
     """
     df = grid_frame(weights, tokens)
+    n_layers, n_heads, t = np.shape(weights)[:3]
+    labels = unique_labels(tokens)
+    maps = matrix_layout((n_layers * n_heads, t, t),  # grid_frame's rows: layer, head, query, key, row-major
+                         [f"layer {li + 1}, head {h + 1} (grid)" for li in range(n_layers) for h in range(n_heads)],
+                         labels, labels, name=title or "attention grid", field="weight")
     step = max(2, round(panel_px / len(tokens)))
     cells = {
         "width": {"step": step}, "height": {"step": step},
@@ -103,6 +110,7 @@ def attention_grid(weights: np.ndarray, tokens: Sequence[str], *, panel_px: int 
         "spacing": {"row": 4, "column": 4},
         "spec": cells,
         "datasets": {"attention_grid": df},
+        "usermeta": {LAYOUT_KEY: [maps]},
     }
     if title:
         spec["title"] = title
@@ -114,6 +122,7 @@ def attention_panels(maps: np.ndarray, names: Sequence[str], tokens: Sequence[st
     """Several ``(T, T)`` attention maps with token labels, `columns` to a row, one [0, 1] viridis scale.
 
     A Vega-Lite dict; the cells are the dataset ``"attention_panels"`` (columns panel, query, key, i, j, weight).
+    Every panel exports as a matrix titled with its name (`ui.export.matrix_layout`).
     """
     m = np.asarray(maps, dtype=np.float64)
     if m.ndim != 3 or m.shape[1] != m.shape[2] or len(names) != m.shape[0]:
@@ -146,6 +155,8 @@ def attention_panels(maps: np.ndarray, names: Sequence[str], tokens: Sequence[st
                   "header": {"labelFontSize": 12, "labelFontWeight": "bold"}},
         "columns": columns, "spacing": 16, "spec": cells,
         "datasets": {"attention_panels": df},
+        "usermeta": {LAYOUT_KEY: [matrix_layout(m.shape, names, list(labels), list(labels),
+                                                name=title or "attention panels", field="weight")]},
     }
     if title:
         spec["title"] = title
