@@ -8,7 +8,7 @@ import streamlit as st
 
 from core import LESSON_TOKENS, LESSON_X, scaled_dot_product_attention, softmax, worked_example
 from core.user_input import format_matrix, parse_matrix, validate_input
-from ui.charts import heatmap, side_by_side, to_spec, unique_labels
+from ui.charts import grid, heatmap, side_by_side, to_spec, unique_labels
 from ui.controls import (
     bound_choice,
     bound_stepper,
@@ -115,11 +115,11 @@ def chart_specs(seed: int, tokens: tuple[str, ...], X: np.ndarray, cell: tuple[i
                      **score_kw)
     charts = {
         "X": heatmap(ex.X, row_labels=labels, col_labels=dims, title="X", x_title="embedding dim", y_title="token"),
-        "W": side_by_side(heatmap(ex.W_q, title="W_q", **w_kw), heatmap(ex.W_k, title="W_k", **w_kw),
-                          heatmap(ex.W_v, title="W_v", **w_kw)),
-        "QKV": side_by_side(heatmap(ex.Q, title="Q", highlight_rows=q_row, **qkv_kw),
+        "projections": grid(heatmap(ex.W_q, title="W_q", **w_kw), heatmap(ex.W_k, title="W_k", **w_kw),
+                            heatmap(ex.W_v, title="W_v", **w_kw),
+                            heatmap(ex.Q, title="Q", highlight_rows=q_row, **qkv_kw),
                             heatmap(ex.K, title="K", highlight_rows=k_row, **qkv_kw),
-                            heatmap(ex.V, title="V", **qkv_kw)),
+                            heatmap(ex.V, title="V", **qkv_kw), columns=3),
         "raw scores": side_by_side(raw, shared_color=True),
         "scores": side_by_side(raw, scaled, shared_color=True),
         "weights": heatmap(ex.weights, signed=False, title="attention weights A", select="cell",
@@ -166,8 +166,7 @@ def live() -> None:
             "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them.",
             r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v",
         )
-        show_chart(specs["W"], alt="Heatmaps of W_q, W_k and W_v")
-        show_chart(specs["QKV"], alt="Heatmaps of Q, K and V")
+        show_chart(specs["projections"], alt="Heatmaps of W_q, W_k and W_v, and below them Q, K and V")
         with fixed_slot():
             if cell is not None:
                 st.caption(f"Highlighted: the query of “{labels[cell[0]]}” and the key of “{labels[cell[1]]}”, "

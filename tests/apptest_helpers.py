@@ -51,7 +51,7 @@ def heatmaps(at: AppTest) -> dict[str, np.ndarray]:
     """Every `ui.charts.heatmap` on the page (also inside hconcat), keyed by title, as a matrix."""
     found: dict[str, np.ndarray] = {}
     for spec, frames in chart_specs(at):
-        for sub in spec.get("hconcat") or spec.get("vconcat") or [spec]:
+        for sub in spec.get("hconcat") or spec.get("vconcat") or spec.get("concat") or [spec]:
             if "layer" not in sub or "data" not in sub:
                 continue
             df = frames[sub["data"]["name"]]
@@ -65,7 +65,7 @@ def heatmaps(at: AppTest) -> dict[str, np.ndarray]:
 def heatmap_tooltips(at: AppTest, title: str) -> dict[str, np.ndarray]:
     """The tooltip lines of the `ui.charts.heatmap` titled `title`: line title -> its values as a (rows, cols) array."""
     for spec, frames in chart_specs(at):
-        for sub in spec.get("hconcat") or spec.get("vconcat") or [spec]:
+        for sub in spec.get("hconcat") or spec.get("vconcat") or spec.get("concat") or [spec]:
             if view_title(sub, frames) == title:
                 df = frames[sub["data"]["name"]].sort_values(["i", "j"])
                 shape = (int(df["i"].max()) + 1, int(df["j"].max()) + 1)

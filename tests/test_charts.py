@@ -8,12 +8,15 @@ from tests.spec_helpers import colour_domain, exported
 from ui.charts import (
     MAX_LABELLED_CELLS,
     for_projector,
+    grid,
     heatmap,
     line_chart,
     matrix_frame,
     side_by_side,
+    to_spec,
     unique_labels,
 )
+from ui.export import heatmap_matrices
 
 
 def spec_and_data(chart):
@@ -71,6 +74,17 @@ def test_side_by_side_shares_or_separates_the_colour_scale():
     spec = side_by_side(a, b, shared_color=True).to_dict()
     assert spec["resolve"]["scale"]["color"] == "shared"
     assert [s["title"] for s in spec["hconcat"]] == ["A", "B"]
+
+
+def test_grid_wraps_charts_into_rows_of_one_chart():
+    """`grid` is one chart (one Vega view) whose panels wrap after `columns`; colours independent by default."""
+    panels = [heatmap(k * np.eye(2), title=f"M{k}") for k in range(1, 7)]
+    spec = grid(*panels, columns=3).to_dict()
+    assert spec["columns"] == 3 and [p["title"] for p in spec["concat"]] == [f"M{k}" for k in range(1, 7)]
+    assert spec["resolve"]["scale"]["color"] == "independent"
+    assert grid(*panels[:2], columns=1, shared_color=True).to_dict()["resolve"]["scale"]["color"] == "shared"
+    exported = [title for title, *_ in heatmap_matrices(to_spec(grid(*panels, columns=3)))]
+    assert exported == [f"M{k}" for k in range(1, 7)]  # every panel still exports as its own matrix
 
 
 def test_line_chart_encodings():

@@ -358,7 +358,7 @@ def export_menu(spec: dict) -> None:
     The two widgets exist only while the popover is open (opening it reruns the app); closed, the
     menu is a single button. Changing the choice reruns the app; the popover stays open.
     """
-    views = spec.get("hconcat") or spec.get("vconcat") or [spec]
+    views = spec.get("hconcat") or spec.get("vconcat") or spec.get("concat") or [spec]
     titles = [t for v in views if (t := view_title(v, spec.get("datasets", {})))]
     titles = titles or [layout.get("name", "") for layout in spec.get("usermeta", {}).get("matrices", [])]
     name = _slug("_".join(titles)) if titles else "chart"
