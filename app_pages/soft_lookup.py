@@ -170,9 +170,8 @@ def live() -> None:
     predict_then_reveal(
         "Turn the temperature all the way down. The soft result becomes…", list(candidates), landing,
         f"At τ = {SWEEP_TEMPERATURES[coldest]:g} the soft result is {float(sweep_results[coldest]):.4f}; "
-        "the hard lookup "
-        f"returns {float(hard_result):.4f} and the average is {uniform:.4f}. A cold softmax puts all its weight on the "
-        "best-matching key.",
+        f"the hard lookup returns {float(hard_result):.4f} and the average is {uniform:.4f}. "
+        "A cold softmax puts all its weight on the best-matching key.",
         key="soft_lookup_cold",
     )
 
