@@ -26,6 +26,41 @@ def run_page(page: str | None = None, **query: str) -> AppTest:
     return at.run()
 
 
+def open_code(at: AppTest, label: str | None = None) -> AppTest:
+    """Open the page's "Show the code" expanders (`ui.controls.show_source`), or the one titled `label`, and rerun.
+
+    Their code is only sent while they are open. An expander widget's element id ends in its key.
+    """
+    keys = [e.proto.id.split("-", 2)[-1] for e in at.expander if label in (None, e.label)]
+    keys = [k for k in keys if k.startswith("code:")]
+    assert keys, f"no code expander{f' titled {label!r}' if label else ''} on this page"
+    for key in keys:
+        at.session_state[key] = True
+    return at.run()
+
+
+def share_links(at: AppTest) -> list[str]:
+    """The links the sidebar shows above a Copy button (`ui.controls.show_share_link`): normally exactly one."""
+    def blocks(node):
+        for child in getattr(node, "children", {}).values():
+            if hasattr(child, "children"):
+                yield child
+                yield from blocks(child)
+
+    links = []
+    for block in blocks(at.sidebar):
+        kids = list(block.children.values())
+        if any(getattr(getattr(k, "proto", None), "component_name", "") == "copy_link" for k in kids):
+            links += [m.value.strip("`") for m in kids if type(m).__name__ == "Markdown"]
+    return links
+
+
+def share_link(at: AppTest) -> str:
+    """The one link the sidebar's copy-link box holds."""
+    (link,) = share_links(at)
+    return link
+
+
 def section_titles(at: AppTest) -> list[str]:
     """The page's section headings in order: ``st.header`` elements and the ``## `` line `ui.controls.section` starts
     its Markdown with."""

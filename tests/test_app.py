@@ -1,5 +1,8 @@
 """The app, run headless with `streamlit.testing.v1.AppTest`."""
 
+import functools
+import importlib
+import inspect
 import re
 import subprocess
 import sys
@@ -11,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from core import worked_example
 from devtools.appserver import ROOT, router_pages
 from tests import lesson_values as lesson
-from tests.apptest_helpers import heatmaps, run_page
+from tests.apptest_helpers import heatmaps, open_code, run_page, share_links
 
 
 def run_app(**query) -> AppTest:
@@ -108,11 +111,35 @@ def test_token_selector_explains_that_tokens_output():
     "page", [p for p in router_pages() if p.name != "pretrained"],  # pretrained: model load, see its own tests
     ids=lambda p: p.name,
 )
-def test_every_page_leaves_the_copy_link_box_in_the_sidebar(page):
-    """The page's fragment writes the link into the router's slot (`ui.controls.page_fragment`), exactly once."""
+def test_every_page_leaves_the_copy_link_box_and_sends_its_code_only_when_asked(page):
+    """The page's fragment writes the link into the router's slot (`ui.controls.page_fragment`), exactly once.
+
+    No code block is sent until a "Show the code" expander is opened (`ui.controls.show_source`): the
+    browser's syntax highlighter would otherwise load with the page. Opened, each block is the real source
+    of the function named above it.
+    """
     at = run_page(page.file)
     assert not at.exception
-    assert len(at.sidebar.code) == 1
+    assert len(share_links(at)) == 1
+    assert not at.code
+    at = open_code(at)
+    assert not at.exception and len(share_links(at)) == 1
+    names = [m.group(1) for c in at.caption if (m := re.fullmatch(r"`([\w.]+)`", c.value))]
+    assert names and len(names) == len(at.code)
+    for name, code in zip(names, at.code, strict=True):
+        assert code.value.rstrip() == inspect.getsource(resolve(name)).rstrip(), name
+
+
+def resolve(name: str) -> object:
+    """The object named ``module.qualname`` (the longest importable prefix is the module)."""
+    parts = name.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            module = importlib.import_module(".".join(parts[:i]))
+        except ModuleNotFoundError:
+            continue
+        return functools.reduce(getattr, parts[i:], module)
+    raise LookupError(name)
 
 
 def page_fragments(source: str) -> tuple[list[str], list[str]]:

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 import core.exercise_solution as solution
 from core.exercise import CHECK_NAMES, CHECK_ROWS, SKELETON, Mistake, mistake_demo
-from tests.apptest_helpers import APP, TIMEOUT, run_page
+from tests.apptest_helpers import APP, TIMEOUT, open_code, run_page
 
 PAGE = "app_pages/exercise.py"
 PASS_MARK, FAIL_MARK = ":green[:material/check_circle:]", ":red[:material/cancel:]"
@@ -25,8 +25,11 @@ def button(at: AppTest, label: str):
     return next(b for b in at.button if b.label == label)
 
 
+SOLUTION_TITLE = "Reference solution (core/exercise_solution.py)"
+
+
 def solution_shown(at: AppTest) -> bool:
-    return any(e.label.startswith("Reference solution") for e in at.expander)
+    return any(e.label == SOLUTION_TITLE for e in at.expander)
 
 
 @pytest.fixture
@@ -57,7 +60,8 @@ def test_checking_a_mistake_shows_the_checklist_the_diagnosis_and_then_the_solut
     assert any("No scaling" in w.value for w in at.warning)
     assert "unprivileged user" in page or "server's user" in page
     assert solution_shown(at)  # available after a first attempt
-    source = next(c.value for c in at.code if "def scaled_dot_product_attention" in c.value)
+    assert not [c for c in at.code if "def scaled_dot_product_attention" in c.value]  # sent once opened
+    source = next(c.value for c in open_code(at, SOLUTION_TITLE).code if "def scaled_dot_product_attention" in c.value)
     assert "masked_fill" in source and "d_k**0.5" in source
     assert any(sub.value == "Diagnosis" for sub in at.subheader)
     at.text_area(key="exercise_code").set_value(NO_SCALING + "\n# edited\n").run()

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from core.training import TrainConfig, Trainer, build_model, make_targets, parameter_count, predict, train
-from tests.apptest_helpers import chart_specs, heatmaps, run_page
+from tests.apptest_helpers import chart_specs, heatmaps, open_code, run_page
 
 PAGE = "app_pages/training.py"
 RUNS = "_training_runs"
@@ -70,7 +70,8 @@ def test_defaults_render_without_training():
     assert any(f"{n:,} trainable numbers" in c.value for c in at.caption)
     assert at.radio(key="task").value == "reverse" and at.radio(key="pos").value == "sinusoidal"
     assert at.select_slider(key="steps").value == 400 and at.slider(key="seq_len").value == 8
-    code = " ".join(c.value for c in at.code)
+    assert not at.code  # sent only when asked for
+    code = " ".join(c.value for c in open_code(at).code)
     assert "class MultiHeadSelfAttention" in code and "weights = scores.softmax(dim=-1)" in code
 
 

@@ -6,13 +6,10 @@ import pytest
 from core import worked_example
 from core.user_input import format_matrix
 from tests import lesson_values as lesson
-from tests.apptest_helpers import heatmap_tooltips, heatmaps, run_page, section_titles
+from tests.apptest_helpers import heatmap_tooltips, heatmaps, run_page, section_titles, share_link
 
 PAGE = None  # the worked example is the landing page
 
-
-def share_link(at) -> str:
-    return at.sidebar.code[0].value
 
 
 def test_reveal_from_the_link_shows_only_the_first_stages():

@@ -53,7 +53,7 @@ from core.training import (
     predict,
 )
 from devtools.appserver import ROOT, router_pages
-from tests.apptest_helpers import APP, TIMEOUT, chart_specs, heatmaps, section_titles
+from tests.apptest_helpers import APP, TIMEOUT, chart_specs, heatmaps, section_titles, share_link
 from tests.test_page_cross_attention import maps as cross_maps
 from tests.test_page_masked_attention import expected as masked_core
 from tests.test_page_masked_attention import step_panels
@@ -211,9 +211,6 @@ def link_notices(at: AppTest) -> dict[str, str]:
     """The router's fallback notices: ``{key: the value shown instead}``."""
     return {m.group(1): m.group(2) for info in at.info if (m := NOTICE.fullmatch(info.value))}
 
-
-def share_link(at: AppTest) -> str:
-    return at.sidebar.code[0].value
 
 
 def url_form(key: str, value: str | list[str]) -> str:

@@ -252,9 +252,26 @@ def _source(obj: Callable[..., Any] | type) -> str:
     return inspect.getsource(obj)
 
 
+def source_key(*objects: Callable[..., Any] | type) -> str:
+    """Session-state key of the "Show the code" expander for `objects`: ``code:`` and a short hash of their names.
+
+    Stable across runs and sessions, distinct for each expander of a page, and never part of the URL.
+    """
+    names = ",".join(f"{obj.__module__}.{obj.__qualname__}" for obj in objects)
+    return "code:" + hashlib.sha1(names.encode()).hexdigest()[:8]
+
+
 def show_source(*objects: Callable[..., Any] | type, title: str = "Show the code") -> None:
-    """An expander with the real source of the `core` functions being taught (never a copy)."""
-    with st.expander(title, icon=":material/code:"):
+    """An expander with the real source of the `core` functions being taught (never a copy).
+
+    The code is sent only while the expander is open (opening it reruns the page's fragment). A closed
+    expander's content would still be sent and syntax-highlighted by the browser: on a cold start that
+    was about 0.5 s of the landing page's first draw, for code nobody had asked to see yet.
+    """
+    expander = st.expander(title, icon=":material/code:", key=source_key(*objects), on_change="rerun")
+    if not expander.open:
+        return
+    with expander:
         for obj in objects:
             st.caption(f"`{obj.__module__}.{obj.__qualname__}`")
             st.code(_source(obj), language="python")
@@ -461,11 +478,53 @@ def link_slot() -> None:
     st.session_state[LINK_SLOT] = st.empty()
 
 
+# The share link: its text, written by the server, and a Copy button drawn by a components-v2 element.
+# `st.code` (the obvious choice, with its own copy button) makes the browser load and run its syntax
+# highlighter, a 1.5 MB script: about 0.5 s of the landing page's first draw on this machine, for one line
+# of plain text. The button's element never changes (no data): one whose data changed with the link was
+# redrawn on every slider step, about 50 ms each (measured on the worked example). It copies the address
+# bar, which holds the same link (Streamlit keeps the URL's query in step with the bound widgets; the
+# browser tests check both).
+_COPY_LINK_HTML = '<button type="button" title="Copy the link to this view">Copy link</button>'
+_COPY_LINK_CSS = """
+button { font: inherit; font-size: 0.8rem; padding: 0.15rem 0.6rem; cursor: pointer; border-radius: 0.4rem;
+         border: 1px solid var(--st-border-color, #d0d4da); background: var(--st-background-color, #fff);
+         color: var(--st-text-color, inherit); }
+button:hover { border-color: var(--st-primary-color, #1f5fa8); color: var(--st-primary-color, #1f5fa8); }
+"""
+_COPY_LINK_JS = """
+export default function ({ parentElement }) {
+  const button = parentElement.querySelector("button");
+  button.onclick = async () => {
+    const link = window.location.href;
+    try {
+      await navigator.clipboard.writeText(link);  // only in a secure context (https or localhost)
+    } catch (err) {  // plain http on a lecture-hall network: copy through a selected text area
+      const area = document.createElement("textarea");
+      area.value = link;
+      parentElement.appendChild(area);
+      area.select();
+      document.execCommand("copy");
+      area.remove();
+    }
+    button.textContent = "Copied";
+    setTimeout(() => { button.textContent = "Copy link"; }, 1500);
+  };
+}
+"""
+_copy_link_button = st.components.v2.component("copy_link", html=_COPY_LINK_HTML, css=_COPY_LINK_CSS,
+                                               js=_COPY_LINK_JS)
+
+
 def show_share_link() -> None:
     """Write the link to the current view into the slot the router reserved (nothing when there is none)."""
     slot = st.session_state.get(LINK_SLOT)
-    if slot is not None:
-        slot.code(share_link(st.context.url), language=None, wrap_lines=True)
+    if slot is None:
+        return
+    with slot.container():
+        link = share_link(st.context.url)  # a real browser always has an address; AppTest has none
+        st.markdown(f"`{link}`" if link else "")
+        _copy_link_button(key="copy_link")
 
 
 def page_fragment(body: Callable[[], None]) -> Callable[[], None]:

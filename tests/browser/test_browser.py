@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from devtools.appserver import router_pages
-from devtools.browser import BENIGN_CONSOLE, PAGE_TEXT_JS, charts_drawn, settle
+from devtools.browser import BENIGN_CONSOLE, PAGE_TEXT_JS, SHARE_LINK, charts_drawn, settle
 
 PAGES = router_pages()
 #: The keyboard-focusable element of a Streamlit slider (react-aria renders a hidden range input).
@@ -54,6 +54,38 @@ def test_page_loads_draws_every_chart_and_logs_no_error(page, app_url, screensho
         page.set_viewport_size({"width": w, "height": h})
         page.wait_for_timeout(300)
         page.screenshot(path=str(screenshot_dir / f"{rp.name}-{size_name}.png"))
+
+
+def test_the_copy_button_copies_the_share_link_and_no_page_loads_the_syntax_highlighter(browser, app_url):
+    """The sidebar's Copy button puts the link it shows, the link to this view, on the clipboard.
+
+    Streamlit's code block loads a 1.5 MB syntax highlighter (about 0.5 s of a cold page's first draw here):
+    no page sends one until its "Show the code" expander is opened (`ui.controls.show_source`).
+    """
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=app_url)
+    page = context.new_page()
+    scripts: list[str] = []
+    page.on("request", lambda r: scripts.append(r.url) if r.resource_type == "script" else None)
+    try:
+        for rp in PAGES:
+            open_page(page, app_url, rp.url_path)
+        open_page(page, app_url, "multi_head", "seed=3")
+        assert scripts, "no script request was seen: the check below would prove nothing"
+        assert not [u for u in scripts if "SyntaxHighlighter" in u], "a page loaded the syntax highlighter"
+        assert page.locator('[data-testid="stMain"] [data-testid="stCode"]').count() == 0
+        link = page.locator(SHARE_LINK).inner_text().strip()
+        assert link == page.url and "seed=3" in link
+        button = page.locator('[data-testid="stSidebar"] [data-testid="stBidiComponentIsolated"] button')
+        button.click()
+        page.wait_for_function("() => navigator.clipboard.readText().then(t => t.length > 0)")
+        assert page.evaluate("navigator.clipboard.readText()") == link
+        assert button.inner_text() == "Copied"
+        page.get_by_text("Show the code").first.click()
+        page.locator('[data-testid="stMain"] [data-testid="stCode"]').first.wait_for()
+        assert [u for u in scripts if "SyntaxHighlighter" in u], "opening the code did not draw it"
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize("rp", [p for p in PAGES if p.name not in NO_SLIDER],
@@ -106,7 +138,7 @@ def test_a_slider_step_reruns_only_the_page_and_the_share_link_follows(page, app
     assert exceptions(page) == []
     assert frames, "the step was not answered"
     assert not navigation_sent(), f"{rp.title}: a slider step reran the whole app, router included"
-    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').inner_text().strip()
+    link = page.locator(SHARE_LINK).inner_text().strip()
     assert parse_qs(urlparse(link).query) == parse_qs(urlparse(page.url).query), "the share link is a step behind"
 
 
@@ -168,7 +200,7 @@ def test_a_deep_link_opened_first_on_a_cold_server_still_runs_the_router(page):
 
 def test_copy_link_reproduces_the_view_in_a_new_browser(page, browser, app_url):
     open_page(page, app_url, "", "seed=5&reveal=softmax")
-    link = page.locator('[data-testid="stSidebar"] [data-testid="stCode"]').inner_text().strip()
+    link = page.locator(SHARE_LINK).inner_text().strip()
     assert "seed=5" in link and "reveal=softmax" in link
     other = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
     other.goto(link)
