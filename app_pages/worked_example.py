@@ -25,8 +25,9 @@ from ui.quiz import predict_then_reveal
 from ui.tooltips import softmax_tooltips, weighted_sum_tooltips
 
 STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
-#: Session-state keys of this page (not in the URL): the editor's widget state and the input it last accepted.
-EDITOR, LAST_VALID = "x_editor", "_worked_last_valid"
+#: Session-state keys of this page (not in the URL): whether the own-input expander is open, the editor's widget
+#: state and the input it last accepted.
+OWN, EDITOR, LAST_VALID = "own_input", "x_editor", "_worked_last_valid"
 
 
 def url_input() -> tuple[tuple[str, ...], np.ndarray]:
@@ -50,6 +51,11 @@ def own_input() -> tuple[tuple[str, ...], np.ndarray]:
     `st.data_editor` new data, hence a new widget identity, and the edit typed next would be silently
     dropped. So the table is rebuilt only when the link holds something other than the input last accepted
     here: on the first run, or after "Back to the lesson's example".
+
+    The table is only sent while its expander is open (it opens by itself for a link with its own input).
+    Closed, it would still make the browser load and draw the data editor on every first visit: about
+    0.5 s of the landing page's cold start, measured. Closing it keeps the last valid input (the link
+    holds it) and forgets the editor's state, so reopening builds the table from that input.
     """
     source_key = "_worked_table_source"  # session state: the (tokens, X) the editable table was built from
     url_tokens, url_X = url_input()
@@ -58,8 +64,16 @@ def own_input() -> tuple[tuple[str, ...], np.ndarray]:
     if source is None or last is None or last[0] != url_tokens or not np.array_equal(last[1], url_X):
         source = st.session_state[source_key] = (url_tokens, url_X)
     base_tokens, base_X = source
-    custom = st.session_state.get(LAST_VALID, (base_tokens, base_X))[0] != LESSON_TOKENS
-    with st.expander("Use your own tokens and embeddings", expanded=custom, icon=":material/edit:"):
+    if OWN not in st.session_state:  # opened by itself for a link with its own input, then the student's choice
+        # (not `expanded=`: a parameter that changed after the first edit would make it a new widget, always open)
+        current_tokens, current_X = st.session_state.get(LAST_VALID, (base_tokens, base_X))
+        st.session_state[OWN] = current_tokens != LESSON_TOKENS or not np.array_equal(current_X, LESSON_X)
+    expander = st.expander("Use your own tokens and embeddings", icon=":material/edit:", key=OWN, on_change="rerun")
+    if not expander.open:  # the link holds the last valid input; reopening builds the table from it
+        st.session_state.pop(EDITOR, None)
+        st.session_state[source_key] = st.session_state[LAST_VALID] = (url_tokens, url_X)
+        return url_tokens, url_X
+    with expander:
         explain("Edit any cell, add or delete rows (one per token, at most 8) or type new labels. "
                 "Everything below is recomputed from your input.")
         # The numbers are edited as text. Glide's number editor would turn typed letters, "nan" or "inf" into
@@ -215,9 +229,10 @@ def live() -> None:
         i = labels.index(token)
         terms = " + ".join(f"{ex.weights[i, j]:.3f}\\,v_{{{j + 1}}}" for j in range(n_tokens))
         st.latex(rf"\text{{output}}_{{\text{{{ex.tokens[i]}}}}} = {terms} = {fmt_vec(ex.output[i])}")
-        with st.expander("The value vectors v₁ … v_T"):
+        values = st.expander("The value vectors v₁ … v_T", key="v_rows", on_change="rerun")
+        if values.open:  # sent only when open: closed, the browser would typeset it again on every step
             rows = r"\\".join(rf"v_{{{j + 1}}} = {fmt_vec(ex.V[j])}\ \ (\text{{{t}}})" for j, t in enumerate(ex.tokens))
-            st.latex(r"\begin{gathered}" + rows + r"\end{gathered}")
+            values.latex(r"\begin{gathered}" + rows + r"\end{gathered}")
 
         section("Cross-check with PyTorch")
         check = st.expander("Run the same Q, K and V through PyTorch", key="check", bind="query-params",

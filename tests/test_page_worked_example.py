@@ -3,12 +3,13 @@
 import numpy as np
 import pytest
 
-from core import worked_example
+from core import LESSON_TOKENS, LESSON_X, worked_example
 from core.user_input import format_matrix
 from tests import lesson_values as lesson
 from tests.apptest_helpers import heatmap_tooltips, heatmaps, run_page, section_titles, share_link
 
 PAGE = None  # the worked example is the landing page
+OWN = "own_input"  # session-state key of its own-input expander (app_pages/worked_example.py)
 
 
 
@@ -53,6 +54,44 @@ def test_own_tokens_and_matrix_from_the_link():
     np.testing.assert_allclose(maps["attention weights A"], expected.weights)
     assert maps["attention weights A"].shape == (4, 4)  # the repeated "a" keeps its own row
     assert "tokens=a+b+c+a" in share_link(at)
+
+
+def editor_table(at) -> tuple[list[str], np.ndarray] | None:
+    """The own-input table the page sent (tokens, X), or None when it sent none."""
+    if not at.dataframe:
+        return None
+    table = at.dataframe[0].value
+    return table["token"].tolist(), table.drop(columns="token").astype(float).to_numpy()
+
+
+def test_the_own_input_table_is_sent_only_while_its_expander_is_open():
+    """A closed expander's table would still be sent, and the browser would load and draw its data editor."""
+    at = run_page(PAGE)
+    assert not at.exception and editor_table(at) is None
+    assert any(e.label == "Use your own tokens and embeddings" for e in at.expander)
+    at.session_state[OWN] = True
+    at.run()
+    tokens, X = editor_table(at)
+    assert tokens == list(LESSON_TOKENS)
+    np.testing.assert_array_equal(X, LESSON_X)
+
+
+def test_a_link_with_its_own_input_opens_the_table_and_closing_it_keeps_that_input():
+    X = np.array([[1.0, 0.5], [0.0, -1.0], [2.0, 0.25]])
+    at = run_page(PAGE, tokens="a b c", X=format_matrix(X))
+    tokens, shown = editor_table(at)
+    assert tokens == ["a", "b", "c"]
+    np.testing.assert_array_equal(shown, X)
+    at.session_state[OWN] = False
+    at.run()
+    assert not at.exception and editor_table(at) is None
+    np.testing.assert_array_equal(heatmaps(at)["X"], X)
+    assert at.query_params["tokens"] == "a b c" and at.query_params["X"] == format_matrix(X)
+    at.session_state[OWN] = True
+    at.run()
+    tokens, shown = editor_table(at)
+    assert tokens == ["a", "b", "c"]
+    np.testing.assert_array_equal(shown, X)
 
 
 @pytest.mark.parametrize(

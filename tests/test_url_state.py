@@ -259,19 +259,21 @@ STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
 
 
 def worked_example_shown(at: AppTest) -> dict[str, Any]:
-    (editor,) = [df for df in at.dataframe if df.proto.editing_mode]  # the "own input" data editor
-    table = editor.value
-    weights = heatmaps(at).get("attention weights A")
+    # the "own input" data editor: sent only while its expander is open, which a link with its own input opens
+    editors = [df.value for df in at.dataframe if df.proto.editing_mode]
+    table = (tuple(editors[0]["token"]), editors[0].drop(columns="token").to_numpy(float)) if editors else None
+    maps = heatmaps(at)
     torch_check = [float(m.value) for m in at.metric if m.label.startswith("max |NumPy − PyTorch|")]
-    return {"editor tokens": tuple(table["token"]), "editor X": table.drop(columns="token").to_numpy(float),
-            "stages shown": len(section_titles(at)), "weights": weights,
+    return {"own-input table": table, "X": maps["X"],
+            "stages shown": len(section_titles(at)), "weights": maps.get("attention weights A"),
             "PyTorch agrees to float32": torch_check[0] < 1e-6 if torch_check else None}
 
 
 def worked_example_expected(p: Mapping[str, Any]) -> dict[str, Any]:
     stage = STAGES.index(p["reveal"])
     ex = worked_example(p["seed"], X=p["X"], tokens=p["tokens"])
-    return {"editor tokens": tuple(p["tokens"]), "editor X": np.asarray(p["X"], float),
+    own = tuple(p["tokens"]) != LESSON_TOKENS or not np.array_equal(p["X"], LESSON_X)
+    return {"own-input table": (tuple(p["tokens"]), np.asarray(p["X"], float)) if own else None, "X": p["X"],
             "stages shown": stage + 1 + (stage == len(STAGES) - 1),  # the last stage adds the PyTorch check
             "weights": ex.weights if stage >= STAGES.index("softmax") else None,
             "PyTorch agrees to float32": True if p["check"] and stage == len(STAGES) - 1 else None}

@@ -45,15 +45,21 @@ NEXT_FRAMES_JS = "() => new Promise(done => requestAnimationFrame(() => requestA
 CELLS_JS = """(root) => Array.from(root.querySelectorAll('table [role=gridcell]')).map(c => c.textContent)"""
 
 
-def open_editor(page, app_url: str, query: dict[str, str] | None = None):
-    """Open the worked example and its "Use your own tokens and embeddings" expander; return the grid."""
-    page.goto(f"{app_url}/" + (f"?{urlencode(query)}" if query else ""))
-    settle(page)
+def open_editor(page, app_url: str | None, query: dict[str, str] | None = None):
+    """Open the worked example (unless `app_url` is None: the page is open) and its own-input expander.
+
+    Return the grid. The expander sends its table only while open, so opening it reruns the page.
+    """
+    if app_url is not None:
+        page.goto(f"{app_url}/" + (f"?{urlencode(query)}" if query else ""))
+        settle(page)
     expander = page.locator(EXPANDER).filter(has_text="Use your own tokens and embeddings")
     grid = expander.locator('[data-testid="stDataFrame"]')
     if not grid.is_visible():
         expander.locator("summary").click()
     grid.locator("canvas").first.wait_for(state="visible")
+    settle(page)
+    grid.locator("table [role=gridcell]").first.wait_for(state="attached")
     return grid
 
 
@@ -253,3 +259,19 @@ def test_good_edits_change_the_output_and_reach_the_link(page, browser, app_url)
         assert output_texts(other)[:8] == expected_output(tuple(tokens), X)
     finally:
         other.context.close()
+
+
+def test_closing_the_table_keeps_the_edit_and_reopening_shows_it(page, app_url):
+    """The table is only sent while its expander is open (`own_input`): closing it must not lose an edit."""
+    grid = open_editor(page, app_url)
+    fill_cell(page, grid, 0, 1, "5")
+    edited = expected_output(LESSON_TOKENS, FIRST_EDIT_X)
+    assert output_texts(page)[:12] == edited
+    expander = page.locator(EXPANDER).filter(has_text="Use your own tokens and embeddings")
+    expander.locator("summary").click()
+    page.wait_for_function("() => !document.querySelector('[data-testid=stDataFrame]')", timeout=60_000)
+    settle(page)
+    assert output_texts(page)[:12] == edited and query(page)["X"] == [format_matrix(FIRST_EDIT_X)]
+    grid = open_editor(page, app_url=None)
+    assert cells(page, grid)[:5] == ["the", "5", "0", "1", "0"]
+    assert output_texts(page)[:12] == edited
