@@ -13,6 +13,22 @@ def median_ms(samples: list[float]) -> float:
     return round(statistics.median(samples) * 1000, 1)
 
 
+def python_loop_s(n: int = 5_000_000, repeats: int = 3) -> float:
+    """Seconds for a fixed pure-Python loop (median of `repeats`): how fast the machine is right now.
+
+    The development machine is shared: the same code runs at different speeds from hour to hour. Runs of
+    the benchmark are comparable only alongside this figure.
+    """
+    samples = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        total = 0
+        for i in range(n):
+            total += i
+        samples.append(time.perf_counter() - t)
+    return round(statistics.median(samples), 3)
+
+
 def time_reruns(at, repeats: int) -> list[float]:
     """Durations of `repeats` AppTest reruns at the same state, after one warm-up run (caches filled)."""
     at.run()

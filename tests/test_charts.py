@@ -6,6 +6,7 @@ import pytest
 
 from tests.spec_helpers import colour_domain, exported
 from ui.charts import (
+    CANVAS,
     MAX_LABELLED_CELLS,
     for_projector,
     grid,
@@ -77,10 +78,14 @@ def test_side_by_side_shares_or_separates_the_colour_scale():
 
 
 def test_grid_wraps_charts_into_rows_of_one_chart():
-    """`grid` is one chart (one Vega view) whose panels wrap after `columns`; colours independent by default."""
+    """`grid` is one chart (one Vega view) whose panels wrap after `columns`; colours independent by default.
+
+    Its many cells are drawn on a canvas, which the browser repaints faster than as many SVG elements.
+    """
     panels = [heatmap(k * np.eye(2), title=f"M{k}") for k in range(1, 7)]
     spec = grid(*panels, columns=3).to_dict()
     assert spec["columns"] == 3 and [p["title"] for p in spec["concat"]] == [f"M{k}" for k in range(1, 7)]
+    assert spec["usermeta"] == CANVAS
     assert spec["resolve"]["scale"]["color"] == "independent"
     assert grid(*panels[:2], columns=1, shared_color=True).to_dict()["resolve"]["scale"]["color"] == "shared"
     exported = [title for title, *_ in heatmap_matrices(to_spec(grid(*panels, columns=3)))]

@@ -312,9 +312,11 @@ def grid(*charts: alt.TopLevelMixin, columns: int, shared_color: bool = False, s
 
     Measured on the worked example, where W_q, W_k, W_v sit above Q, K, V: one view fewer took about 20 ms
     off every slider step. Colour scales are independent unless ``shared_color=True``, as in `side_by_side`.
+    A grid holds many cells, so it is drawn on a canvas (`CANVAS`): on the worked example's six maps,
+    288 -> 229 ms median from key press to repaint (alternating runs, 24 steps each).
     """
     return alt.concat(*charts, columns=columns, spacing=spacing).resolve_scale(
-        color="shared" if shared_color else "independent")
+        color="shared" if shared_color else "independent").properties(usermeta=CANVAS)
 
 
 def line_chart(

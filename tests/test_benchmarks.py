@@ -1,0 +1,27 @@
+"""The benchmark's own parts (`python -m benchmarks`): no timing is asserted, only what the figures rest on."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from benchmarks.__main__ import HEAVIEST, WIDGET_TYPES, bare_page_source
+from benchmarks.timing import median_ms, python_loop_s
+from devtools.appserver import router_pages
+
+
+def test_every_page_has_a_heaviest_extreme():
+    assert {p.name for p in router_pages()} == set(HEAVIEST)
+
+
+def test_the_bare_page_has_the_widgets_it_was_given(tmp_path):
+    widgets = {"slider": 2, "select_slider": 1, "toggle": 1, "radio": 3, "button": 2, "text_area": 1}
+    script = tmp_path / "bare.py"
+    script.write_text(bare_page_source(widgets))
+    at = AppTest.from_file(str(script)).run()
+    assert not at.exception
+    assert {k: len(at.get(k)) for k in WIDGET_TYPES if len(at.get(k))} == widgets
+
+
+def test_median_ms_and_the_machine_speed_figure():
+    assert median_ms([0.003, 0.001, 0.1]) == 3.0
+    assert 0 < python_loop_s(n=500_000, repeats=1) < 60
