@@ -25,9 +25,9 @@ from ui.quiz import predict_then_reveal
 from ui.tooltips import softmax_tooltips, weighted_sum_tooltips
 
 STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
-#: Session-state keys of this page (not in the URL): whether the own-input expander is open, the editor's widget
-#: state and the input it last accepted.
-OWN, EDITOR, LAST_VALID = "own_input", "x_editor", "_worked_last_valid"
+#: Session-state keys of this page (not in the URL): whether the own-input and value-vector expanders are open,
+#: the editor's widget state and the input it last accepted.
+OWN, VALUES, EDITOR, LAST_VALID = "own_input", "v_rows", "x_editor", "_worked_last_valid"
 
 
 def url_input() -> tuple[tuple[str, ...], np.ndarray]:
@@ -229,7 +229,7 @@ def live() -> None:
         i = labels.index(token)
         terms = " + ".join(f"{ex.weights[i, j]:.3f}\\,v_{{{j + 1}}}" for j in range(n_tokens))
         st.latex(rf"\text{{output}}_{{\text{{{ex.tokens[i]}}}}} = {terms} = {fmt_vec(ex.output[i])}")
-        values = st.expander("The value vectors v₁ … v_T", key="v_rows", on_change="rerun")
+        values = st.expander("The value vectors v₁ … v_T", key=VALUES, on_change="rerun")
         if values.open:  # sent only when open: closed, the browser would typeset it again on every step
             rows = r"\\".join(rf"v_{{{j + 1}}} = {fmt_vec(ex.V[j])}\ \ (\text{{{t}}})" for j, t in enumerate(ex.tokens))
             values.latex(r"\begin{gathered}" + rows + r"\end{gathered}")

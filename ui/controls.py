@@ -469,7 +469,8 @@ def ignored_query_params(incoming: dict[str, str | list[str]]) -> dict[str, str]
 
 
 #: Session-state key of the sidebar slot that shows the share link. The router fills it in on every full run
-#: (`link_slot`); a page's fragment writes the link into it (`page_fragment`). Not in the URL.
+#: (`link_slot`); a page's fragment writes the link into it (`page_fragment`). Not in the URL; nor is
+#: ``copy_link``, the key of the link's Copy button (`show_share_link`).
 LINK_SLOT = "_link_slot"
 
 
