@@ -69,7 +69,8 @@ st.latex(r"S = \frac{Q K^\top}{\sqrt{d_k}} \in \mathbb{R}^{T \times T}:\quad "
          r"T^2 d_k \text{ multiply-adds},\quad T^2 \text{ numbers per head and layer}")
 
 @page_fragment
-def live() -> None:
+def measure_section() -> None:
+    """Section 1, the measurement: a fragment nested in the page's (its sliders and button change nothing below)."""
     st.header("1 · Measure it")
     explain(
         "**core** is the NumPy function from the lesson (float64); **naive PyTorch** is the same three lines "
@@ -142,6 +143,10 @@ def live() -> None:
                 "time (ms)": st.column_config.NumberColumn(format="%.3f"),
                 "memory (MiB)": st.column_config.NumberColumn(format="%.3f")})
 
+
+@page_fragment
+def context_section() -> None:
+    """Section 2, real context lengths: a fragment nested in the page's (picking a model reruns only this section)."""
     st.header("2 · At real context lengths")
     explain(
         "No measuring needed for this part: a T × T matrix of weights has T² entries of 2 bytes (float16) or "
@@ -171,6 +176,11 @@ def live() -> None:
         "long-context models use fused (flash) attention, which never stores the matrix; the T² work remains."
     )
 
+
+@page_fragment
+def live() -> None:
+    measure_section()
+    context_section()
     show_source(naive_torch_attention, fused_attention, measure_attention_cost, loglog_slope, context_table)
 
 

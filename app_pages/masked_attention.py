@@ -54,6 +54,11 @@ def attention(seed: int, seq_len: int, causal: bool) -> tuple[list[str], MaskedA
     return unique_labels(tokens), masked_self_attention(X, W_q, W_k, W_v, causal=causal)
 
 
+def with_and_without_mask(seed: int, seq_len: int) -> tuple[MaskedAttention, MaskedAttention]:
+    """The same tokens through the same head, without and with the causal mask."""
+    return attention(seed, seq_len, causal=False)[1], attention(seed, seq_len, causal=True)[1]
+
+
 @st.cache_data(max_entries=256, show_spinner=False)
 def map_specs(seed: int, seq_len: int, causal: bool, cell: tuple[int, int] | None) -> dict[str, dict]:
     """The mask and score maps ("maps") and the weights ("weights") as Vega-Lite specs, built once per input.
@@ -105,6 +110,43 @@ st.latex(
     r"\operatorname{MaskedAttention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V,"
     r"\qquad M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
 )
+
+@page_fragment
+def generation_step(seed: int, seq_len: int, causal: bool) -> None:
+    """Section 3's body: one generation step, a fragment nested in the page's.
+
+    Its step slider changes nothing else on the page, so a step reruns only this part.
+    """
+    tokens = SENTENCE[:seq_len]
+    if seq_len > 1:
+        step = int(bound_slider("Generation step t", "step", 1, seq_len, min(4, seq_len),
+                                help="Token t (1-based) is being produced; tokens after it do not exist yet."))
+    else:
+        step = 1
+        st.caption("One token: the only step is t = 1.")
+    t = step - 1
+    seen = " ".join(tokens[:step])
+    unseen = " ".join(tokens[step:])
+    st.markdown(f"Step {step}: **{seen}**" + (f" :gray[{unseen}]" if unseen else "")
+                + f" — “{tokens[t]}” can see {step} token{'s' if step > 1 else ''}.")
+
+    full, masked = with_and_without_mask(seed, seq_len)
+    prefix_w, prefix_out = prefix_attention(masked.Q, masked.K, masked.V, step)
+    show_chart(step_spec(seed, seq_len, step),
+               alt="Bar charts of one token's attention weights without and with the causal mask")
+    visible_share = float(full.weights[t, :step].sum())
+    c1, c2, c3 = st.columns(3)
+    c1.metric("weight the visible keys had without the mask", f"{visible_share:.4f}",
+              help="Dividing the visible weights by this number gives the masked row.")
+    c2.metric("max |masked row − renormalised unmasked row|",
+              f"{max_abs_diff(masked.weights[t], renormalise_visible(full.weights[t], step)):.1e}")
+    c3.metric("max |masked row − softmax over the prefix only|",
+              f"{max_abs_diff(masked.weights[t, :step], prefix_w):.1e}",
+              help="The prefix softmax never sees the later tokens at all; the mask gives the same weights. "
+                   "So training on the whole masked sentence matches generating token by token.")
+    st.caption(f"The outputs agree too: max |masked output of token {step} − prefix-only output| = "
+               f"{max_abs_diff(masked.output[t], prefix_out):.1e}.")
+
 
 @page_fragment
 def live() -> None:
@@ -178,35 +220,7 @@ def live() -> None:
         r"A^{\text{mask}}_{tj} = 0\ (j > t)",
         keep_text=True,
     )
-    if seq_len > 1:
-        step = int(bound_slider("Generation step t", "step", 1, seq_len, min(4, seq_len),
-                                help="Token t (1-based) is being produced; tokens after it do not exist yet."))
-    else:
-        step = 1
-        st.caption("One token: the only step is t = 1.")
-    t = step - 1
-    seen = " ".join(tokens[:step])
-    unseen = " ".join(tokens[step:])
-    st.markdown(f"Step {step}: **{seen}**" + (f" :gray[{unseen}]" if unseen else "")
-                + f" — “{tokens[t]}” can see {step} token{'s' if step > 1 else ''}.")
-
-    full = res if not causal else attention(seed, seq_len, causal=False)[1]
-    masked = res if causal else attention(seed, seq_len, causal=True)[1]
-    prefix_w, prefix_out = prefix_attention(masked.Q, masked.K, masked.V, step)
-    show_chart(step_spec(seed, seq_len, step),
-               alt="Bar charts of one token's attention weights without and with the causal mask")
-    visible_share = float(full.weights[t, :step].sum())
-    c1, c2, c3 = st.columns(3)
-    c1.metric("weight the visible keys had without the mask", f"{visible_share:.4f}",
-              help="Dividing the visible weights by this number gives the masked row.")
-    c2.metric("max |masked row − renormalised unmasked row|",
-              f"{max_abs_diff(masked.weights[t], renormalise_visible(full.weights[t], step)):.1e}")
-    c3.metric("max |masked row − softmax over the prefix only|",
-              f"{max_abs_diff(masked.weights[t, :step], prefix_w):.1e}",
-              help="The prefix softmax never sees the later tokens at all; the mask gives the same weights. "
-                   "So training on the whole masked sentence matches generating token by token.")
-    st.caption(f"The outputs agree too: max |masked output of token {step} − prefix-only output| = "
-               f"{max_abs_diff(masked.output[t], prefix_out):.1e}.")
+    generation_step(seed, seq_len, causal)
 
     section(
         "Cross-check with PyTorch",
@@ -220,6 +234,7 @@ def live() -> None:
 
     with fixed_slot():
         if seq_len >= 2:
+            full, masked = with_and_without_mask(seed, seq_len)
             masked_first_last = float(masked.weights[0, -1])
             predict_then_reveal(
                 f"With the causal mask, how much weight can the first token “{labels[0]}” give to the last token "

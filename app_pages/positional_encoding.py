@@ -155,35 +155,8 @@ st.latex(
 )
 
 @page_fragment
-def live() -> None:
-    with st.container(horizontal=True, vertical_alignment="bottom"):
-        positions = int(bound_slider("Positions T", "positions", 1, 512, 5,
-                                     help="Number of positions (rows of the table), 1 to 512."))
-        d_model = int(bound_slider("d_model", "d_model", 1, 512, 8,
-                                   help="Embedding width (columns of the table). Odd widths end on a sine."))
-
-    pe, sim, offset_error = encoding_and_similarity(positions, d_model)
-
-    section(
-        "1 · The encoding table",
-        "One row per position, one column per dimension: this whole row is added to the embedding of "
-        "the token at that position. Even columns hold sines, odd columns cosines; read left to right, "
-        "the waves get slower.",
-        keep_text=True,
-    )
-    pe_chart, pe_is_image = table_spec(positions, d_model)
-    show_chart(pe_chart, alt="Heatmap of the positional-encoding table, position by dimension")
-    n_distinct = distinct_positions(pe)
-    st.caption(f"Distinct rows: {n_distinct} of {positions}"
-               + (": every position gets its own vector." if n_distinct == positions else ".")
-               + (" These 5 positions × 8 dimensions are the table the lesson prints, to its 3 decimals."
-                  if (positions, d_model) == (5, 8) else ""))
-    with fixed_slot():
-        if pe_is_image:
-            st.caption(f"{pe.size:,} cells drawn as one image, one pixel per cell (no hover values at this size; "
-                       f"tooltips return below {MAX_RECT_CELLS:,} cells). The numbers, for slides or a notebook:")
-            matrix_downloads("PE table", pe, [str(p) for p in range(positions)], [str(d) for d in range(d_model)])
-
+def waves_section(positions: int, d_model: int) -> None:
+    """Section 2, the waves: a fragment nested in the page's, so picking dimensions reruns only this section."""
     section(
         "2 · Waves of different lengths",
         "Each column of the table samples one wave at the integer positions. Dimensions 2i and 2i + 1 share "
@@ -214,6 +187,39 @@ def live() -> None:
                 + "Frequencies: " + ", ".join(f"ω of dim {d} = {omega[d]:.4g}" for d in dims)
                 + f". Shortest wavelength {lam.min():.2f}, longest {lam.max():,.2f} positions."
             )
+
+
+@page_fragment
+def live() -> None:
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        positions = int(bound_slider("Positions T", "positions", 1, 512, 5,
+                                     help="Number of positions (rows of the table), 1 to 512."))
+        d_model = int(bound_slider("d_model", "d_model", 1, 512, 8,
+                                   help="Embedding width (columns of the table). Odd widths end on a sine."))
+
+    pe, sim, offset_error = encoding_and_similarity(positions, d_model)
+
+    section(
+        "1 · The encoding table",
+        "One row per position, one column per dimension: this whole row is added to the embedding of "
+        "the token at that position. Even columns hold sines, odd columns cosines; read left to right, "
+        "the waves get slower.",
+        keep_text=True,
+    )
+    pe_chart, pe_is_image = table_spec(positions, d_model)
+    show_chart(pe_chart, alt="Heatmap of the positional-encoding table, position by dimension")
+    n_distinct = distinct_positions(pe)
+    st.caption(f"Distinct rows: {n_distinct} of {positions}"
+               + (": every position gets its own vector." if n_distinct == positions else ".")
+               + (" These 5 positions × 8 dimensions are the table the lesson prints, to its 3 decimals."
+                  if (positions, d_model) == (5, 8) else ""))
+    with fixed_slot():
+        if pe_is_image:
+            st.caption(f"{pe.size:,} cells drawn as one image, one pixel per cell (no hover values at this size; "
+                       f"tooltips return below {MAX_RECT_CELLS:,} cells). The numbers, for slides or a notebook:")
+            matrix_downloads("PE table", pe, [str(p) for p in range(positions)], [str(d) for d in range(d_model)])
+
+    waves_section(positions, d_model)
 
     section(
         "3 · Nearby positions are similar",

@@ -158,6 +158,99 @@ st.latex(
 )
 
 @page_fragment
+def show_results(trainer: Trainer) -> None:
+    """Curves, attention snapshots and the try-it box of a (possibly partial) run.
+
+    A fragment nested in the page's: the checkpoint slider and the digits box rerun only this part, not the
+    dozen settings above it.
+    """
+    r, config = trainer.result, trainer.config
+    task, pos, steps, seq_len, vocab = config.task, config.pos, config.steps, config.seq_len, config.vocab
+    if not r.complete:
+        st.warning(f"Training stopped at step {r.steps_done} of {steps}: everything below is the run so far. "
+                   "**Continue training** picks it up exactly where it stopped.", icon=":material/pause:")
+
+    st.header("1 · Learning curves")
+    reached = r.steps_to_accuracy(TARGET_ACCURACY)
+    with st.container(horizontal=True):
+        st.metric("Held-out accuracy, per token", f"{r.eval_accuracy[-1]:.1%}", border=True,
+                  help="Share of output digits right on sequences never trained on.")
+        st.metric("Whole sequence right", f"{r.eval_sequence_accuracy[-1]:.1%}", border=True)
+        st.metric(f"First step at ≥ {TARGET_ACCURACY:.0%}", "not reached" if reached is None else f"{reached}",
+                  border=True)
+        st.metric("Training time", f"{r.elapsed_s:.1f} s", border=True, help="Wall time on this server's CPU.")
+
+    if pos == "none" and task != "copy":
+        st.warning(
+            f"**Without positional encoding the model cannot learn to {TASKS[task]}.** It reached "
+            f"{r.eval_accuracy[-1]:.1%} per-token accuracy on held-out sequences (guessing: {1 / vocab:.1%}). "
+            "Attention alone is blind to order: every position sees the same set of tokens plus its own, so "
+            "position i cannot tell that it is position i, nor which key holds its answer. It beats guessing "
+            "only by betting on digits it knows are in the sequence. Switch positional encoding back on and "
+            "train again.",
+            icon=":material/warning:",
+        )
+    elif pos == "none":
+        st.info("Copy needs no positions: each output is its own input, carried by the residual stream.")
+    elif task != "copy":
+        st.caption("Try **Positional encoding: none** and train again: without positions, attention cannot tell "
+                   f"where anything is, and the model cannot learn to {TASKS[task]}.")
+
+    ckpt = int(bound_select_slider(
+        "Checkpoint (training step)", "ckpt", r.checkpoint_steps, r.checkpoint_steps[-1],
+        help="Scrub through training: the black rule on the curves and the attention maps below follow it.",
+    ))
+    c = r.checkpoint_steps.index(ckpt)
+    show_chart(curves(r, ckpt), alt="Loss and accuracy against the training step")
+
+    st.header("2 · Attention, checkpoint by checkpoint")
+    probe = r.probe
+    probe_target = make_targets(torch.as_tensor(probe)[None], task)[0].numpy()
+    at_ckpt = answer_attention(r.attention[c], probe, probe_target)  # (L, H)
+    explain(
+        f"The held-out sequence {' '.join(map(str, probe))} through every layer and head at step {ckpt}. "
+        f"Rows are queries (the position writing an answer), columns keys. For the {task} task, {PATTERN[task]}. "
+        "At step 0 the weights are random and so are the maps."
+    )
+    st.latex(r"A = \operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right),\ "
+             r"Q = \operatorname{LN}(H)\,W_q,\ K = \operatorname{LN}(H)\,W_k,\qquad "
+             r"\text{attention on the answer} = \frac{1}{T}\sum_i \sum_{j:\,x_j = y_i} A_{ij}")
+    show_chart(attention_grid(r.attention[c], probe, cell_size=cell_size(seq_len)),
+               alt=f"Attention maps of every layer and head at step {ckpt}")
+    st.caption("Attention on the positions that hold the answer, at this checkpoint: " + "; ".join(
+        f"layer {li + 1} head {h + 1}: {at_ckpt[li, h]:.0%}" for li in range(at_ckpt.shape[0])
+        for h in range(at_ckpt.shape[1])) + ".")
+
+    st.header("3 · Try your own input")
+    explain("Type digits (spaces optional) and see what the model answers at the checkpoint chosen above, "
+            "and where it looks to answer.")
+    typed = tokens_input("Your digits", "digits", DEFAULT_DIGITS, max_tokens=MAX_SEQ_LEN,
+                         help=f"Up to {seq_len} digits from 0 to {vocab - 1}, e.g. 3 1 4 1 or 3141.")
+    try:
+        x = parse_digits(" ".join(typed), vocab, MAX_SEQ_LEN)
+    except ValueError as err:
+        st.warning(f"{err} Showing the held-out sequence instead.", icon=":material/edit_off:")
+        x = [int(t) for t in probe]
+    if len(x) > seq_len:
+        st.caption(f"Only the first {seq_len} of your {len(x)} digits are used: the model has {seq_len} positions.")
+        x = x[:seq_len]
+    pred, probs, maps = predict(r.model_at(c), x)
+    target = make_targets(torch.as_tensor(x)[None], task)[0].numpy()
+    n_right = int((pred == target).sum())
+    st.markdown(
+        f"input `{' '.join(map(str, x))}` → model `{' '.join(map(str, pred))}` · correct answer "
+        f"`{' '.join(map(str, target))}` · **{n_right} of {len(x)} digits right** at step {ckpt}"
+    )
+    if len(x) < seq_len:
+        st.caption(f"The model only ever saw sequences of {seq_len} digits; shorter ones put the last digit at a "
+                   "position that meant something else in training, so expect mistakes.")
+    show_chart(attention_grid(maps, x, cell_size=cell_size(len(x))), alt="Attention maps for your input",
+               export=False)
+    show_chart(probabilities_map(probs, x, cell_size=cell_size(max(len(x), vocab))), export=False,
+               alt="Predicted probability of every digit at every position")
+
+
+@page_fragment
 def live() -> None:
     with st.container(horizontal=True, vertical_alignment="bottom"):
         task = bound_choice("Task", "task", list(TASKS), "reverse",
@@ -203,93 +296,6 @@ def live() -> None:
                            "changing a display control never retrains."):
         train_live(config, runs, buttons)
         st.rerun()  # redraw from the stored run: the button now reads "Trained", the live view gives way to the results
-
-    def show_results(trainer: Trainer) -> None:
-        """Curves, attention snapshots and the try-it box of a (possibly partial) run."""
-        r = trainer.result
-        if not r.complete:
-            st.warning(f"Training stopped at step {r.steps_done} of {steps}: everything below is the run so far. "
-                       "**Continue training** picks it up exactly where it stopped.", icon=":material/pause:")
-
-        st.header("1 · Learning curves")
-        reached = r.steps_to_accuracy(TARGET_ACCURACY)
-        with st.container(horizontal=True):
-            st.metric("Held-out accuracy, per token", f"{r.eval_accuracy[-1]:.1%}", border=True,
-                      help="Share of output digits right on sequences never trained on.")
-            st.metric("Whole sequence right", f"{r.eval_sequence_accuracy[-1]:.1%}", border=True)
-            st.metric(f"First step at ≥ {TARGET_ACCURACY:.0%}", "not reached" if reached is None else f"{reached}",
-                      border=True)
-            st.metric("Training time", f"{r.elapsed_s:.1f} s", border=True, help="Wall time on this server's CPU.")
-
-        if pos == "none" and task != "copy":
-            st.warning(
-                f"**Without positional encoding the model cannot learn to {TASKS[task]}.** It reached "
-                f"{r.eval_accuracy[-1]:.1%} per-token accuracy on held-out sequences (guessing: {1 / vocab:.1%}). "
-                "Attention alone is blind to order: every position sees the same set of tokens plus its own, so "
-                "position i cannot tell that it is position i, nor which key holds its answer. It beats guessing "
-                "only by betting on digits it knows are in the sequence. Switch positional encoding back on and "
-                "train again.",
-                icon=":material/warning:",
-            )
-        elif pos == "none":
-            st.info("Copy needs no positions: each output is its own input, carried by the residual stream.")
-        elif task != "copy":
-            st.caption("Try **Positional encoding: none** and train again: without positions, attention cannot tell "
-                       f"where anything is, and the model cannot learn to {TASKS[task]}.")
-
-        ckpt = int(bound_select_slider(
-            "Checkpoint (training step)", "ckpt", r.checkpoint_steps, r.checkpoint_steps[-1],
-            help="Scrub through training: the black rule on the curves and the attention maps below follow it.",
-        ))
-        c = r.checkpoint_steps.index(ckpt)
-        show_chart(curves(r, ckpt), alt="Loss and accuracy against the training step")
-
-        st.header("2 · Attention, checkpoint by checkpoint")
-        probe = r.probe
-        probe_target = make_targets(torch.as_tensor(probe)[None], task)[0].numpy()
-        at_ckpt = answer_attention(r.attention[c], probe, probe_target)  # (L, H)
-        explain(
-            f"The held-out sequence {' '.join(map(str, probe))} through every layer and head at step {ckpt}. "
-            f"Rows are queries (the position writing an answer), columns keys. For the {task} task, {PATTERN[task]}. "
-            "At step 0 the weights are random and so are the maps."
-        )
-        st.latex(r"A = \operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right),\ "
-                 r"Q = \operatorname{LN}(H)\,W_q,\ K = \operatorname{LN}(H)\,W_k,\qquad "
-                 r"\text{attention on the answer} = \frac{1}{T}\sum_i \sum_{j:\,x_j = y_i} A_{ij}")
-        show_chart(attention_grid(r.attention[c], probe, cell_size=cell_size(seq_len)),
-                   alt=f"Attention maps of every layer and head at step {ckpt}")
-        st.caption("Attention on the positions that hold the answer, at this checkpoint: " + "; ".join(
-            f"layer {li + 1} head {h + 1}: {at_ckpt[li, h]:.0%}" for li in range(at_ckpt.shape[0])
-            for h in range(at_ckpt.shape[1])) + ".")
-
-        st.header("3 · Try your own input")
-        explain("Type digits (spaces optional) and see what the model answers at the checkpoint chosen above, "
-                "and where it looks to answer.")
-        typed = tokens_input("Your digits", "digits", DEFAULT_DIGITS, max_tokens=MAX_SEQ_LEN,
-                             help=f"Up to {seq_len} digits from 0 to {vocab - 1}, e.g. 3 1 4 1 or 3141.")
-        try:
-            x = parse_digits(" ".join(typed), vocab, MAX_SEQ_LEN)
-        except ValueError as err:
-            st.warning(f"{err} Showing the held-out sequence instead.", icon=":material/edit_off:")
-            x = [int(t) for t in probe]
-        if len(x) > seq_len:
-            st.caption(f"Only the first {seq_len} of your {len(x)} digits are used: the model has {seq_len} positions.")
-            x = x[:seq_len]
-        pred, probs, maps = predict(r.model_at(c), x)
-        target = make_targets(torch.as_tensor(x)[None], task)[0].numpy()
-        n_right = int((pred == target).sum())
-        st.markdown(
-            f"input `{' '.join(map(str, x))}` → model `{' '.join(map(str, pred))}` · correct answer "
-            f"`{' '.join(map(str, target))}` · **{n_right} of {len(x)} digits right** at step {ckpt}"
-        )
-        if len(x) < seq_len:
-            st.caption(f"The model only ever saw sequences of {seq_len} digits; shorter ones put the last digit at a "
-                       "position that meant something else in training, so expect mistakes.")
-        show_chart(attention_grid(maps, x, cell_size=cell_size(len(x))), alt="Attention maps for your input",
-                   export=False)
-        show_chart(probabilities_map(probs, x, cell_size=cell_size(max(len(x), vocab))), export=False,
-                   alt="Predicted probability of every digit at every position")
-
 
     if trainer is None:
         st.info("Not trained yet: press **Train**. Runs you finish are kept for this session, per setting.",

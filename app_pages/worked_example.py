@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import LESSON_TOKENS, LESSON_X, scaled_dot_product_attention, softmax, worked_example
+from core import LESSON_TOKENS, LESSON_X, WorkedExample, scaled_dot_product_attention, softmax, worked_example
 from core.user_input import format_matrix, parse_matrix, validate_input
 from ui.charts import grid, heatmap, side_by_side, to_spec, unique_labels
 from ui.controls import (
@@ -147,6 +147,24 @@ def fmt_vec(v: np.ndarray) -> str:
     return r"\begin{bmatrix}" + " & ".join(f"{x:.3f}" for x in v) + r"\end{bmatrix}"
 
 
+@page_fragment
+def explain_output(ex: WorkedExample, labels: list[str]) -> None:
+    """One token's output as a weighted sum of the values: a fragment nested in the page's.
+
+    Its token choice and the value-vector expander change nothing else, so they rerun only this part.
+    """
+    n_tokens = len(labels)
+    token = bound_choice("Explain the output of token", "token", labels, default=labels[0],
+                         help="Shows this token's output as the weighted sum of the value vectors.")
+    i = labels.index(token)
+    terms = " + ".join(f"{ex.weights[i, j]:.3f}\\,v_{{{j + 1}}}" for j in range(n_tokens))
+    st.latex(rf"\text{{output}}_{{\text{{{ex.tokens[i]}}}}} = {terms} = {fmt_vec(ex.output[i])}")
+    values = st.expander("The value vectors v₁ … v_T", key=VALUES, on_change="rerun")
+    if values.open:  # sent only when open: closed, the browser would typeset it again on every step
+        rows = r"\\".join(rf"v_{{{j + 1}}} = {fmt_vec(ex.V[j])}\ \ (\text{{{t}}})" for j, t in enumerate(ex.tokens))
+        values.latex(r"\begin{gathered}" + rows + r"\end{gathered}")
+
+
 st.title("Worked example: three tokens, by hand")
 explain(
     "Tokens, each already an embedding vector, go through one attention head. Every matrix below is "
@@ -224,15 +242,7 @@ def live() -> None:
                 formula=r"\text{output} = A V,\qquad \text{output}_i = \sum_j A_{ij}\, v_j")
         show_chart(specs["output"], alt="Heatmap of the output matrix")
 
-        token = bound_choice("Explain the output of token", "token", labels, default=labels[0],
-                             help="Shows this token's output as the weighted sum of the value vectors.")
-        i = labels.index(token)
-        terms = " + ".join(f"{ex.weights[i, j]:.3f}\\,v_{{{j + 1}}}" for j in range(n_tokens))
-        st.latex(rf"\text{{output}}_{{\text{{{ex.tokens[i]}}}}} = {terms} = {fmt_vec(ex.output[i])}")
-        values = st.expander("The value vectors v₁ … v_T", key=VALUES, on_change="rerun")
-        if values.open:  # sent only when open: closed, the browser would typeset it again on every step
-            rows = r"\\".join(rf"v_{{{j + 1}}} = {fmt_vec(ex.V[j])}\ \ (\text{{{t}}})" for j, t in enumerate(ex.tokens))
-            values.latex(r"\begin{gathered}" + rows + r"\end{gathered}")
+        explain_output(ex, labels)
 
         section("Cross-check with PyTorch")
         check = st.expander("Run the same Q, K and V through PyTorch", key="check", bind="query-params",

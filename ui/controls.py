@@ -16,6 +16,7 @@ import hashlib
 import inspect
 import json
 import re
+import threading
 import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -528,7 +529,11 @@ def show_share_link() -> None:
         _copy_link_button(key="copy_link")
 
 
-def page_fragment(body: Callable[[], None]) -> Callable[[], None]:
+#: How deep the running script is in nested `page_fragment` s (each session's script runs in its own thread).
+_fragment_nesting = threading.local()
+
+
+def page_fragment(body: Callable[..., None]) -> Callable[..., None]:
     """Run a page's live part as a fragment: a change to one of its widgets reruns only `body`.
 
     Use it on everything of a page below its title and introduction::
@@ -545,15 +550,29 @@ def page_fragment(body: Callable[[], None]) -> Callable[[], None]:
     sends only `body`'s elements. The one app-wide element that follows the page's widgets, the share
     link in the sidebar, is written by the fragment itself, after `body`, so it is never a step behind.
     Widgets outside the fragment (presenter mode, in the sidebar) still rerun the whole app.
+
+    Fragments nest: a section whose widgets change nothing above or below it can be a `page_fragment`
+    of its own, called from the page's with what it needs (a rerun of it alone reuses those arguments).
+    Its widgets then rerun only that section. The link is written by the outermost fragment of a run:
+    the page's on a page step, the section's when the section reruns alone.
     """
 
     @st.fragment
     @functools.wraps(body)
-    def run() -> None:
+    def run(*args: Any, **kwargs: Any) -> None:
+        depth = getattr(_fragment_nesting, "depth", 0)  # fragments of this script run already entered
+        slot = st.session_state.get(LINK_SLOT)
+        if depth > 0 and slot is not None:
+            # Streamlit lets a fragment rerun write outside its body only where it wrote on the last bigger run.
+            # The outer fragment overwrites this placeholder with the link when it finishes.
+            slot.empty()
+        _fragment_nesting.depth = depth + 1
         try:
-            body()
+            body(*args, **kwargs)
         finally:  # also after st.stop() in the body, so the link is always there
-            show_share_link()
+            _fragment_nesting.depth = depth
+            if depth == 0:
+                show_share_link()
 
     return run
 

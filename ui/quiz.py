@@ -13,6 +13,9 @@ Usage, on any page::
 
 The choice lives in session state only, never in the URL: a shared link must not give the
 answer away. After "Reveal" the choice is locked; "Try another answer" starts over.
+
+The quiz is a fragment (`st.fragment`): picking an answer or revealing it reruns the quiz alone, not
+the page around it with its charts. It needs no share link of its own (nothing of it is in the URL).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ def _state_key(key: str, part: str) -> str:
     return f"quiz_{key}_{part}"
 
 
+@st.fragment
 def predict_then_reveal(
     question: str,
     options: Sequence[str],
