@@ -109,38 +109,53 @@ def own_input() -> tuple[tuple[str, ...], np.ndarray]:
     return tokens, X
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def chart_specs(seed: int, tokens: tuple[str, ...], X: np.ndarray, cell: tuple[int, int] | None) -> dict[str, dict]:
-    """Every chart of the page as a Vega-Lite spec, built once per input (building Altair charts is the slow part)."""
+#: The page's charts, in the order they are drawn (`chart_spec`).
+CHARTS = ("X", "projections", "raw scores", "scores", "weights", "output")
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def chart_spec(name: str, seed: int, tokens: tuple[str, ...], X: np.ndarray, cell: tuple[int, int] | None) -> dict:
+    """One of the page's `CHARTS` as a Vega-Lite spec, built once per input (building Altair charts is the slow part).
+
+    One chart per call, so each is sent as soon as it is built (the browser draws the first while the next is
+    built) and a clicked cell, which only highlights Q and K, rebuilds the projections alone.
+    """
     ex = worked_example(seed, X=X, tokens=tokens)
     labels = unique_labels(ex.tokens)
     n_tokens, d_model = ex.X.shape
     dims = [f"d{j}" for j in range(d_model)]
-    q_row, k_row = (None, None) if cell is None else ([cell[0]], [cell[1]])
-    w_kw = dict(row_labels=dims, col_labels=dims, x_title="out dim", y_title="in dim", value_format=".1f")
     qkv_kw = dict(row_labels=labels, col_labels=dims, x_title="dim", y_title="token")
     score_kw = dict(row_labels=labels, col_labels=labels, x_title="key token", y_title="query token")
-    products = np.array([[" + ".join(f"{a:.2f}×{b:.2f}" for a, b in zip(ex.Q[i], ex.K[j], strict=True))
-                          for j in range(n_tokens)] for i in range(n_tokens)], dtype=object)
-    scores_max = float(np.abs(ex.raw_scores).max()) or 1.0
-    raw = heatmap(ex.raw_scores, title="raw scores Q Kᵀ", domain=(-scores_max, scores_max),
-                  extra={"q_i · k_j": products}, **score_kw)
-    scaled = heatmap(ex.scaled_scores, title=f"scaled scores Q Kᵀ / √{ex.d_k}", domain=(-scores_max, scores_max),
-                     **score_kw)
-    charts = {
-        "X": heatmap(ex.X, row_labels=labels, col_labels=dims, title="X", x_title="embedding dim", y_title="token"),
-        "projections": grid(heatmap(ex.W_q, title="W_q", **w_kw), heatmap(ex.W_k, title="W_k", **w_kw),
-                            heatmap(ex.W_v, title="W_v", **w_kw),
-                            heatmap(ex.Q, title="Q", highlight_rows=q_row, **qkv_kw),
-                            heatmap(ex.K, title="K", highlight_rows=k_row, **qkv_kw),
-                            heatmap(ex.V, title="V", **qkv_kw), columns=3),
-        "raw scores": side_by_side(raw, shared_color=True),
-        "scores": side_by_side(raw, scaled, shared_color=True),
-        "weights": heatmap(ex.weights, signed=False, title="attention weights A", select="cell",
-                           extra=softmax_tooltips(ex.Q, ex.K, row_labels=labels, col_labels=labels), **score_kw),
-        "output": heatmap(ex.output, title="output = A V", extra=weighted_sum_tooltips(ex.weights, ex.V), **qkv_kw),
-    }
-    return {name: to_spec(chart) for name, chart in charts.items()}
+    if name == "X":
+        chart = heatmap(ex.X, row_labels=labels, col_labels=dims, title="X", x_title="embedding dim", y_title="token")
+    elif name == "projections":
+        w_kw = dict(row_labels=dims, col_labels=dims, x_title="out dim", y_title="in dim", value_format=".1f")
+        q_row, k_row = (None, None) if cell is None else ([cell[0]], [cell[1]])
+        chart = grid(heatmap(ex.W_q, title="W_q", **w_kw), heatmap(ex.W_k, title="W_k", **w_kw),
+                     heatmap(ex.W_v, title="W_v", **w_kw),
+                     heatmap(ex.Q, title="Q", highlight_rows=q_row, **qkv_kw),
+                     heatmap(ex.K, title="K", highlight_rows=k_row, **qkv_kw),
+                     heatmap(ex.V, title="V", **qkv_kw), columns=3)
+    elif name in ("raw scores", "scores"):
+        products = np.array([[" + ".join(f"{a:.2f}×{b:.2f}" for a, b in zip(ex.Q[i], ex.K[j], strict=True))
+                              for j in range(n_tokens)] for i in range(n_tokens)], dtype=object)
+        scores_max = float(np.abs(ex.raw_scores).max()) or 1.0
+        raw = heatmap(ex.raw_scores, title="raw scores Q Kᵀ", domain=(-scores_max, scores_max),
+                      extra={"q_i · k_j": products}, **score_kw)
+        if name == "raw scores":
+            chart = side_by_side(raw, shared_color=True)
+        else:
+            scaled = heatmap(ex.scaled_scores, title=f"scaled scores Q Kᵀ / √{ex.d_k}",
+                             domain=(-scores_max, scores_max), **score_kw)
+            chart = side_by_side(raw, scaled, shared_color=True)
+    elif name == "weights":
+        chart = heatmap(ex.weights, signed=False, title="attention weights A", select="cell",
+                        extra=softmax_tooltips(ex.Q, ex.K, row_labels=labels, col_labels=labels), **score_kw)
+    elif name == "output":
+        chart = heatmap(ex.output, title="output = A V", extra=weighted_sum_tooltips(ex.weights, ex.V), **qkv_kw)
+    else:
+        raise ValueError(f"unknown chart {name!r}; the page's charts are {CHARTS}.")
+    return to_spec(chart)
 
 
 def fmt_vec(v: np.ndarray) -> str:
@@ -187,8 +202,11 @@ def live() -> None:
 
     section("1 · Embeddings X", "One row per token: the input the head starts from.",
             rf"X \in \mathbb{{R}}^{{T \times d_{{model}}}},\quad T = {n_tokens},\ d_{{model}} = {d_model}")
-    specs = chart_specs(seed, ex.tokens, ex.X, cell)
-    show_chart(specs["X"], alt="Heatmap of the embedding matrix X")
+
+    def spec(name: str) -> dict:
+        return chart_spec(name, seed, ex.tokens, ex.X, cell if name == "projections" else None)
+
+    show_chart(spec("X"), alt="Heatmap of the embedding matrix X")
 
     if stage >= 1:
         section(
@@ -198,7 +216,7 @@ def live() -> None:
             "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them.",
             r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v",
         )
-        show_chart(specs["projections"], alt="Heatmaps of W_q, W_k and W_v, and below them Q, K and V")
+        show_chart(spec("projections"), alt="Heatmaps of W_q, W_k and W_v, and below them Q, K and V")
         with fixed_slot():
             if cell is not None:
                 st.caption(f"Highlighted: the query of “{labels[cell[0]]}” and the key of “{labels[cell[1]]}”, "
@@ -213,7 +231,7 @@ def live() -> None:
                     "growing with the key width, which would push the softmax into saturation.",
                     r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}")
             scores = "scores"
-        show_chart(specs[scores], alt="Heatmaps of the raw and scaled attention scores")
+        show_chart(spec(scores), alt="Heatmaps of the raw and scaled attention scores")
 
     if stage >= 3 and n_tokens >= 2:
         focus = 1  # "cat" in the lesson's example
@@ -232,7 +250,7 @@ def live() -> None:
                 "query token pays to every token, itself included. **Click a cell** to highlight the query and key "
                 "that produced it in Q and K above.",
                 r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_{j'} e^{\tilde S_{ij'}}},\qquad \sum_j A_{ij} = 1")
-        show_chart(specs["weights"], alt="Heatmap of the attention weights", on_select="rerun", key="cell",
+        show_chart(spec("weights"), alt="Heatmap of the attention weights", on_select="rerun", key="cell",
                    selection_mode="cell")
         row_sums = ex.weights.sum(axis=1)  # (T,): 1 for every query
         st.caption("Row sums: " + ", ".join(f"{lab}: {s:.3f}" for lab, s in zip(labels, row_sums, strict=True)))
@@ -240,7 +258,7 @@ def live() -> None:
     if stage >= 5:
         section("6 · Output: a weighted blend of the values",
                 formula=r"\text{output} = A V,\qquad \text{output}_i = \sum_j A_{ij}\, v_j")
-        show_chart(specs["output"], alt="Heatmap of the output matrix")
+        show_chart(spec("output"), alt="Heatmap of the output matrix")
 
         explain_output(ex, labels)
 

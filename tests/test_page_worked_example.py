@@ -162,3 +162,26 @@ def test_each_section_is_one_element_and_presenter_mode_drops_its_explanation(pr
     assert r"T = 3,\ d_{model} = 4" in first and first.endswith("\n$$")  # the formula, computed from X
     assert ("One row per token" in first) is (present == "false")
     assert not at.header and not any(r"\frac{Q K^\top}{\sqrt{d_k}}" in m.value for m in at.latex)
+
+
+def test_a_clicked_cell_rebuilds_only_the_projections(monkeypatch):
+    """Each chart is built by its own cached call: a click only highlights rows of Q and K, so only the grid of
+    W_q, W_k, W_v, Q, K and V (six heatmaps) is built again; the other charts come from the cache."""
+    import streamlit as st
+
+    import ui.charts
+    from tests.apptest_clicks import click_cell
+
+    st.cache_data.clear()
+    at = run_page(PAGE, seed="7")
+    built: list[str] = []
+    heatmap = ui.charts.heatmap
+
+    def counting_heatmap(matrix, **kwargs):
+        built.append(kwargs.get("title", ""))
+        return heatmap(matrix, **kwargs)
+
+    monkeypatch.setattr(ui.charts, "heatmap", counting_heatmap)
+    at = click_cell(at, "cell", 1, 2)
+    assert not at.exception
+    assert sorted(built) == ["K", "Q", "V", "W_k", "W_q", "W_v"]
