@@ -1,5 +1,8 @@
 """Chart builders, tested through `to_dict()`: encodings, scales and the data they carry."""
 
+import json
+
+import altair as alt
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +16,7 @@ from ui.charts import (
     heatmap,
     line_chart,
     matrix_frame,
+    records,
     side_by_side,
     to_spec,
     unique_labels,
@@ -34,6 +38,25 @@ def test_matrix_frame_is_row_major_with_labels():
         matrix_frame(np.ones(3))
     with pytest.raises(ValueError, match="labels"):
         matrix_frame(np.ones((2, 2)), ["a"], ["x", "y"])
+
+
+def test_records_are_plain_json_with_null_for_non_finite_numbers():
+    rows = records({"v": np.array([1.5, -np.inf, np.nan]), "i": np.arange(3), "s": np.array(["a", "b", "c"], object)})
+    assert rows == [{"v": 1.5, "i": 0, "s": "a"}, {"v": None, "i": 1, "s": "b"}, {"v": None, "i": 2, "s": "c"}]
+    assert json.loads(json.dumps(rows)) == rows  # Python numbers, not NumPy scalars
+
+
+def test_heatmap_data_is_records_equal_to_what_altair_makes_of_a_frame():
+    """The heatmap hands Altair records (faster to build than a DataFrame); the cells must be the same,
+    a masked −∞ score included (null: drawn as a missing cell)."""
+    m = np.array([[0.5, -np.inf], [1.0, 2.0]])
+    chart = heatmap(m, row_labels=["a", "b"], col_labels=["x", "y"], domain=(-2, 2),
+                    extra={"note": np.array([["p", "q"], ["r", "s"]])})
+    assert isinstance(chart.data, alt.InlineData)
+    _, values = spec_and_data(chart)
+    frame = matrix_frame(m, ["a", "b"], ["x", "y"]).assign(x0=["p", "q", "r", "s"])
+    (from_frame,) = alt.Chart(frame).mark_rect().to_dict()["datasets"].values()
+    assert [{k: row[k] for k in from_frame[0]} for row in values] == from_frame
 
 
 def test_repeated_tokens_get_distinct_labels():
