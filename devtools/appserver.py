@@ -35,7 +35,7 @@ class AppServer:
     def start(self) -> AppServer:
         cmd = [sys.executable, "-m", "streamlit", "run", self.script, "--server.headless", "true",
                "--server.port", str(self.port), "--server.address", "127.0.0.1",
-               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+               "--browser.gatherUsageStats", "false"]  # the rest as `.streamlit/config.toml` ships it
         self.started_at = time.perf_counter()
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                      env={**os.environ, "PYTHONUNBUFFERED": "1"})

@@ -32,3 +32,10 @@ def test_no_forced_garbage_collection_after_each_run(project_config):
 def test_headless_without_usage_statistics(project_config):
     assert project_config("server.headless") is True
     assert project_config("browser.gatherUsageStats") is False
+
+
+def test_no_source_file_watching(project_config):
+    # Watching polls every source file from background threads and rescans the imported modules on the
+    # event loop after a run that imported new ones (0.3 s once PyTorch is in): not for an app that is run,
+    # not edited. The browser tests and the benchmark run the server with this file's settings.
+    assert project_config("server.fileWatcherType") == "none"
