@@ -54,11 +54,6 @@ def attention(seed: int, seq_len: int, causal: bool) -> tuple[list[str], MaskedA
     return unique_labels(tokens), masked_self_attention(X, W_q, W_k, W_v, causal=causal)
 
 
-def with_and_without_mask(seed: int, seq_len: int) -> tuple[MaskedAttention, MaskedAttention]:
-    """The same tokens through the same head, without and with the causal mask."""
-    return attention(seed, seq_len, causal=False)[1], attention(seed, seq_len, causal=True)[1]
-
-
 @st.cache_data(max_entries=256, show_spinner=False)
 def map_specs(seed: int, seq_len: int, causal: bool, cell: tuple[int, int] | None) -> dict[str, dict]:
     """The mask and score maps ("maps") and the weights ("weights") as Vega-Lite specs, built once per input.
@@ -131,7 +126,7 @@ def generation_step(seed: int, seq_len: int, causal: bool) -> None:
     st.markdown(f"Step {step}: **{seen}**" + (f" :gray[{unseen}]" if unseen else "")
                 + f" — “{tokens[t]}” can see {step} token{'s' if step > 1 else ''}.")
 
-    full, masked = with_and_without_mask(seed, seq_len)
+    full, masked = (attention(seed, seq_len, causal=c)[1] for c in (False, True))  # this step needs both
     prefix_w, prefix_out = prefix_attention(masked.Q, masked.K, masked.V, step)
     show_chart(step_spec(seed, seq_len, step),
                alt="Bar charts of one token's attention weights without and with the causal mask")
@@ -235,7 +230,8 @@ def live() -> None:
 
     with fixed_slot():
         if seq_len >= 2:
-            full, masked = with_and_without_mask(seed, seq_len)
+            full = res if not causal else attention(seed, seq_len, causal=False)[1]
+            masked = res if causal else attention(seed, seq_len, causal=True)[1]
             masked_first_last = float(masked.weights[0, -1])
             predict_then_reveal(
                 f"With the causal mask, how much weight can the first token “{labels[0]}” give to the last token "
