@@ -1,51 +1,70 @@
-"""Attention, interactively: the router and the app-wide sidebar. Nothing else lives here."""
+"""Attention, interactively: the router and the app-wide sidebar. Nothing else lives here.
+
+`streamlit run streamlit_app.py` uses this file twice. It first imports it as a module, finds `app` (an `st.App`)
+and serves it; that start-up imports the first page's libraries while the browser is still loading Streamlit's
+front end (`ui.warmup.lifespan`). Every visitor's run then executes the file as a script (`__name__` is
+``"__main__"``), which draws the router and the sidebar (`main`).
+"""
 
 import streamlit as st
 
-from ui.controls import bound_toggle, ignored_query_params, link_slot, query_snapshot
-from ui.warmup import import_in_background
+from ui.warmup import import_in_background, lifespan
 
-st.set_page_config(page_title="Attention, interactively", page_icon="🧮", layout="wide")
 
-# In the lesson's order. The worked example is the landing page ("/").
-LESSON = [
-    st.Page("app_pages/soft_lookup.py", title="Attention as a soft lookup", icon=":material/search:"),
-    st.Page("app_pages/worked_example.py", title="Worked example", icon=":material/calculate:", default=True),
-    st.Page("app_pages/scaled_attention.py", title="Scaling by √d_k", icon=":material/tune:"),
-    st.Page("app_pages/multi_head.py", title="Multi-head attention", icon=":material/view_column:"),
-    st.Page("app_pages/permutation.py", title="Order and permutation", icon=":material/shuffle:"),
-    st.Page("app_pages/positional_encoding.py", title="Positional encoding", icon=":material/waves:"),
-    st.Page("app_pages/masked_attention.py", title="Masked self-attention", icon=":material/visibility_off:"),
-    st.Page("app_pages/cross_attention.py", title="Encoder, decoder, cross-attention", icon=":material/swap_horiz:"),
-]
-BUILD = [
-    st.Page("app_pages/exercise.py", title="Build this: the exercise", icon=":material/code:"),
-]
-BEYOND = [
-    st.Page("app_pages/training.py", title="Watch attention learn", icon=":material/model_training:"),
-    st.Page("app_pages/pretrained.py", title="A real model's attention", icon=":material/psychology:"),
-    st.Page("app_pages/attention_cost.py", title="What attention costs", icon=":material/speed:"),
-]
+def main() -> None:
+    # Imported here, not at the top: the server's own import of this file must stay light (see `ui.warmup`).
+    from ui.controls import bound_toggle, ignored_query_params, link_slot, query_snapshot
 
-page = st.navigation({"The lesson": LESSON, "Build this": BUILD, "Beyond the lesson": BEYOND})
-incoming = query_snapshot()  # before any widget runs: what the link asked for
+    st.set_page_config(page_title="Attention, interactively", page_icon="🧮", layout="wide")
 
-with st.sidebar:
-    st.title("Attention, interactively")
-    st.caption("The Transformer's attention mechanism, one concept per page, every number computed live.")
-    bound_toggle("Presenter mode", "present", help="Larger chart text and cell values for a projector; "
-                 "long explanations are hidden. Part of the link, so slides can open straight into it.")
-    st.caption("Copy link to this view")
-    link_slot()  # filled in by the page (`ui.controls.page_fragment`), so it follows the page's own reruns
+    # In the lesson's order. The worked example is the landing page ("/").
+    lesson = [
+        st.Page("app_pages/soft_lookup.py", title="Attention as a soft lookup", icon=":material/search:"),
+        st.Page("app_pages/worked_example.py", title="Worked example", icon=":material/calculate:", default=True),
+        st.Page("app_pages/scaled_attention.py", title="Scaling by √d_k", icon=":material/tune:"),
+        st.Page("app_pages/multi_head.py", title="Multi-head attention", icon=":material/view_column:"),
+        st.Page("app_pages/permutation.py", title="Order and permutation", icon=":material/shuffle:"),
+        st.Page("app_pages/positional_encoding.py", title="Positional encoding", icon=":material/waves:"),
+        st.Page("app_pages/masked_attention.py", title="Masked self-attention", icon=":material/visibility_off:"),
+        st.Page("app_pages/cross_attention.py", title="Encoder, decoder, cross-attention",
+                icon=":material/swap_horiz:"),
+    ]
+    build = [
+        st.Page("app_pages/exercise.py", title="Build this: the exercise", icon=":material/code:"),
+    ]
+    beyond = [
+        st.Page("app_pages/training.py", title="Watch attention learn", icon=":material/model_training:"),
+        st.Page("app_pages/pretrained.py", title="A real model's attention", icon=":material/psychology:"),
+        st.Page("app_pages/attention_cost.py", title="What attention costs", icon=":material/speed:"),
+    ]
 
-notices = st.container()
-page.run()
+    page = st.navigation({"The lesson": lesson, "Build this": build, "Beyond the lesson": beyond})
+    incoming = query_snapshot()  # before any widget runs: what the link asked for
 
-# Written on full runs only: a page's later steps rerun just its fragment, so the notice says what the page opened with.
-for key, used in ignored_query_params(incoming).items():
-    notices.info(f"The link's value for `{key}` could not be used here, so the page opened with `{used}` instead.",
-                 icon=":material/link_off:")
+    with st.sidebar:
+        st.title("Attention, interactively")
+        st.caption("The Transformer's attention mechanism, one concept per page, every number computed live.")
+        bound_toggle("Presenter mode", "present", help="Larger chart text and cell values for a projector; "
+                     "long explanations are hidden. Part of the link, so slides can open straight into it.")
+        st.caption("Copy link to this view")
+        link_slot()  # filled in by the page (`ui.controls.page_fragment`), so it follows the page's own reruns
 
-# Most pages cross-check against PyTorch, which takes seconds to import: load it in the background, starting a few
-# seconds after the first page was sent, so the browser draws that page first (measured: 1.5 s slower otherwise).
-import_in_background("torch", "core.reference", delay_s=3.0)
+    notices = st.container()
+    page.run()
+
+    # Written on full runs only: a page's later steps rerun just its fragment, so the notice says what the page
+    # opened with.
+    for key, used in ignored_query_params(incoming).items():
+        notices.info(f"The link's value for `{key}` could not be used here, so the page opened with `{used}` instead.",
+                     icon=":material/link_off:")
+
+    # Most pages cross-check against PyTorch, which takes seconds to import: load it in the background, starting
+    # a few seconds after the first page was sent, so the browser draws that page first (measured: 1.5 s slower
+    # otherwise).
+    import_in_background("torch", "core.reference", delay_s=3.0)
+
+
+if __name__ == "__main__":  # a visitor's run
+    main()
+else:  # `streamlit run` importing the file to serve it
+    app = st.App(__file__, lifespan=lifespan)

@@ -1,7 +1,14 @@
 """`ui.warmup`: slow imports started in the background, once."""
 
+import asyncio
+import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
+from streamlit.web.server.app_discovery import discover_asgi_app
+
+from ui import warmup
 from ui.warmup import import_in_background
 
 
@@ -28,3 +35,50 @@ def test_the_import_waits_for_its_delay():
     thread = import_in_background(name, delay_s=30.0)
     thread.join(timeout=0.5)
     assert thread.is_alive() and name not in sys.modules  # still waiting, nothing imported yet
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_streamlit_run_serves_the_router_as_an_app_with_a_light_import():
+    """`streamlit run streamlit_app.py` finds `app` and imports the file to serve it. That import must not run the
+    router or import the first page's libraries itself: the lifespan imports them while the browser loads."""
+    found = discover_asgi_app(ROOT / "streamlit_app.py")
+    assert found.is_asgi_app and found.import_string == "streamlit_app:app"
+    probe = ("import sys, streamlit as st, streamlit_app as m; print(isinstance(m.app, st.App), "
+             "m.app.script_path.name, 'altair' in sys.modules, 'pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["True", "streamlit_app.py", "False", "False"], out.stderr[-2000:]
+
+
+def run_lifespan(monkeypatch, headless: bool) -> tuple[list[tuple[str, ...]], list[str]]:
+    """Run `ui.warmup.lifespan` with `server.headless` set: (modules it started importing, URLs it opened)."""
+    from streamlit import cli_util, config
+
+    imported, opened = [], []
+    monkeypatch.setattr(warmup, "import_in_background", lambda *modules, **kw: imported.append(modules))
+    monkeypatch.setattr(cli_util, "open_browser", opened.append)
+    real_get_option = config.get_option
+    monkeypatch.setattr(config, "get_option",
+                        lambda key: headless if key == "server.headless" else real_get_option(key))
+
+    async def serve() -> None:
+        async with warmup.lifespan(None):
+            pass
+
+    with ThreadPoolExecutor(1) as pool:  # a thread of its own: an earlier test may leave an event loop running here
+        pool.submit(asyncio.run, serve()).result(timeout=60)
+    return imported, opened
+
+
+def test_the_lifespan_imports_the_first_page_modules_in_the_background(monkeypatch):
+    imported, opened = run_lifespan(monkeypatch, headless=True)
+    assert imported == [warmup.FIRST_PAGE_MODULES] and opened == []
+    assert {"ui.controls", "core"} <= set(warmup.FIRST_PAGE_MODULES)
+
+
+def test_the_lifespan_opens_the_browser_as_streamlit_run_does_unless_headless(monkeypatch):
+    from streamlit import config
+
+    _, opened = run_lifespan(monkeypatch, headless=False)
+    assert opened == [f"http://localhost:{config.get_option('server.port')}"]

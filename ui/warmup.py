@@ -1,18 +1,29 @@
 """Import slow modules in the background, so the first page a visitor opens does not wait for them.
 
-PyTorch takes seconds to import. The landing page does not need it, but most other pages do. The router
-calls `import_in_background` once a page has been sent to the browser: by the time a visitor opens the
-next page, the import has finished, and a page that needs PyTorch earlier simply waits for it (Python's
-import lock makes a second import of a module block until the first one is done, so the module is never
-seen half-initialised).
+Two moments, two sets of modules:
+
+* When the server starts (`lifespan`): the modules of the router and the landing page, Altair, pandas and
+  pyarrow among them (about a second here). The browser needs about as long to load Streamlit's front end
+  before it connects and the first run can start, so the two overlap instead of following each other.
+* Once a page has been sent (the router): PyTorch, which takes seconds to import. The landing page does not
+  need it, but most other pages do; by the time a visitor opens the next page, the import has finished.
+
+A run that needs a module earlier simply waits for it: Python's import lock makes a second import of a
+module block until the first one is done, so a module is never seen half-initialised.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 import threading
 import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+#: What the first run of the landing page imports (the router's and the worked example's modules), in order.
+FIRST_PAGE_MODULES = ("ui.controls", "ui.quiz", "ui.tooltips", "core", "core.user_input")
 
 _lock = threading.Lock()
 _started: set[str] = set()
@@ -42,3 +53,31 @@ def import_in_background(*modules: str, delay_s: float = 0.0) -> threading.Threa
     thread = threading.Thread(target=run, name="warm-up imports", daemon=True)
     thread.start()
     return thread
+
+
+def open_browser_unless_headless() -> None:
+    """Open the app in the visitor's browser, as `streamlit run` does for a plain script but not for an `st.App`.
+
+    Not on a headless server (the tests, CI, Community Cloud, or Linux without a display), where Streamlit's
+    own default of ``server.headless`` already says so.
+    """
+    from streamlit import cli_util, config
+    from streamlit.web.server.server_util import get_url
+
+    if config.get_option("server.headless"):
+        return
+    address = config.get_option("browser.serverAddress") if config.is_manually_set("browser.serverAddress") \
+        else "localhost"
+    cli_util.open_browser(get_url(address))
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app: Any) -> AsyncIterator[None]:
+    """The `st.App`'s start-up (`streamlit_app.py`): import `FIRST_PAGE_MODULES` in the background, open the browser.
+
+    Measured on a cold start (from `streamlit run` to the landing page drawn, alternating with the router importing
+    them itself): 5.36 -> 4.99 s mean of six each.
+    """
+    import_in_background(*FIRST_PAGE_MODULES)
+    open_browser_unless_headless()
+    yield
