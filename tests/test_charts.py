@@ -59,6 +59,16 @@ def test_heatmap_data_is_records_equal_to_what_altair_makes_of_a_frame():
     assert [{k: row[k] for k in from_frame[0]} for row in values] == from_frame
 
 
+@pytest.mark.parametrize("options", [{}, {"select": "cell", "highlight_rows": [1], "title_in_data": True}])
+def test_heatmap_built_in_one_call_is_altairs_chained_form(options):
+    """The heatmap is one `alt.LayerChart(...)` call (each chained call deep-copies it): the same chart."""
+    chart = heatmap(np.arange(6.0).reshape(2, 3), title="M", **options)
+    chained = (alt.layer(*chart.layer, data=chart.data, title=chart.title, params=chart.params)
+               .encode(x=chart.encoding.x, y=chart.encoding.y, tooltip=chart.encoding.tooltip)
+               .resolve_scale(color="independent").properties(width=chart.width, height=chart.height))
+    assert chart.to_dict() == chained.to_dict()
+
+
 def test_repeated_tokens_get_distinct_labels():
     assert unique_labels(["the", "cat", "the"]) == ["the (0)", "cat", "the (2)"]
     assert unique_labels(["a", "b"]) == ["a", "b"]
@@ -98,6 +108,7 @@ def test_side_by_side_shares_or_separates_the_colour_scale():
     spec = side_by_side(a, b, shared_color=True).to_dict()
     assert spec["resolve"]["scale"]["color"] == "shared"
     assert [s["title"] for s in spec["hconcat"]] == ["A", "B"]
+    assert spec == alt.hconcat(a, b, spacing=28).resolve_scale(color="shared").to_dict()  # Altair's chained form
 
 
 def test_grid_wraps_charts_into_rows_of_one_chart():
