@@ -15,8 +15,8 @@ Built to stay fast at the heavy end of the sliders (64 heads x 16 x 16 = 16 384 
   transforms indexing short label arrays, so no per-cell indices or strings are built,
   serialised or hashed in Python;
 * the charts are built with constructors (every chained ``.encode()``/``.properties()``
-  deep-copies the chart) and without Altair's per-object validation (the tests validate
-  the finished spec);
+  deep-copies the chart) and without Altair's per-object validation (`ui.charts` turns it
+  off; the tests validate the finished spec);
 * the value labels, a second layer, are only added when the cells are big enough.
 
 Every chart records how its values make matrices in the spec's ``usermeta``
@@ -27,14 +27,12 @@ and LaTeX without any per-cell index in the data.
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import altair as alt
 import numpy as np
-from altair.utils.schemapi import debug_mode
 
 from ui.charts import (
     CANVAS,
@@ -50,23 +48,6 @@ from ui.export import LAYOUT_KEY, matrix_layout
 MIN_LABELLED_CELL = 28
 #: Pixels between the head blocks of `head_blocks` (fewer pixels when there are many heads).
 HEAD_GAP, HEAD_GAP_MANY = 12, 3
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _built_unvalidated(builder: _F) -> _F:
-    """Build without Altair's per-object schema check (about half the build time of these charts).
-
-    Altair validates every encoding object as it is created ("debug mode"). The finished specs are
-    validated as a whole by the tests (``chart.to_dict()``), so the per-object check only costs time.
-    """
-
-    @functools.wraps(builder)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with debug_mode(False):
-            return builder(*args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
 
 
 def cell_values(values: np.ndarray, **constants: float) -> dict[str, list[dict[str, float]]]:
@@ -178,7 +159,6 @@ def _facet_chart(
                           title=title or alt.Undefined, usermeta={LAYOUT_KEY: [layout], **CANVAS})
 
 
-@_built_unvalidated
 def head_blocks(
     matrices: Mapping[str, np.ndarray],
     n_heads: int,
@@ -268,7 +248,6 @@ def head_blocks(
                         layout=layout)
 
 
-@_built_unvalidated
 def head_maps(
     weights: np.ndarray,
     labels: Sequence[str],
@@ -330,7 +309,6 @@ def head_maps(
                         layout=layout)
 
 
-@_built_unvalidated
 def matrix_panels(
     panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequence[str]]],
     *,
@@ -408,7 +386,6 @@ def _shared_or_each(labels: list[list[str]]) -> list[str] | list[list[str]]:
     return labels[0] if all(ls == labels[0] for ls in labels) else labels
 
 
-@_built_unvalidated
 def facets_side_by_side(*charts: alt.FacetChart, spacing: int = 36) -> alt.HConcatChart:
     """Charts from this module in one row, each with its own colour scale (`ui.charts.side_by_side` for facets).
 
