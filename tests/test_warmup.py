@@ -82,3 +82,19 @@ def test_the_lifespan_opens_the_browser_as_streamlit_run_does_unless_headless(mo
 
     _, opened = run_lifespan(monkeypatch, headless=False)
     assert opened == [f"http://localhost:{config.get_option('server.port')}"]
+
+
+def test_the_warm_up_leaves_nothing_big_for_the_landing_page_to_import():
+    """With `FIRST_PAGE_MODULES` imported, the landing page's first run (in a fresh process) imports none of our
+    modules, none of the big libraries and neither of Streamlit's name lists: the warm-up list is complete."""
+    probe = (
+        "import sys, importlib, streamlit; from streamlit.testing.v1 import AppTest; from ui import warmup; "
+        "[importlib.import_module(m) for m in warmup.FIRST_PAGE_MODULES]; before = set(sys.modules); "
+        "AppTest.from_file('streamlit_app.py', default_timeout=120).run(); "
+        "print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    big = ("altair", "pandas", "pyarrow", "numpy", "jsonschema", "streamlit.emojis", "streamlit.material_icon_names")
+    late = [m for m in out.stdout.split() if m.split(".")[0] in ("ui", "core") or m in big]
+    assert late == []
