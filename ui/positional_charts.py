@@ -31,6 +31,7 @@ from ui.charts import (
     domain_from_data,
     emphasis_encoding,
     extra_tooltip_lines,
+    independent_colours,
     matrix_frame,
 )
 
@@ -237,8 +238,10 @@ def mask_chart(
         text=alt.Text(field="value", type="quantitative", format="d"),
         color=alt.Color(field="ink", type="nominal", scale=None),  # the column holds the colours themselves
     )
-    return (alt.layer(rect, text, data=df, title=title or alt.Undefined).encode(x=x, y=y, tooltip=tooltip)
-            .properties(width=alt.Step(cell_size), height=alt.Step(cell_size)))
+    # One constructor call: chained `.encode().properties()` deep-copies the chart at each step (`ui.charts.heatmap`).
+    return alt.LayerChart(layer=[rect, text], data=df, title=title or alt.Undefined,
+                          encoding=alt.FacetedEncoding(x=x, y=y, tooltip=tooltip),
+                          width=alt.Step(cell_size), height=alt.Step(cell_size))
 
 
 def masked_heatmap(
@@ -295,9 +298,10 @@ def masked_heatmap(
             text=alt.Text(field="label", type="nominal"),
             color=alt.Color(field="ink", type="nominal", scale=None),  # the column holds the colours themselves
         ))
-    return (alt.layer(*layers, data=df, title=title or alt.Undefined).encode(x=x, y=y, tooltip=tooltip)
-            .resolve_scale(color="independent")  # the cells' colour scale is not the text's ink
-            .properties(width=alt.Step(cell_size), height=alt.Step(cell_size)))
+    return alt.LayerChart(layer=layers, data=df, title=title or alt.Undefined,
+                          encoding=alt.FacetedEncoding(x=x, y=y, tooltip=tooltip),
+                          resolve=independent_colours(),  # the cells' colour scale is not the text's ink
+                          width=alt.Step(cell_size), height=alt.Step(cell_size))
 
 
 def step_bars(
