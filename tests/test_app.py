@@ -4,8 +4,6 @@ import functools
 import importlib
 import inspect
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from core import worked_example
 from devtools.appserver import ROOT, router_pages
 from tests import lesson_values as lesson
-from tests.apptest_helpers import heatmaps, open_code, run_page, share_links
+from tests.apptest_helpers import fresh_python, heatmaps, open_code, run_page, share_links
 
 
 def run_app(**query) -> AppTest:
@@ -70,9 +68,7 @@ def test_the_landing_page_draws_without_importing_pytorch():
         "assert not at.exception and at.get('vega_lite_chart'), 'the page did not draw'\n"
         "print('torch' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "False"
+    assert fresh_python(script).strip().splitlines()[-1] == "False"
 
 
 def test_changing_the_seed_changes_the_numbers():

@@ -4,9 +4,6 @@ Training runs here are very short (tens of steps, tiny models): they check the m
 (loss falls, determinism, resumption, snapshot shapes), never the wall time.
 """
 
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,9 +31,8 @@ from core.training import (
     train,
     training_batch,
 )
+from tests.apptest_helpers import fresh_python
 from ui.training_charts import attention_grid, curves_frame, position_labels, probabilities_map, training_curves
-
-ROOT = Path(__file__).resolve().parents[1]
 
 #: A configuration small enough to train in well under a second on an idle machine.
 TINY = TrainConfig(seq_len=5, vocab=5, d_model=16, n_heads=2, steps=30, n_eval=64, n_checkpoints=5)
@@ -297,9 +293,7 @@ def test_training_never_imports_torch_dynamo():
     """torch.optim's first optimiser imports torch._dynamo (seconds, ~70 MB); our Adam must not."""
     script = ("import sys\nfrom core.training import TrainConfig, train\n"
               "train(TrainConfig(steps=3))\nprint('torch._dynamo' in sys.modules, 'sympy' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["False", "False"]
+    assert fresh_python(script).split() == ["False", "False"]
 
 
 def test_training_restores_torch_settings():

@@ -1,13 +1,13 @@
 """`ui.warmup`: slow imports started in the background, once."""
 
 import asyncio
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from streamlit.web.server.app_discovery import discover_asgi_app
 
+from tests.apptest_helpers import fresh_python
 from ui import warmup
 from ui.warmup import import_in_background
 
@@ -47,8 +47,7 @@ def test_streamlit_run_serves_the_router_as_an_app_with_a_light_import():
     assert found.is_asgi_app and found.import_string == "streamlit_app:app"
     probe = ("import sys, streamlit as st, streamlit_app as m; print(isinstance(m.app, st.App), "
              "m.app.script_path.name, 'altair' in sys.modules, 'pandas' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert out.stdout.split() == ["True", "streamlit_app.py", "False", "False"], out.stderr[-2000:]
+    assert fresh_python(probe).split() == ["True", "streamlit_app.py", "False", "False"]
 
 
 def run_lifespan(monkeypatch, headless: bool) -> tuple[list[tuple[str, ...]], list[str]]:
@@ -93,8 +92,7 @@ def test_the_warm_up_leaves_nothing_big_for_the_landing_page_to_import():
         "AppTest.from_file('streamlit_app.py', default_timeout=120).run(); "
         "print(' '.join(sorted(set(sys.modules) - before)))"
     )
-    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
+    out = fresh_python(probe)
     big = ("altair", "pandas", "pyarrow", "numpy", "jsonschema", "streamlit.emojis", "streamlit.material_icon_names")
-    late = [m for m in out.stdout.split() if m.split(".")[0] in ("ui", "core") or m in big]
+    late = [m for m in out.split() if m.split(".")[0] in ("ui", "core") or m in big]
     assert late == []
