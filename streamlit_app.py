@@ -12,6 +12,7 @@ from ui.warmup import import_in_background, lifespan
 
 
 def main() -> None:
+    """The router and the app-wide sidebar: one visitor's run of the app."""
     # Imported here, not at the top: the server's own import of this file must stay light (see `ui.warmup`).
     from ui.controls import bound_toggle, ignored_query_params, link_slot, query_snapshot
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,16 +16,6 @@ from ui.charts import view_title
 APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 TIMEOUT = 60
 
-
-def fresh_python(code: str, timeout: float = 300) -> str:
-    """Run `code` in a new Python process from the project's root (nothing imported yet) and return its output.
-
-    For what only a fresh process shows: which modules an import or a first run loads. Fails on an error.
-    """
-    done = subprocess.run([sys.executable, "-c", code], cwd=Path(APP).parent, capture_output=True, text=True,
-                          timeout=timeout)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
 
 
 def run_page(page: str | None = None, **query: str) -> AppTest:

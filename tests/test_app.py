@@ -12,7 +12,8 @@ from streamlit.testing.v1 import AppTest
 from core import worked_example
 from devtools.appserver import ROOT, router_pages
 from tests import lesson_values as lesson
-from tests.apptest_helpers import fresh_python, heatmaps, open_code, run_page, share_links
+from tests.apptest_helpers import heatmaps, open_code, run_page, share_links
+from tests.fresh_process import fresh_python
 
 
 def run_app(**query) -> AppTest:

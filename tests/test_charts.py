@@ -61,12 +61,19 @@ def test_heatmap_data_is_records_equal_to_what_altair_makes_of_a_frame():
 
 @pytest.mark.parametrize("options", [{}, {"select": "cell", "highlight_rows": [1], "title_in_data": True}])
 def test_heatmap_built_in_one_call_is_altairs_chained_form(options):
-    """The heatmap is one `alt.LayerChart(...)` call (each chained call deep-copies it): the same chart."""
-    chart = heatmap(np.arange(6.0).reshape(2, 3), title="M", **options)
+    """The heatmap is one `alt.LayerChart(...)` call (each chained call deep-copies it): the same chart as
+    the chained form, with its axes, tooltips, sizes and title."""
+    chart = heatmap(np.arange(6.0).reshape(2, 3), title="M", cell_size=30, **options)
+    spec = chart.to_dict()
+    assert spec["width"] == spec["height"] == {"step": 30}
+    assert (spec["encoding"]["x"]["field"], spec["encoding"]["y"]["field"]) == ("col", "row")
+    assert [t["field"] for t in spec["encoding"]["tooltip"]] == ["row", "col", "value"]
+    assert spec["resolve"] == {"scale": {"color": "independent"}}
+    assert "title" in spec  # "M", or an expression reading it from the data (`title_in_data`)
     chained = (alt.layer(*chart.layer, data=chart.data, title=chart.title, params=chart.params)
                .encode(x=chart.encoding.x, y=chart.encoding.y, tooltip=chart.encoding.tooltip)
-               .resolve_scale(color="independent").properties(width=chart.width, height=chart.height))
-    assert chart.to_dict() == chained.to_dict()
+               .resolve_scale(color="independent").properties(width=alt.Step(30), height=alt.Step(30)))
+    assert spec == chained.to_dict()
 
 
 def test_repeated_tokens_get_distinct_labels():

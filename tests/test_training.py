@@ -4,7 +4,6 @@ Training runs here are very short (tens of steps, tiny models): they check the m
 (loss falls, determinism, resumption, snapshot shapes), never the wall time.
 """
 
-
 import numpy as np
 import pytest
 import torch
@@ -31,7 +30,7 @@ from core.training import (
     train,
     training_batch,
 )
-from tests.apptest_helpers import fresh_python
+from tests.fresh_process import fresh_python
 from ui.training_charts import attention_grid, curves_frame, position_labels, probabilities_map, training_curves
 
 #: A configuration small enough to train in well under a second on an idle machine.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from streamlit.web.server.app_discovery import discover_asgi_app
 
-from tests.apptest_helpers import fresh_python
+from tests.fresh_process import fresh_python
 from ui import warmup
 from ui.warmup import import_in_background
 
@@ -50,37 +50,17 @@ def test_streamlit_run_serves_the_router_as_an_app_with_a_light_import():
     assert fresh_python(probe).split() == ["True", "streamlit_app.py", "False", "False"]
 
 
-def run_lifespan(monkeypatch, headless: bool) -> tuple[list[tuple[str, ...]], list[str]]:
-    """Run `ui.warmup.lifespan` with `server.headless` set: (modules it started importing, URLs it opened)."""
-    from streamlit import cli_util, config
-
-    imported, opened = [], []
+def test_the_lifespan_starts_the_first_page_imports_and_returns_at_once(monkeypatch):
+    imported = []
     monkeypatch.setattr(warmup, "import_in_background", lambda *modules, **kw: imported.append(modules))
-    monkeypatch.setattr(cli_util, "open_browser", opened.append)
-    real_get_option = config.get_option
-    monkeypatch.setattr(config, "get_option",
-                        lambda key: headless if key == "server.headless" else real_get_option(key))
 
     async def serve() -> None:
         async with warmup.lifespan(None):
-            pass
+            imported.append("serving")
 
     with ThreadPoolExecutor(1) as pool:  # a thread of its own: an earlier test may leave an event loop running here
         pool.submit(asyncio.run, serve()).result(timeout=60)
-    return imported, opened
-
-
-def test_the_lifespan_imports_the_first_page_modules_in_the_background(monkeypatch):
-    imported, opened = run_lifespan(monkeypatch, headless=True)
-    assert imported == [warmup.FIRST_PAGE_MODULES] and opened == []
-    assert {"ui.controls", "core"} <= set(warmup.FIRST_PAGE_MODULES)
-
-
-def test_the_lifespan_opens_the_browser_as_streamlit_run_does_unless_headless(monkeypatch):
-    from streamlit import config
-
-    _, opened = run_lifespan(monkeypatch, headless=False)
-    assert opened == [f"http://localhost:{config.get_option('server.port')}"]
+    assert imported == [warmup.FIRST_PAGE_MODULES, "serving"]
 
 
 def test_the_warm_up_leaves_nothing_big_for_the_landing_page_to_import():
