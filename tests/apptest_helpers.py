@@ -17,7 +17,6 @@ APP = str(Path(__file__).resolve().parents[1] / "streamlit_app.py")
 TIMEOUT = 60
 
 
-
 def run_page(page: str | None = None, **query: str) -> AppTest:
     """Run the app on `page` (e.g. ``"app_pages/multi_head.py"``; None = the default page) with a query string."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
