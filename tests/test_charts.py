@@ -7,10 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.apptest_helpers import chart_specs, run_page
 from tests.spec_helpers import colour_domain, exported
 from ui.charts import (
     CANVAS,
     MAX_LABELLED_CELLS,
+    drawn_on_canvas,
     for_projector,
     grid,
     heatmap,
@@ -20,6 +22,7 @@ from ui.charts import (
     side_by_side,
     to_spec,
     unique_labels,
+    without_aria,
 )
 from ui.export import heatmap_matrices
 
@@ -186,3 +189,30 @@ def test_highlight_fades_the_other_cells_and_select_adds_a_click_selection():
     assert rect["encoding"]["opacity"] == {"field": "alpha", "scale": None, "type": "quantitative"}
     (param,) = spec["params"]  # Altair lifts layer selections to the top level
     assert param["name"] == "cell" and param["select"]["fields"] == ["i", "j"]
+
+
+def _vega_descriptions(spec: dict) -> int:
+    """How many mark encoders in the compiled Vega spec build an ARIA description per item."""
+    import vl_convert as vlc
+
+    return json.dumps(vlc.vegalite_to_vega(spec)).count('"description"')
+
+
+def test_canvas_charts_are_drawn_without_per_item_aria_descriptions():
+    """A canvas has no element per item for an ARIA label: `without_aria` stops Vega building one per cell."""
+    spec = exported(grid(heatmap(np.eye(2), title="A"), heatmap(np.ones((2, 2)), title="B"), columns=2))
+    assert drawn_on_canvas(spec)
+    assert not drawn_on_canvas(exported(heatmap(np.eye(2))))  # a lone heatmap stays SVG, labels and all
+    drawn = without_aria(spec)
+    assert drawn["config"] == {**spec["config"], "aria": False} and "aria" not in spec["config"]  # a copy
+    assert drawn["datasets"] is spec["datasets"]
+    assert _vega_descriptions(spec) > 0 and _vega_descriptions(drawn) == 0
+
+
+@pytest.mark.parametrize(("page", "canvas"), [("app_pages/multi_head.py", True), ("app_pages/soft_lookup.py", False)])
+def test_show_chart_turns_aria_off_only_on_a_canvas(page, canvas):
+    specs = [spec for spec, _ in chart_specs(run_page(page))]
+    assert specs
+    for spec in specs:
+        assert drawn_on_canvas(spec) == canvas
+        assert (spec.get("config", {}).get("aria") is False) == canvas

@@ -26,7 +26,7 @@ import pyarrow as pa
 import streamlit as st
 
 from core.embeddings import tokenize
-from ui.charts import for_projector, stable_spec, to_spec, view_title
+from ui.charts import drawn_on_canvas, for_projector, stable_spec, to_spec, view_title, without_aria
 from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
 
 # Charts are exported with to_dict() in show_chart; the pages bound their own data sizes.
@@ -338,7 +338,8 @@ def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs
     spec = stable_spec(chart) if isinstance(chart, dict) else to_spec(chart)
     if presenter_mode():
         spec = for_projector(spec)
-    result = st.vega_lite_chart(arrow_datasets(spec), width="content", **kwargs)
+    drawn = without_aria(spec) if drawn_on_canvas(spec) else spec
+    result = st.vega_lite_chart(arrow_datasets(drawn), width="content", **kwargs)
     if export:
         export_menu(spec)
     return result
