@@ -66,6 +66,11 @@ def chart_specs(seed: int, d_model: int, n_heads: int, seq_len: int,
     Cell sizes follow the shape, so the charts keep about the same width on screen: Q/K/V and the
     concatenation fill ~820 px whatever d_model, the maps wrap after 8 heads. `cell` is the clicked
     weight ``(head, query, key)``: its query row and key row are highlighted in that head's block of Q and K.
+
+    Q, K and V print numbers only in those two highlighted rows (the ones whose dot product the caption
+    works out); otherwise their colours show the split and a hover gives any value. The 288 values they
+    printed at the defaults were re-laid-out and redrawn on every slider step: without them, and with
+    `ui.charts.without_aria`, a step went from 258 to 223 ms from key press to repaint (alternating runs).
     """
     tokens, x, w = inputs(seed, d_model, seq_len)
     steps = multi_head_steps(x, *w, n_heads)
@@ -78,7 +83,7 @@ def chart_specs(seed: int, d_model: int, n_heads: int, seq_len: int,
     mix_kw = dict(x_title="output dim", cell_size=mix_cell, value_format=".2f", font_size=9, show_values=d_model <= 8)
     charts = {
         "qkv": head_blocks({"Q": steps.q, "K": steps.k, "V": steps.v}, n_heads, row_labels=tokens,
-                           cell_size=block_cell,
+                           cell_size=block_cell, show_values="highlighted",
                            highlight=None if cell is None else {"Q": (cell[1], cell[0]), "K": (cell[2], cell[0])}),
         "maps": head_maps(steps.weights, tokens, columns=map_columns, cell_size=map_cell, select="cell"),
         "concat": head_blocks({"Concat(heads)": steps.concat}, n_heads, row_labels=tokens, cell_size=block_cell),
@@ -175,7 +180,8 @@ def live() -> None:
         rf"A_h = \operatorname{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{{d_k}}}}}\right) "
         rf"\in \mathbb{{R}}^{{{seq_len} \times {seq_len}}},\qquad h = 1, \dots, {n_heads}",
     )
-    st.caption("**Click** a weight to highlight, in Q and K above, the two rows of that head's block that produced it.")
+    st.caption("**Click** a weight to highlight, in Q and K above, the two rows of that head's block that produced it, "
+               "with their numbers printed.")
     show_chart(specs["maps"], alt=f"{n_heads} attention maps, one per head, on a shared 0 to 1 colour scale",
                on_select="rerun", key=CLICK_KEY, selection_mode="cell")
     peak = steps.weights.max(axis=-1).mean(axis=-1)  # (H,): how sharply each head focuses, on average

@@ -316,3 +316,24 @@ def test_head_maps_selection_and_head_blocks_highlight_draw():
         assert vlc.vegalite_to_svg(spec).startswith("<svg")
     plain = head_blocks({"Q": np.ones((3, 4))}, 2, row_labels=LABELS).to_dict()
     assert not any(t.get("as") == "alpha" for t in plain["transform"])
+
+
+def test_head_blocks_can_print_the_highlighted_cells_only():
+    """``show_values="highlighted"``: no numbers without a highlight; with one, Vega draws exactly the bright cells'."""
+    import vl_convert as vlc
+
+    q = np.arange(12.0).reshape(3, 4) / 10
+    plain = exported(head_blocks({"Q": q, "K": -q}, 2, row_labels=LABELS, cell_size=40, show_values="highlighted"))
+    assert "layer" not in plain["spec"]  # the cells alone
+    lit = exported(head_blocks({"Q": q, "K": -q}, 2, row_labels=LABELS, cell_size=40, show_values="highlighted",
+                               highlight={"Q": (1, 1), "K": (2, 0)}))
+    rect, text = lit["spec"]["layer"]
+    assert text["transform"] == [{"filter": "datum.alpha == 1"}] and "transform" not in rect
+    svg = vlc.vegalite_to_svg(lit)
+    groups = re.findall(r'<g class="mark-text role-mark child_layer_1_marks"[^>]*>(.*?)</g>', svg)
+    printed = [value for group in groups for value in re.findall(r">([^<]+)</text>", group)]
+    # Q row 1, head 2 (dims 2-3) and K row 2, head 1 (dims 0-1)
+    assert sorted(printed) == sorted(["0.60", "0.70", "−0.80", "−0.90"])
+    small = exported(head_blocks({"Q": q}, 2, row_labels=LABELS, cell_size=20, show_values="highlighted",
+                                 highlight={"Q": (1, 1)}))
+    assert "layer" not in small["spec"]  # too small to print in

@@ -195,6 +195,28 @@ def test_clicking_a_weight_highlights_its_query_and_key_rows_in_that_heads_block
     assert f"the score {score:.3f}" in caption and f"the weight is {steps.weights[1, 2, 0]:.3f}" in caption
 
 
+def qkv_printed_where(at: AppTest) -> str | None:
+    """The filter choosing which Q/K/V cells print their values; None when the chart prints none."""
+    for spec, _ in chart_specs(at):
+        if spec.get("facet", {}).get("row", {}).get("field") == "matrix":
+            texts = [layer for layer in spec["spec"].get("layer", []) if layer["mark"]["type"] == "text"]
+            if not texts:
+                return None
+            (text,) = texts
+            (only,) = text["transform"]
+            return only["filter"]
+    raise AssertionError("no Q/K/V chart on the page")
+
+
+def test_q_k_v_print_the_numbers_of_the_clicked_weights_rows_only():
+    """Colours and tooltips alone at first; a click prints the two rows whose dot product makes the weight."""
+    at = run_page(PAGE)
+    assert qkv_printed_where(at) is None
+    at = click_point(at, "heads_cell", {"h": 1, "q": 2, "k": 0})
+    assert qkv_printed_where(at) == "datum.alpha == 1"  # the bright cells: `highlighted_cells`
+    assert any("with their numbers printed" in c.value for c in at.caption)
+
+
 def test_a_click_from_more_heads_is_ignored():
     at = click_point(run_page(PAGE, heads="8"), "heads_cell", {"h": 6, "q": 1, "k": 1})
     assert highlighted_cells(at) is not None

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import altair as alt
 import numpy as np
@@ -108,11 +108,13 @@ def _cells(
     shape: tuple[int, int] | None = None,
     params: list[Any] | None = None,
     emphasis: dict[str, Any] | None = None,
+    values_where: str | None = None,
 ) -> alt.Chart | alt.LayerChart:
     """The per-panel heatmap (rect, plus value labels in the ``ink`` colour if `show_values`), to be faceted.
 
     Panels are sized by step (`cell_size` per row/column), or, if `shape` ``(rows, cols)`` is given,
     by the fixed pixel size of that shape, which Vega needs when the y scales are independent.
+    `values_where` (a Vega expression) prints the values of those cells only.
     """
     if shape is None:
         size = dict(width=alt.Step(cell_size), height=alt.Step(cell_size))
@@ -125,7 +127,8 @@ def _cells(
         return alt.Chart(mark=rect_mark, params=rect_params, **size,
                          encoding=alt.FacetedEncoding(x=x, y=y, color=color, tooltip=tooltip, **extra))
     rect = alt.Chart(mark=rect_mark, params=rect_params, encoding=alt.FacetedEncoding(color=color, **extra))
-    text = alt.Chart(mark=alt.MarkDef(type="text", fontSize=font_size), encoding=alt.FacetedEncoding(
+    only = [alt.FilterTransform(filter=values_where)] if values_where else alt.Undefined
+    text = alt.Chart(mark=alt.MarkDef(type="text", fontSize=font_size), transform=only, encoding=alt.FacetedEncoding(
         text=alt.Text(field="value", type="quantitative", format=value_format),
         # "white"/"black" used as-is; `fill`, not `color`, so it shares no scale (or legend) with the cells
         fill=alt.Fill(field="ink", type="nominal", scale=None, legend=None),
@@ -167,7 +170,7 @@ def head_blocks(
     title: str = "",
     y_title: str = "token",
     cell_size: int = 24,
-    show_values: bool | None = None,
+    show_values: bool | Literal["highlighted"] | None = None,
     value_format: str = ".2f",
     font_size: int = 10,
     highlight: Mapping[str, tuple[int, int]] | None = None,
@@ -177,6 +180,8 @@ def head_blocks(
     The gap between the blocks is the split: head ``h`` reads only the columns in its block.
     One colour scale, symmetric around 0, is shared by every panel. `highlight` maps a matrix name to
     ``(row, head)``: that row of that head's block stays bright and every other cell is faded.
+    ``show_values="highlighted"`` prints the values of the bright cells only, and none without a
+    highlight (cells smaller than `MIN_LABELLED_CELL` print none either way).
 
     Data: one ``value`` per cell, in the order of ``np.stack(matrices)``; the indices ``m`` (which
     matrix), ``t`` (token), ``j`` (dimension) and the labels ``matrix``, ``head``, ``row``, ``col``
@@ -197,7 +202,10 @@ def head_blocks(
     t, d_model = mats[0].shape
     d_k = d_model // n_heads
     stack = np.stack(mats)  # (n_matrices, T, d_model)
-    if show_values is None:
+    only_bright = show_values == "highlighted"
+    if only_bright:
+        show_values = bool(highlight) and cell_size >= MIN_LABELLED_CELL
+    elif show_values is None:
         show_values = stack.size <= MAX_LABELLED_CELLS and cell_size >= MIN_LABELLED_CELL
     m = float(np.max(np.abs(stack))) or 1.0
     heads = [head_label(h, d_k, d_k * cell_size) for h in range(n_heads)]
@@ -232,7 +240,8 @@ def head_blocks(
         emphasis = {"opacity": alt.Opacity(field="alpha", type="quantitative", scale=None, legend=None),
                     "stroke": alt.Stroke(field="edge", type="nominal", scale=None, legend=None)}
     cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, emphasis=emphasis,
-                   show_values=show_values, value_format=value_format, font_size=font_size)
+                   show_values=show_values, value_format=value_format, font_size=font_size,
+                   values_where="datum.alpha == 1" if only_bright else None)
     column = alt.FacetFieldDef(field="head", type="ordinal", sort=heads, title=None,
                                header=alt.Header(labelFontSize=11, labelAngle=0 if d_k * cell_size >= 14 else -90))
     row = (alt.FacetFieldDef(field="matrix", type="nominal", sort=names, title=None,
