@@ -6,7 +6,8 @@ import pytest
 from core import LESSON_TOKENS, LESSON_X, worked_example
 from core.user_input import format_matrix
 from tests import lesson_values as lesson
-from tests.apptest_helpers import heatmap_tooltips, heatmaps, run_page, section_titles, share_link
+from tests.apptest_helpers import chart_specs, heatmap_tooltips, heatmaps, run_page, section_titles, share_link
+from ui.charts import drawn_on_canvas, view_title
 
 PAGE = None  # the worked example is the landing page
 OWN = "own_input"  # session-state key of its own-input expander (app_pages/worked_example.py)
@@ -126,7 +127,6 @@ def test_malformed_controls_fall_back_with_a_visible_notice(query):
 def test_tooltips_carry_the_arithmetic():
     """Hovering a weight shows the lesson's steps, and the numbers it shows give the lesson's weights."""
     at = run_page(PAGE)
-    from tests.apptest_helpers import chart_specs
 
     views = {v.get("title"): (v, frames) for spec, frames in chart_specs(at) for v in spec.get("hconcat", [spec])}
     titles = {t["title"] for v, _ in views.values() for t in v.get("encoding", {}).get("tooltip", [])}
@@ -185,3 +185,13 @@ def test_a_clicked_cell_rebuilds_only_the_projections(monkeypatch):
     at = click_cell(at, "cell", 1, 2)
     assert not at.exception
     assert sorted(built) == ["K", "Q", "V", "W_k", "W_q", "W_v"]
+
+
+def test_every_chart_but_the_output_is_drawn_on_a_canvas_without_aria():
+    """Canvases repaint faster than SVG updates its cells; the output keeps its numbers in the page as SVG text."""
+    drawn = {}
+    for spec, frames in chart_specs(run_page(PAGE)):
+        views = spec.get("hconcat") or spec.get("concat") or [spec]
+        drawn[view_title(views[0], frames)] = (drawn_on_canvas(spec), spec.get("config", {}).get("aria", True))
+    assert drawn == {"X": (True, False), "W_q": (True, False), "raw scores Q Kᵀ": (True, False),
+                     "attention weights A": (True, False), "output = A V": (False, True)}
