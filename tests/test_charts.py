@@ -21,6 +21,7 @@ from ui.charts import (
     records,
     side_by_side,
     to_spec,
+    tooltip_expr,
     unique_labels,
     without_aria,
 )
@@ -216,3 +217,20 @@ def test_show_chart_turns_aria_off_only_on_a_canvas(page, canvas):
     for spec in specs:
         assert drawn_on_canvas(spec) == canvas
         assert (spec.get("config", {}).get("aria") is False) == canvas
+
+
+def test_tooltip_expr_is_the_channels_lines_as_one_object():
+    """Same titles, fields and formats as the tooltip channel, without Vega-Lite's per-line guards."""
+    import vl_convert as vlc
+
+    lines = [alt.Tooltip(field="row", type="nominal", title="query token"),
+             alt.Tooltip(field="value", type="quantitative", title="weight", format=".3f"),
+             alt.Tooltip(field="col", type="nominal")]
+    expr = tooltip_expr(lines)
+    assert expr.to_dict() == {"expr": '{"query token": datum["row"], "weight": format(datum["value"], ".3f"), '
+                                      '"col": datum["col"]}'}
+    chart = alt.Chart(alt.InlineData(values=[{"row": "a", "col": "b", "value": 0.5}]),
+                      mark=alt.MarkDef(type="rect", tooltip=expr),
+                      encoding=alt.FacetedEncoding(x=alt.X(field="col", type="nominal")))
+    (mark,) = vlc.vegalite_to_vega(exported(chart))["marks"]
+    assert mark["encode"]["update"]["tooltip"] == {"signal": expr.to_dict()["expr"]}  # no isValid/isArray guards

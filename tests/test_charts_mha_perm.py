@@ -81,7 +81,11 @@ def test_head_blocks_is_one_faceted_chart_split_by_head():
                                                  "floor((datum._n - 1) / 1) % 8")
     assert calc["head"] == '["head 1", "head 2", "head 3", "head 4"][floor(datum.j / 2)]'  # d_k = 2
     assert calc["row"] == '["the (0)", "cat", "the (2)"][datum.t]' and calc["matrix"] == '["Q", "K"][datum.m]'
-    assert {t["field"] for t in spec["spec"]["encoding"]["tooltip"]} == {"matrix", "head", "row", "col", "value"}
+    tips = {layer["mark"]["tooltip"]["expr"] for layer in inner_layers(spec)}
+    assert tips == {'{"matrix": datum["matrix"], "head": datum["head"], "token": datum["row"], '
+                    '"dimension": datum["col"], "value": format(datum["value"], ".2f")}'}  # the same on every layer
+    assert "tooltip" not in spec["spec"]["encoding"] and all("tooltip" not in layer.get("encoding", {})
+                                                            for layer in inner_layers(spec))
 
 
 def test_head_blocks_drops_values_and_dim_labels_when_cells_are_small():

@@ -22,6 +22,7 @@ their content) and resolves `THIS_DATA`.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -63,6 +64,28 @@ def without_aria(spec: dict[str, Any]) -> dict[str, Any]:
     ``alt`` text, which Streamlit puts on the chart, is unaffected.
     """
     return {**spec, "config": {**spec.get("config", {}), "aria": False}}
+
+
+def tooltip_expr(lines: Sequence[alt.Tooltip]) -> alt.ExprRef:
+    """A mark's tooltip as one Vega object expression, ``{"title": datum["field"], ...}``, numbers formatted.
+
+    It shows the same lines as the ``tooltip`` encoding channel, for less work: Vega-Lite compiles every
+    line of the channel to a guard against missing and list values (``isValid(…) ? isArray(…) ? join(…)
+    : … : …``), which Vega evaluates for every cell after every slider step, with the interpreter
+    Streamlit runs it under. The cells of this app's charts always hold one value per field, so the guard
+    is not needed (key press to repaint, alternating runs: the multi-head page 4-12 ms less a step in three runs,
+    the permutation page 254 -> 226 ms).
+    Set as the mark's ``tooltip`` on every layer of a cell (a layer without one would get Streamlit's
+    theme default, a tooltip built from all its encoded fields).
+    """
+    parts = []
+    for line in lines:
+        spec = line.to_dict()
+        value = f"datum[{json.dumps(spec['field'])}]"
+        if "format" in spec:
+            value = f"format({value}, {json.dumps(spec['format'])})"
+        parts.append(f"{json.dumps(spec.get('title', spec['field']), ensure_ascii=False)}: {value}")
+    return alt.ExprRef(expr="{" + ", ".join(parts) + "}")
 
 
 def on_canvas(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:

@@ -40,6 +40,7 @@ from ui.charts import (
     MAX_LABELLED_CELLS,
     SEQUENTIAL_SCHEME,
     domain_from_data,
+    tooltip_expr,
     unique_labels,
 )
 from ui.export import LAYOUT_KEY, matrix_layout
@@ -120,20 +121,22 @@ def _cells(
         size = dict(width=alt.Step(cell_size), height=alt.Step(cell_size))
     else:
         size = dict(width=shape[1] * cell_size, height=shape[0] * cell_size)
-    rect_mark = alt.MarkDef(type="rect", stroke="white", strokeWidth=0.5 if cell_size >= 9 else 0)
+    tip = tooltip_expr(tooltip)  # on the marks, not as an encoding channel: cheaper to evaluate per cell
+    rect_mark = alt.MarkDef(type="rect", stroke="white", strokeWidth=0.5 if cell_size >= 9 else 0, tooltip=tip)
     extra = emphasis or {}  # e.g. opacity and stroke encodings that single out some cells
     rect_params = params or alt.Undefined
     if not show_values:
         return alt.Chart(mark=rect_mark, params=rect_params, **size,
-                         encoding=alt.FacetedEncoding(x=x, y=y, color=color, tooltip=tooltip, **extra))
+                         encoding=alt.FacetedEncoding(x=x, y=y, color=color, **extra))
     rect = alt.Chart(mark=rect_mark, params=rect_params, encoding=alt.FacetedEncoding(color=color, **extra))
     only = [alt.FilterTransform(filter=values_where)] if values_where else alt.Undefined
-    text = alt.Chart(mark=alt.MarkDef(type="text", fontSize=font_size), transform=only, encoding=alt.FacetedEncoding(
+    text_mark = alt.MarkDef(type="text", fontSize=font_size, tooltip=tip)
+    text = alt.Chart(mark=text_mark, transform=only, encoding=alt.FacetedEncoding(
         text=alt.Text(field="value", type="quantitative", format=value_format),
         # "white"/"black" used as-is; `fill`, not `color`, so it shares no scale (or legend) with the cells
         fill=alt.Fill(field="ink", type="nominal", scale=None, legend=None),
     ))
-    return alt.LayerChart(layer=[rect, text], encoding=alt.SharedEncoding(x=x, y=y, tooltip=tooltip), **size)
+    return alt.LayerChart(layer=[rect, text], encoding=alt.SharedEncoding(x=x, y=y), **size)
 
 
 def _facet_chart(

@@ -370,3 +370,22 @@ def test_training_draws_its_curves_after_a_short_run(page, app_url):
     drawn, present = charts_drawn(page)
     assert present > 0 and drawn == present
     assert exceptions(page) == [] and app_console_errors(page) == []
+
+
+def test_hovering_a_weight_of_a_head_shows_its_tooltip_lines(page, app_url):
+    """The multi-head maps (a canvas) give each cell its tooltip: head, query, key and the weight to 3 decimals."""
+    open_page(page, app_url, "multi_head")
+    maps = page.locator('[data-testid="stMain"] .vega-embed').nth(1)
+    maps.scroll_into_view_if_needed()
+    box = maps.locator("canvas").first.bounding_box()
+    shown = ""
+    for dx in range(60, int(box["width"]), 15):  # along a row of cells until the pointer is over one
+        page.mouse.move(box["x"] + dx, box["y"] + box["height"] / 2)
+        page.wait_for_timeout(50)
+        shown = page.evaluate("() => { const t = document.querySelector('#vg-tooltip-element');"
+                              " return t && t.classList.contains('visible') ? t.innerText : ''; }")
+        if shown:
+            break
+    assert re.search(r"head\s+head \d", shown) and "query token" in shown and "key token" in shown, shown
+    assert re.search(r"weight\s+0\.\d{3}\b", shown) or re.search(r"weight\s+1\.000", shown), shown
+    assert "ink" not in shown and "_n" not in shown
