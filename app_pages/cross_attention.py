@@ -10,7 +10,7 @@ import streamlit as st
 
 from core.encoder_decoder import AttentionBlock, EncoderDecoderAttention, attend, encoder_decoder_attention
 from core.reference import max_abs_diff, torch_scaled_dot_product_attention
-from ui.charts import heatmap, on_canvas, side_by_side, to_spec, unique_labels
+from ui.charts import heatmap, side_by_side, to_spec, unique_labels
 from ui.controls import (
     bound_select_slider,
     clicked_cell,
@@ -90,7 +90,7 @@ def chart_specs(
                         x_title="key / value: source token (encoder)", y_title="query: target token (decoder)",
                         value_format=".2f", select="cell", extra=softmax_steps(r.cross, tgt_labels, src_labels),
                         **cell_style(max(len(src_labels), len(tgt_labels))))
-    return {"self": to_spec(on_canvas(self_maps)), "cross": to_spec(on_canvas(cross_map))}
+    return {"self": to_spec(self_maps, canvas=True), "cross": to_spec(cross_map, canvas=True)}
 
 
 st.title("Encoder, decoder and cross-attention")

@@ -18,7 +18,7 @@ from core.masking import (
     torch_attention,
 )
 from core.reference import max_abs_diff
-from ui.charts import heatmap, on_canvas, side_by_side, to_spec, unique_labels
+from ui.charts import heatmap, side_by_side, to_spec, unique_labels
 from ui.controls import (
     bound_slider,
     bound_toggle,
@@ -79,8 +79,8 @@ def map_specs(seed: int, seq_len: int, causal: bool, cell: tuple[int, int] | Non
     # Slanted key labels, as on the charts above (repeated words carry their position and run long).
     weights = weights.encode(x=alt.X(field="col", type="ordinal", sort=None, title=key_title,
                                      axis=alt.Axis(labelAngle=-45, orient="top", labelOverlap=False)))
-    return {"maps": to_spec(on_canvas(side_by_side(mask_map, score_map))),
-            "weights": to_spec(on_canvas(weights))}
+    return {"maps": to_spec(side_by_side(mask_map, score_map), canvas=True),
+            "weights": to_spec(weights, canvas=True)}
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -92,7 +92,7 @@ def step_spec(seed: int, seq_len: int, step: int) -> dict:
     bars = step_bars({f"no mask: token {step} (“{SENTENCE[t]}”)": full.weights[t],
                       f"causal mask: token {step} (“{SENTENCE[t]}”)": masked.weights[t]}, labels, step,
                      bar_size=40 if seq_len <= 8 else 36)
-    return to_spec(on_canvas(bars))
+    return to_spec(bars, canvas=True)
 
 
 st.title("Masked self-attention (the decoder)")

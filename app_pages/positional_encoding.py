@@ -16,7 +16,7 @@ from core.positional_analysis import (
     similarity_at_offset,
     wavelengths,
 )
-from ui.charts import heatmap, line_chart, on_canvas, side_by_side, to_spec
+from ui.charts import heatmap, line_chart, side_by_side, to_spec
 from ui.controls import (
     bound_multiselect,
     bound_slider,
@@ -107,7 +107,7 @@ def table_spec(positions: int, d_model: int) -> tuple[dict, bool]:
         col_labels=[str(d) for d in range(d_model)],
         title=f"PE ({plural(positions, 'position')} × {plural(d_model, 'dim')})", x_title="dimension",
         y_title="position", title_in_data=True)
-    return to_spec(on_canvas(chart)), is_image
+    return to_spec(chart, canvas=True), is_image
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -117,11 +117,11 @@ def waves_spec(positions: int, d_model: int, dims: tuple[int, ...]) -> dict:
     lam = wavelengths(d_model)
     ladder = pd.DataFrame({"dimension": np.arange(d_model), "wavelength": lam})
     chosen = pd.DataFrame({"dimension": list(dims), "wavelength": lam[list(dims)], "series": names})
-    return to_spec(on_canvas(side_by_side(
+    return to_spec(side_by_side(
         wave_chart(curves, samples if positions <= MAX_DOTS else None, series_order=names,
                    title="PE value against position"),
         wavelength_chart(ladder, chosen, series_order=names, title="wavelength of every dimension"),
-    )))
+    ), canvas=True)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -135,10 +135,10 @@ def similarity_spec(positions: int, d_model: int) -> dict:
     sim_chart, _ = matrix_chart("sim", sim, positions, d_model, row_labels=labels, col_labels=labels,
                                 title="PE · PEᵀ (position × position)", x_title="position q", y_title="position p",
                                 value_format=".2f", target_px=480)
-    return to_spec(on_canvas(side_by_side(
+    return to_spec(side_by_side(
         sim_chart, line_chart(offset_df, x="offset k", y="PE_0 · PE_k", title="similarity against offset",
                               x_title="offset k", y_title="PE_0 · PE_k", points=positions <= MAX_DOTS),
-    )))
+    ), canvas=True)
 
 
 st.title("Positional encoding")

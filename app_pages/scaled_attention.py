@@ -17,7 +17,7 @@ from core.scaling import (
     torch_attention,
     weight_stats,
 )
-from ui.charts import on_canvas, to_spec
+from ui.charts import to_spec
 from ui.controls import (
     bound_select_slider,
     bound_slider,
@@ -73,7 +73,7 @@ def chart_specs(seed: int, seq_len: int, d_k: int, scaled: bool) -> dict[str, di
         Panel("Softmax Jacobian norm ‖diag(p) − ppᵀ‖_F", both(sweep.jacobian_norm_raw, sweep.jacobian_norm_scaled),
               references={"uniform √(T−1)/T": np.sqrt(seq_len - 1) / seq_len}),
     ], y_title="mean over rows", y_format=".3f", **sweep_kw)
-    return {name: to_spec(on_canvas(chart))
+    return {name: to_spec(chart, canvas=True)
             for name, chart in (("maps", maps), ("variance", variance), ("saturation", saturation))}
 
 

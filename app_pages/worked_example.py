@@ -8,7 +8,7 @@ import streamlit as st
 
 from core import LESSON_TOKENS, LESSON_X, WorkedExample, scaled_dot_product_attention, softmax, worked_example
 from core.user_input import format_matrix, parse_matrix, validate_input
-from ui.charts import grid, heatmap, on_canvas, side_by_side, to_spec, unique_labels
+from ui.charts import grid, heatmap, side_by_side, to_spec, unique_labels
 from ui.controls import (
     bound_choice,
     bound_stepper,
@@ -161,9 +161,7 @@ def chart_spec(name: str, seed: int, tokens: tuple[str, ...], X: np.ndarray, cel
         chart = heatmap(ex.output, title="output = A V", extra=weighted_sum_tooltips(ex.weights, ex.V), **qkv_kw)
     else:
         raise ValueError(f"unknown chart {name!r}; the page's charts are {CHARTS}.")
-    if name in CANVAS_CHARTS:
-        chart = on_canvas(chart)
-    return to_spec(chart)
+    return to_spec(chart, canvas=name in CANVAS_CHARTS)
 
 
 def fmt_vec(v: np.ndarray) -> str:

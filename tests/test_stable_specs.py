@@ -102,11 +102,11 @@ def test_many_celled_charts_are_drawn_on_a_canvas():
     assert close_up(np.full((3, 3), 1 / 3), list("abc"), title="x")["usermeta"] == CANVAS
 
 
-def test_on_canvas_keeps_the_rest_of_a_charts_usermeta():
-    from ui.charts import on_canvas
-
+def test_a_spec_on_canvas_keeps_the_rest_of_its_usermeta():
     chart = heatmap(np.eye(2)).properties(usermeta={"matrices": ["layout"]})
-    assert exported(on_canvas(chart))["usermeta"] == {"matrices": ["layout"], **CANVAS}
+    assert to_spec(chart, canvas=True)["usermeta"] == {"matrices": ["layout"], **CANVAS}
+    assert to_spec(heatmap(np.eye(2)), canvas=True)["usermeta"] == CANVAS
+    assert "usermeta" not in to_spec(heatmap(np.eye(2)))
 
 
 #: Pages whose every chart is drawn on a canvas: a slider step redraws them faster than as SVG elements.

@@ -1,0 +1,73 @@
+"""Composing Altair charts without copying them when there is nothing to lift.
+
+Vega-Lite wants a selection parameter declared once, at the top of a layered or concatenated chart, with the
+views it applies to. Altair does that lifting whenever it composes charts, in two private helpers of
+``altair.vegalite.v6.api``:
+
+* ``_remove_duplicate_params(layer)`` drops a selection that two layers both declare;
+* ``_combine_subchart_params(params, subcharts)`` moves every sub-chart's parameters up to the composite,
+  naming views as needed.
+
+Both start by deep-copying every sub-chart, whether or not it has a parameter. Copying a layered chart
+re-creates it, which runs both helpers again on its own layers, and ``to_dict`` makes one more such copy of
+the whole composite. For the worked example's grid of six heatmaps, none with a parameter, that was 90 of
+the 110 ms it took to build; all the page's charts, 200 -> 62 ms (measured).
+
+`compose_without_needless_copies` wraps the two helpers so that they return the sub-charts as they are when
+there is nothing to do: no parameter on the composite or on any direct sub-chart (deeper ones were lifted
+when those sub-charts were built) and, in a concatenation, no named layer to rename. The spec is then the
+same as Altair's, which the tests check on every chart builder and page; anything else goes to Altair's own
+helpers. The only difference is that the composite shares its sub-chart objects with the caller instead of
+holding copies, and the app's builders never modify a chart after composing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from altair.utils import Undefined
+from altair.vegalite.v6 import api
+
+#: Altair's own helpers, as imported (tests swap them back in to compare).
+ALTAIR_HELPERS: dict[str, Callable[..., Any]] = {
+    name: getattr(api, name) for name in ("_combine_subchart_params", "_remove_duplicate_params") if hasattr(api, name)
+}
+
+
+def _has_params(chart: Any) -> bool:
+    params = getattr(chart, "params", Undefined)
+    return params is not Undefined and bool(params)
+
+
+def _has_named_layer(chart: Any) -> bool:
+    layers = chart.layer if isinstance(chart, api.LayerChart) else []
+    return any(getattr(layer, "name", Undefined) is not Undefined for layer in layers)
+
+
+def nothing_to_lift(params: Any, subcharts: Sequence[Any]) -> bool:
+    """True when Altair's lifting of `params` and the `subcharts`' parameters would change nothing but copies."""
+    if (params is not Undefined and params) or any(_has_params(c) for c in subcharts):
+        return False
+    return len(subcharts) <= 1 or not any(_has_named_layer(c) for c in subcharts)
+
+
+def _combine_subchart_params(params: Any, subcharts: list[Any]) -> tuple[Any, list[Any]]:
+    if nothing_to_lift(params, subcharts):
+        return Undefined, list(subcharts)  # as Altair: no parameters at all is Undefined, not []
+    return ALTAIR_HELPERS["_combine_subchart_params"](params, subcharts)
+
+
+def _remove_duplicate_params(layer: list[Any]) -> list[Any]:
+    if not any(_has_params(c) for c in layer):
+        return list(layer)
+    return ALTAIR_HELPERS["_remove_duplicate_params"](layer)
+
+
+def compose_without_needless_copies() -> bool:
+    """Install the wrappers in Altair (idempotent). False, and nothing changed, if this Altair lacks the helpers."""
+    if len(ALTAIR_HELPERS) != 2:
+        return False
+    api._combine_subchart_params = _combine_subchart_params
+    api._remove_duplicate_params = _remove_duplicate_params
+    return True
