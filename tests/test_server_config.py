@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 from pathlib import Path
 
@@ -39,3 +40,21 @@ def test_no_source_file_watching(project_config):
     # event loop after a run that imported new ones (0.3 s once PyTorch is in): not for an app that is run,
     # not edited. The browser tests and the benchmark run the server with this file's settings.
     assert project_config("server.fileWatcherType") == "none"
+
+
+def test_no_magic_and_no_page_that_needs_it(project_config):
+    # Magic st.writes any expression statement standing alone, other than calls and docstrings, and costs
+    # each script an extra pass over its syntax tree on its first run. Nothing here relies on it.
+    assert project_config("runner.magicEnabled") is False
+    scripts = [ROOT / "streamlit_app.py", *sorted((ROOT / "app_pages").glob("*.py"))]
+    for script in scripts:
+        tree = ast.parse(script.read_text())
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)  # a lambda's body is an expression, not statements
+            for i, stmt in enumerate(body if isinstance(body, list) else []):
+                if not isinstance(stmt, ast.Expr) or isinstance(stmt.value, ast.Call | ast.Await | ast.Yield):
+                    continue
+                docstring = i == 0 and isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef)
+                assert docstring and isinstance(stmt.value, ast.Constant), (
+                    f"{script.name}:{stmt.lineno} is an expression standing alone, which only magic would show")
+    assert len(scripts) > 10
