@@ -5,6 +5,7 @@ from __future__ import annotations
 import altair as alt
 import numpy as np
 import pytest
+import streamlit as st
 from altair.vegalite.v6 import api
 
 import ui.charts  # noqa: F401 - installs the wrappers, as every page does
@@ -83,17 +84,11 @@ def test_pages_draw_the_same_specs_as_with_altairs_own_helpers(page, monkeypatch
     ours = [to_json(spec, frames) for spec, frames in chart_specs(run_page(f"app_pages/{page}.py"))]
     for name, helper in ALTAIR_HELPERS.items():
         monkeypatch.setattr(api, name, helper)
-    st_cache_clear()
+    st.cache_data.clear()  # the page's cached specs were built with the wrappers
     assert ours == [to_json(spec, frames) for spec, frames in chart_specs(run_page(f"app_pages/{page}.py"))]
     assert ours
 
 
 def to_json(spec, frames) -> tuple:
     return spec, {name: frame.to_json() for name, frame in frames.items()}
-
-
-def st_cache_clear() -> None:
-    import streamlit as st
-
-    st.cache_data.clear()
 

@@ -35,9 +35,13 @@ ALTAIR_HELPERS: dict[str, Callable[..., Any]] = {
 }
 
 
-def _has_params(chart: Any) -> bool:
-    params = getattr(chart, "params", Undefined)
+def _declared(params: Any) -> bool:
+    """True for a non-empty parameter list (Altair leaves one never set as Undefined)."""
     return params is not Undefined and bool(params)
+
+
+def _has_params(chart: Any) -> bool:
+    return _declared(getattr(chart, "params", Undefined))
 
 
 def _has_named_layer(chart: Any) -> bool:
@@ -47,7 +51,7 @@ def _has_named_layer(chart: Any) -> bool:
 
 def nothing_to_lift(params: Any, subcharts: Sequence[Any]) -> bool:
     """True when Altair's lifting of `params` and the `subcharts`' parameters would change nothing but copies."""
-    if (params is not Undefined and params) or any(_has_params(c) for c in subcharts):
+    if _declared(params) or any(_has_params(c) for c in subcharts):
         return False
     return len(subcharts) <= 1 or not any(_has_named_layer(c) for c in subcharts)
 
