@@ -58,7 +58,8 @@ def recorded_downloads() -> Iterator[dict[str, Callable[[], str | bytes]]]:
 
 
 def export_menu_keys(at: AppTest) -> list[str]:
-    """The session-state keys of the page's export popovers (``export_<chart>_<hash>_open``), in page order."""
+    """The session-state keys of the page's export popovers, in page order: ``export_<fragment>_open`` for a
+    `page_fragment` 's menu, ``export_<chart>_<hash>_open`` for a chart's own."""
     return [key for pop in at.get("popover")
             if (key := pop.proto.id.rsplit("-", 1)[-1]).startswith("export_") and key.endswith("_open")]
 
@@ -81,7 +82,8 @@ def download(at: AppTest, files: dict[str, Callable[[], str | bytes]], option: s
     """Pick `option` (e.g. ``"attention weights · head 2 · CSV"``) in the export menu offering it, rerun,
     and click that menu's download button: ``(file name, content)``.
 
-    `chart`: the start of the chart's file name, to pick one menu among several offering `option`.
+    `chart`: the start of the menu's key after ``export_`` (the fragment's name, or a chart's file name for a
+    chart's own menu), to pick one menu among several offering `option`.
     """
     prefix = f"export_{chart}"
     open_export_menus(at, prefix)

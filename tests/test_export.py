@@ -155,14 +155,68 @@ def test_the_menu_files_are_the_matrices():
 
 
 def test_the_worked_example_exports_every_matrix():
-    """Every chart of the landing page has a menu; its 11 matrices are each offered as CSV and LaTeX."""
+    """One menu for the landing page's five charts: each as PNG and SVG, its 11 matrices each as CSV and LaTeX."""
     at = run_page("app_pages/worked_example.py")
     assert not at.exception
+    assert export_menu_keys(at) == ["export_live_open"]  # the page's fragment draws one menu for all its charts
     open_export_menus(at)
-    menus = [s for s in at.selectbox if s.key.startswith("export_")]
-    assert len(menus) == len(at.get("download_button")) == len(at.get("vega_lite_chart")) == 5  # W, Q, K, V: one chart
-    options = [o for menu in menus for o in menu.options]
-    assert options.count("Chart · PNG image") == options.count("Chart · SVG drawing") == len(menus)
-    csv = {o.removesuffix(" · CSV") for o in options if o.endswith(" · CSV")}
-    tex = {o.removesuffix(" · LaTeX bmatrix") for o in options if o.endswith(" · LaTeX bmatrix")}
+    (menu,) = [s for s in at.selectbox if s.key.startswith("export_")]
+    assert len(at.get("download_button")) == 1 and len(at.get("vega_lite_chart")) == 5  # W, Q, K, V: one chart
+    images = [o.removesuffix(" · PNG image") for o in menu.options if o.endswith(" · PNG image")]
+    assert images == ["X", "W_q, W_k, W_v, Q, K, V", "raw scores Q Kᵀ, scaled scores Q Kᵀ / √4",
+                      "attention weights A", "output = A V"]
+    assert [o.removesuffix(" · SVG drawing") for o in menu.options if o.endswith(" · SVG drawing")] == images
+    csv = {o.removesuffix(" · CSV") for o in menu.options if o.endswith(" · CSV")}
+    tex = {o.removesuffix(" · LaTeX bmatrix") for o in menu.options if o.endswith(" · LaTeX bmatrix")}
     assert csv == tex and len(csv) >= 11 and {"X", "W_q", "Q", "attention weights A"} <= csv
+
+
+def _fragment_app() -> None:
+    """A page fragment with two exported charts, one not exported, and a nested fragment with a chart of its own."""
+    import numpy as np
+
+    from ui.charts import heatmap
+    from ui.controls import page_fragment, show_chart
+
+    @page_fragment
+    def detail() -> None:
+        show_chart(heatmap(np.eye(2), title="close-up"))
+
+    @page_fragment
+    def live() -> None:
+        show_chart(heatmap(np.eye(2), title="first"))
+        show_chart(heatmap(np.ones((2, 2)), title="not exported"), export=False)
+        detail()
+        show_chart(heatmap(np.full((2, 3), 0.5), title="second"))
+
+    live()
+
+
+def test_a_page_fragment_draws_one_menu_for_its_charts_after_them():
+    at = AppTest.from_function(_fragment_app, default_timeout=60).run()
+    assert not at.exception
+    # The nested fragment's menu closes its own body; the page's comes after everything the page drew.
+    assert export_menu_keys(at) == ["export_detail_open", "export_live_open"]
+    (page,) = at.main.children.values()  # the page's fragment
+    assert [getattr(node, "type", "") for node in page.children.values()] == [
+        "vega_lite_chart", "vega_lite_chart", "flex_container", "vega_lite_chart", "popover"]
+    (detail,) = [node for node in page.children.values() if node.type == "flex_container"]
+    assert [node.type for node in detail.children.values()] == ["vega_lite_chart", "popover"]
+    open_export_menus(at)
+    detail, live = (s for s in at.selectbox if s.key.startswith("export_"))
+    assert detail.options == ["Chart · PNG image", "Chart · SVG drawing", "close-up · CSV",
+                              "close-up · LaTeX bmatrix"]
+    assert live.options == ["first · PNG image", "first · SVG drawing", "first · CSV", "first · LaTeX bmatrix",
+                            "second · PNG image", "second · SVG drawing", "second · CSV", "second · LaTeX bmatrix"]
+    live.set_value(live.options.index("second · SVG drawing")).run()
+    assert [b.label for b in at.get("download_button")] == ["close_up.png", "second.svg"]
+
+
+def test_the_page_menu_downloads_any_of_its_charts():
+    with recorded_downloads() as files:
+        at = AppTest.from_function(_fragment_app, default_timeout=60).run()
+        name, svg = download(at, files, "second · SVG drawing")
+        assert name == "second.svg" and "<svg" in svg and "0.50" in svg
+        name, csv = download(at, files, "first · CSV")
+        assert name == "first.csv"
+        np.testing.assert_array_equal(parse_csv(csv)[0], np.eye(2))

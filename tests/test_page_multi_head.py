@@ -151,7 +151,7 @@ def test_the_export_menu_downloads_each_heads_matrices_as_csv_and_latex():
         name, tex = download(at, files, "Q · head 2 · dims 4–7 · LaTeX bmatrix")
         assert name == "q_head_2_dims_4_7.tex"
         np.testing.assert_allclose(parse_latex(tex), steps.q[:, 4:8], rtol=0, atol=5e-4 + 1e-12)  # 3 decimals
-        name, png = download(at, files, "Chart · PNG image", chart="q_k_v_by_head")  # the chart itself
+        name, png = download(at, files, "Q, K, V by head · PNG image")  # the chart itself, from the page's one menu
         assert name == "q_k_v_by_head.png" and png[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -165,5 +165,5 @@ def test_the_export_menu_downloads_a_reordered_map_as_csv_and_latex():
         name, tex = download(at, files, "A of the shuffled input · LaTeX bmatrix")
         assert name == "a_of_the_shuffled_input.tex"
         np.testing.assert_allclose(parse_latex(tex), check.weights_perm.mean(axis=0), rtol=0, atol=5e-4 + 1e-12)
-        name, svg = download(at, files, "Chart · SVG drawing", chart="x_pe_px_pe")
+        name, svg = download(at, files, "X + PE, PX + PE · SVG drawing")
         assert name == "x_pe_px_pe.svg" and "<svg" in svg[:200]

@@ -326,7 +326,7 @@ def arrow_datasets(spec: dict) -> dict:
 
 
 def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs: Any) -> Any:
-    """Draw an Altair chart (or its Vega-Lite spec) at its own width, with an export menu for slides.
+    """Draw an Altair chart (or its Vega-Lite spec) at its own width, and offer it in an export menu for slides.
 
     ``st.altair_chart`` re-validates the whole spec against the Vega-Lite JSON
     schema on every rerun, which costs more than building the chart. The chart
@@ -334,6 +334,9 @@ def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs
     here the spec is exported unvalidated and handed to ``st.vega_lite_chart``.
     A page may also pass a spec it built (and cached) itself.
     In presenter mode fonts and cells are enlarged (`ui.charts.for_projector`).
+
+    Inside a `page_fragment` the chart joins the fragment's one export menu, drawn after the fragment's
+    body; elsewhere it gets a menu of its own, right under it. Unless `export` is False.
     """
     spec = stable_spec(chart) if isinstance(chart, dict) else to_spec(chart)
     if presenter_mode():
@@ -341,7 +344,11 @@ def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs
     drawn = without_aria(spec) if drawn_on_canvas(spec) else spec
     result = st.vega_lite_chart(arrow_datasets(drawn), width="content", **kwargs)
     if export:
-        export_menu(spec)
+        pending = getattr(_fragment_state, "exports", None)
+        if pending is None:  # not in a `page_fragment`: a menu of its own, under the chart
+            export_menu([spec])
+        else:  # the fragment draws one menu for all its charts when its body is done
+            pending.append(spec)
     return result
 
 
@@ -367,48 +374,64 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:80].rstrip("_") or "chart"
 
 
-def export_menu(spec: dict) -> None:
-    """A small popover: pick a file (the chart as PNG or SVG, any matrix in it as CSV or LaTeX), download it.
-
-    One select box and one download button per chart, however many matrices it holds (a button
-    per file and format cost about 3 ms per chart on every rerun; these two widgets, under 1 ms).
-    The matrices are listed from their titles alone (`ui.export.matrix_titles`); every file is made
-    only when the button is clicked (a deferred callable), so the menu costs a rerun almost nothing.
-    The two widgets exist only while the popover is open (opening it reruns the app); closed, the
-    menu is a single button. Changing the choice reruns the app; the popover stays open.
-    """
+def _chart_name(spec: dict) -> str:
+    """A chart's name for the export menu: its panels' titles, or its matrices' names (``""`` if it has neither)."""
     views = spec.get("hconcat") or spec.get("vconcat") or spec.get("concat") or [spec]
     titles = [t for v in views if (t := view_title(v, spec.get("datasets", {})))]
     titles = titles or [layout.get("name", "") for layout in spec.get("usermeta", {}).get("matrices", [])]
-    name = _slug("_".join(titles)) if titles else "chart"
-    skeleton = json.dumps({k: v for k, v in spec.items() if k != "datasets"}, sort_keys=True, default=str)
-    key = f"export_{name}_{hashlib.md5(skeleton.encode()).hexdigest()[:8]}"
+    return ", ".join(t for t in titles if t)
+
+
+def export_menu(specs: Sequence[dict], key: str | None = None) -> None:
+    """A small popover: pick a file (a chart as PNG or SVG, any matrix in it as CSV or LaTeX), download it.
+
+    One menu for several charts (a `page_fragment` draws one for all of its charts), made of one select box
+    and one download button however many files it offers. Every element costs the browser something on
+    every slider step: a menu under each chart cost the worked example, with five charts, about 15 ms of each
+    step (key press to repaint, alternating runs) over no menu at all; a button per file and format had
+    cost another 3 ms per chart. The matrices are listed from their titles alone (`ui.export.matrix_titles`);
+    every file is made only when the button is clicked (a deferred callable), so the menu costs a rerun
+    almost nothing. The two widgets exist only while the popover is open (opening it reruns the app);
+    closed, the menu is a single button. Changing the choice reruns the app; the popover stays open.
+
+    `key` names the popover (``<key>_open`` in session state); by default it is made from the charts' names
+    and specs without data. A menu's select box and button are keyed by the files it offers, so a chart that
+    changed shape offers its new files from the start.
+    """
+    names = [_chart_name(spec) for spec in specs]
+    if key is None:
+        skeletons = json.dumps([{k: v for k, v in spec.items() if k != "datasets"} for spec in specs],
+                               sort_keys=True, default=str)
+        key = f"export_{_slug('_'.join(names))}_{hashlib.md5(skeletons.encode()).hexdigest()[:8]}"
+    # (option label, chart index, matrix index or None for the whole chart, file extension)
+    choices: list[tuple[str, int, int | None, str]] = []
+    for c, (spec, name) in enumerate(zip(specs, names, strict=True)):
+        chart = "Chart" if len(specs) == 1 else (name or f"Chart {c + 1}")
+        choices += [(f"{chart} · PNG image", c, None, "png"), (f"{chart} · SVG drawing", c, None, "svg")]
+        for k, title in enumerate(matrix_titles(spec)):
+            choices += [(f"{title} · CSV", c, k, "csv"), (f"{title} · LaTeX bmatrix", c, k, "tex")]
     # No hover help on the button: a tooltip wrapper per chart cost the browser ~25 ms of every slider step on the
     # worked example (interleaved A/B), and the menu's own select box explains the files.
-    menu = st.popover("Export", icon=":material/download:", key=f"{key}_open", on_change="rerun")
+    label = "Export" if len(specs) == 1 else "Export charts and matrices"
+    menu = st.popover(label, icon=":material/download:", key=f"{key}_open", on_change="rerun")
     with menu:
         if not menu.open:  # sent only while open: a closed menu's two widgets cost the browser ~5 ms every step
             return
-        matrices = matrix_titles(spec)
-        # (option label, matrix index or None for the whole chart, file extension)
-        choices: list[tuple[str, int | None, str]] = [("Chart · PNG image", None, "png"),
-                                                      ("Chart · SVG drawing", None, "svg")]
-        for k, title in enumerate(matrices):
-            choices += [(f"{title} · CSV", k, "csv"), (f"{title} · LaTeX bmatrix", k, "tex")]
+        files = hashlib.md5("\n".join(label for label, *_ in choices).encode()).hexdigest()[:8]
         choice = st.selectbox(
-            "File", range(len(choices)), format_func=lambda i: choices[i][0], key=f"{key}_file",
-            help="The chart as an image (PNG at twice the screen resolution, or SVG), or one of its matrices "
+            "File", range(len(choices)), format_func=lambda i: choices[i][0], key=f"{key}_{files}_file",
+            help="A chart as an image (PNG at twice the screen resolution, or SVG), or one of its matrices "
                  "as CSV (full precision, with row and column labels) or as a LaTeX bmatrix (3 decimals).",
         )
-        _, k, ext = choices[choice]
+        _, c, k, ext = choices[choice]
         mime = {"png": "image/png", "svg": "image/svg+xml", "csv": "text/csv", "tex": "text/x-tex"}[ext]
         if k is None:
-            data = functools.partial(chart_to_png if ext == "png" else chart_to_svg, spec)
-            file_name = f"{name}.{ext}"
+            data = functools.partial(chart_to_png if ext == "png" else chart_to_svg, specs[c])
+            file_name = f"{_slug(names[c])}.{ext}"
         else:
-            data = functools.partial(_matrix_file, spec, k, ext)
-            file_name = f"{_slug(matrices[k])}.{ext}"
-        st.download_button(file_name, data=data, file_name=file_name, mime=mime, key=f"{key}_download",
+            data = functools.partial(_matrix_file, specs[c], k, ext)
+            file_name = f"{_slug(matrix_titles(specs[c])[k])}.{ext}"
+        st.download_button(file_name, data=data, file_name=file_name, mime=mime, key=f"{key}_{files}_download",
                            on_click="ignore", icon=":material/download:")
 
 
@@ -530,8 +553,9 @@ def show_share_link() -> None:
         _copy_link_button(key="copy_link")
 
 
-#: How deep the running script is in nested `page_fragment` s (each session's script runs in its own thread).
-_fragment_nesting = threading.local()
+#: The running script's `page_fragment` s (each session's script runs in its own thread): ``depth``, how deep
+#: it is in nested ones, and ``exports``, the specs the innermost has drawn for its export menu (None outside).
+_fragment_state = threading.local()
 
 
 def page_fragment(body: Callable[..., None]) -> Callable[..., None]:
@@ -556,22 +580,29 @@ def page_fragment(body: Callable[..., None]) -> Callable[..., None]:
     of its own, called from the page's with what it needs (a rerun of it alone reuses those arguments).
     Its widgets then rerun only that section. The link is written by the outermost fragment of a run:
     the page's on a page step, the section's when the section reruns alone.
+
+    Every chart `show_chart` draws in `body` is offered in one export menu, drawn after `body` (one
+    element on every step instead of one per chart; see `export_menu`). A nested fragment's charts are
+    in its own menu, which reruns with them.
     """
 
     @st.fragment
     @functools.wraps(body)
     def run(*args: Any, **kwargs: Any) -> None:
-        depth = getattr(_fragment_nesting, "depth", 0)  # fragments of this script run already entered
+        depth = getattr(_fragment_state, "depth", 0)  # fragments of this script run already entered
+        outer_exports = getattr(_fragment_state, "exports", None)
         slot = st.session_state.get(LINK_SLOT)
         if depth > 0 and slot is not None:
             # Streamlit lets a fragment rerun write outside its body only where it wrote on the last bigger run.
             # The outer fragment overwrites this placeholder with the link when it finishes.
             slot.empty()
-        _fragment_nesting.depth = depth + 1
+        _fragment_state.depth, _fragment_state.exports = depth + 1, []
         try:
             body(*args, **kwargs)
+            if _fragment_state.exports:  # its own charts only: a nested fragment has its own menu
+                export_menu(_fragment_state.exports, key=f"export_{body.__name__}")
         finally:  # also after st.stop() in the body, so the link is always there
-            _fragment_nesting.depth = depth
+            _fragment_state.depth, _fragment_state.exports = depth, outer_exports
             if depth == 0:
                 show_share_link()
 
