@@ -2,6 +2,7 @@
 
 import asyncio
 import sys
+import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -76,3 +77,46 @@ def test_the_warm_up_leaves_nothing_big_for_the_landing_page_to_import():
     big = ("altair", "pandas", "pyarrow", "numpy", "jsonschema", "streamlit.emojis", "streamlit.material_icon_names")
     late = [m for m in out.split() if m.split(".")[0] in ("ui", "core") or m in big]
     assert late == []
+
+
+def _probe(tmp_path: Path, body: str) -> list[str]:
+    """Run `body` in a fresh process that can import two probe modules recording whether the collector was on
+    while they were imported: ``gc_probe_quick``, and ``gc_probe_slow``, which waits for ``builtins.go_on``."""
+    (tmp_path / "gc_probe_quick.py").write_text("import gc\nENABLED = gc.isenabled()\n")
+    (tmp_path / "gc_probe_slow.py").write_text(
+        "import builtins, gc\nbuiltins.go_on.wait(60)\nENABLED = gc.isenabled()\n")
+    setup = (f"import builtins, gc, sys, threading, time\nsys.path.insert(0, {str(tmp_path)!r})\n"
+             "builtins.go_on = threading.Event()\nfrom ui.warmup import import_in_background\n")
+    return fresh_python(setup + textwrap.dedent(body)).split()
+
+
+def test_the_collector_is_paused_while_the_warm_up_imports_then_what_it_loaded_is_frozen(tmp_path):
+    assert _probe(tmp_path, """
+        assert gc.isenabled() and gc.get_freeze_count() == 0
+        import_in_background("gc_probe_quick").join(60)
+        import gc_probe_quick
+        print(gc_probe_quick.ENABLED, gc.isenabled(), gc.get_freeze_count() > 1000)
+    """) == ["False", "True", "True"]
+
+
+def test_overlapping_warm_ups_bring_the_collector_back_only_when_the_last_ends(tmp_path):
+    assert _probe(tmp_path, """
+        slow = import_in_background("gc_probe_slow")
+        deadline = time.monotonic() + 30
+        while "gc_probe_slow" not in sys.modules and time.monotonic() < deadline:  # its import has begun
+            time.sleep(0.01)
+        import_in_background("gc_probe_quick").join(60)
+        during = gc.isenabled()
+        builtins.go_on.set()
+        slow.join(60)
+        import gc_probe_slow
+        print(during, gc_probe_slow.ENABLED, gc.isenabled())
+    """) == ["False", "False", "True"]
+
+
+def test_a_collector_turned_off_before_stays_off(tmp_path):
+    assert _probe(tmp_path, """
+        gc.disable()
+        import_in_background("gc_probe_quick").join(60)
+        print(gc.isenabled())
+    """) == ["False"]

@@ -10,16 +10,20 @@ Two moments, two sets of modules:
 
 A run that needs a module earlier simply waits for it: Python's import lock makes a second import of a
 module block until the first one is done, so a module is never seen half-initialised.
+
+While they import, the cyclic garbage collector is paused, and what they loaded is frozen afterwards
+(`collector_paused`): otherwise Python walks every object imported so far, again and again, as the imports grow.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 #: What the first run of the landing page imports (the router's and the worked example's modules, and what
@@ -46,15 +50,55 @@ def import_in_background(*modules: str, delay_s: float = 0.0) -> threading.Threa
 
     def run() -> None:
         time.sleep(delay_s)
-        for name in todo:
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001 - a failed warm-up must not break the app; the page's own import reports it
-                pass
+        with collector_paused():
+            for name in todo:
+                try:
+                    importlib.import_module(name)
+                except Exception:  # noqa: BLE001 - a failed warm-up must not break the app; the page's own import reports it
+                    pass
 
     thread = threading.Thread(target=run, name="warm-up imports", daemon=True)
     thread.start()
     return thread
+
+
+_gc_lock = threading.Lock()
+_gc_pauses = 0  # warm-up threads importing right now
+_gc_was_enabled = True  # the collector's state when the first of them started
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Turn Python's cyclic garbage collector off while warm-up imports run; afterwards freeze what they loaded.
+
+    An import allocates objects that live as long as the process (modules, functions, classes). Each time
+    they grow by a quarter, Python runs a full collection that walks every one of them, holding the GIL: four
+    of 64-122 ms during a cold start and the PyTorch import (measured with `gc.callbacks`), while the server's
+    event loop was serving the front end's files and the first page was running. Paused, none runs;
+    `gc.freeze` then moves everything alive into the permanent generation, so later full collections skip
+    it. Reference counting still frees everything as usual; only garbage in reference cycles waits (a few
+    seconds at most), and cycles among objects alive at a freeze are never collected: a one-off, bounded by
+    what the first visitors' sessions hold at the two freezes (after the first page's imports, after PyTorch's).
+    Cold start, alternating six pairs: 4.88 -> 4.63 s median; no full collection ran while visiting every page.
+
+    Nested and overlapping pauses (two warm-up threads) count: the collector comes back when the last one
+    ends, and only if it was on when the first began.
+    """
+    global _gc_pauses, _gc_was_enabled
+    with _gc_lock:
+        _gc_pauses += 1
+        if _gc_pauses == 1:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0:
+                gc.freeze()
+                if _gc_was_enabled:
+                    gc.enable()
 
 
 @contextlib.asynccontextmanager
