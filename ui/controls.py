@@ -419,7 +419,8 @@ def export_menu(specs: Sequence[dict], key: str | None = None) -> None:
             return
         files = hashlib.md5("\n".join(label for label, *_ in choices).encode()).hexdigest()[:8]
         choice = st.selectbox(
-            "File", range(len(choices)), format_func=lambda i: choices[i][0], key=f"{key}_{files}_file",
+            # Wide enough for a chart's titles and the format after them: the popover grows to fit it.
+            "File", range(len(choices)), format_func=lambda i: choices[i][0], key=f"{key}_{files}_file", width=620,
             help="A chart as an image (PNG at twice the screen resolution, or SVG), or one of its matrices "
                  "as CSV (full precision, with row and column labels) or as a LaTeX bmatrix (3 decimals).",
         )

@@ -28,6 +28,9 @@ def test_a_permutation_panel_downloads_as_csv_and_latex(page, app_url):
     page.goto(f"{app_url}/permutation?text=a+b+c+a&perm=3,0,1,2&seed=4")
     settle(page)
     page.locator('[data-testid="stPopover"] button').first.click()
+    settle(page)
+    menu = page.locator('[data-testid="stPopoverBody"] [data-testid="stSelectbox"]').bounding_box()
+    assert menu["width"] >= 600  # wide enough for a chart's titles with the file format after them
     check = permutation_check(embed_tokens(["a", "b", "c", "a"], 16, 4), random_projections(16, 4), [3, 0, 1, 2], 4)
     name, text = pick_and_download(page, "PX · CSV")
     matrix, rows, cols = parse_csv(text)
