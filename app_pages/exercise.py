@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import threading
 
 import altair as alt
 import numpy as np
@@ -16,28 +15,25 @@ from core.exercise import (
     CHECK_NAMES,
     D_K,
     DEFAULT_TIMEOUT_S,
-    FILE_SIZE_BYTES,
     MEMORY_BUDGET_BYTES,
     SEQ_LEN,
     SKELETON,
     ExerciseReport,
     Mistake,
     MistakeDemo,
-    check_submission,
     exercise_cases,
     match_mistake,
     mistake_demo,
     mistaken_attention,
 )
 from core.worked_example import worked_example
+from exercise.sandbox import OFFLINE_HINT, Availability, Sandbox, check_submission
 from ui.charts import heatmap, side_by_side
 from ui.controls import explain, page_fragment, show_chart, show_source
 from ui.quiz import predict_then_reveal
 
 #: Set to 1/true/yes/on (environment variable or st.secrets key) to switch code execution off.
 DISABLE_SETTING = "ATTENTION_DISABLE_EXEC"
-#: Sandboxes running at once for the whole server (each one imports PyTorch: ~300 MB, ~2 s of CPU).
-MAX_CONCURRENT_CHECKS = 2
 CODE_KEY = "exercise_code"
 REPORT_KEY = "exercise_report"
 CHECKED_SOURCE_KEY = "exercise_checked_source"
@@ -48,10 +44,10 @@ PASS_MARK = ":green[:material/check_circle:]"
 FAIL_MARK = ":red[:material/cancel:]"
 
 
-@st.cache_resource
-def check_slots() -> threading.BoundedSemaphore:
-    """Server-wide cap on simultaneous sandboxes, shared by every session."""
-    return threading.BoundedSemaphore(MAX_CONCURRENT_CHECKS)
+@st.cache_resource(show_spinner=False)
+def sandbox() -> Sandbox:
+    """The server's one sandbox (a warm worker process and the queue in front of it), shared by every session."""
+    return Sandbox()
 
 
 @st.cache_data(show_spinner=False)
@@ -125,15 +121,24 @@ st.markdown(
 
 @page_fragment
 def live() -> None:
-    disabled = execution_disabled()
+    switched_off = execution_disabled()
+    # The self-test runs once per server, in the background: None means it has not finished yet.
+    availability: Availability | None = None if switched_off else sandbox().availability(wait=False)
+    unsafe_host = availability is not None and not availability.available
+    disabled = switched_off or unsafe_host
     st.header("Your code")
-    if disabled:
+    if switched_off:
         st.info(
-            "Running code is **switched off on this deployment** (the setting `ATTENTION_DISABLE_EXEC`): a public "
-            "server should not run code typed by strangers. Everything else works: write your function here or in "
-            "your own editor, try the questions below and compare with the reference solution. To have your code "
-            "checked, run the app on your own machine (`streamlit run streamlit_app.py`), where it is on by default.",
+            "Running code is **switched off on this deployment** (the setting `ATTENTION_DISABLE_EXEC`). Everything "
+            "else works: write your function here or in your own editor, try the questions below and compare with "
+            "the reference solution. " + OFFLINE_HINT,
             icon=":material/block:",
+        )
+    elif unsafe_host:
+        st.warning(
+            "Running code is **off on this server**, because the sandbox could not prove that it holds here: "
+            f"{availability.reason} Everything else on the page works. {OFFLINE_HINT}",
+            icon=":material/gpp_bad:",
         )
     st.html("<style>.st-key-exercise_code textarea {font-family: 'Source Code Pro', ui-monospace, monospace;"
             " font-size: 0.9rem; line-height: 1.45;}</style>")
@@ -146,8 +151,9 @@ def live() -> None:
     with st.container(horizontal=True):
         check_clicked = st.button(
             "Check my code", type="primary", icon=":material/play_arrow:", disabled=disabled,
-            help="Code execution is switched off on this deployment." if disabled else
-            f"Runs your code in a separate, locked-down Python process (at most {DEFAULT_TIMEOUT_S:g} s).",
+            help="Code execution is off on this server." if disabled else
+            f"Runs your code in a separate process that the kernel allows only to compute (at most "
+            f"{DEFAULT_TIMEOUT_S:g} s).",
         )
         st.button("Reset to the skeleton", on_click=reset_code, icon=":material/restart_alt:",
                   help="Replaces the editor's content with the starting skeleton.")
@@ -157,16 +163,17 @@ def live() -> None:
                            icon=":material/download:", help="The starting skeleton as a .py file, for your own editor.")
 
     if check_clicked and not disabled:
-        slots = check_slots()
+        queue_notice = st.empty()
+
+        def show_queue(ahead: int) -> None:
+            queue_notice.info(f"Waiting for the checker: {ahead} {'check' if ahead == 1 else 'checks'} of other "
+                              "students ahead of yours.", icon=":material/hourglass_top:")
+
         with st.spinner("Running your code in the sandbox…"):
-            if slots.acquire(timeout=60):
-                try:
-                    st.session_state[REPORT_KEY] = check_submission(code or "", timeout_s=DEFAULT_TIMEOUT_S)
-                    st.session_state[CHECKED_SOURCE_KEY] = code
-                finally:
-                    slots.release()
-            else:
-                st.warning("The checker is busy with other students' code. Please try again in a minute.")
+            st.session_state[REPORT_KEY] = check_submission(code or "", sandbox(), timeout_s=DEFAULT_TIMEOUT_S,
+                                                            on_wait=show_queue)
+            st.session_state[CHECKED_SOURCE_KEY] = code
+        queue_notice.empty()
 
     report: ExerciseReport | None = st.session_state.get(REPORT_KEY)
     if report is not None:
@@ -202,8 +209,8 @@ def live() -> None:
                     st.caption("stderr")
                     st.code(report.stderr, language=None)
         if report.isolation:
-            st.caption(f"Ran in {report.isolation}, in {report.elapsed_s:.1f} s in total "
-                       f"({report.run_s or 0:.2f} s of it your code; the rest is starting Python and PyTorch).")
+            st.caption(f"Ran in {report.isolation}, in {report.elapsed_s:.2f} s "
+                       f"({report.run_s or 0:.2f} s of it your code).")
 
     st.header("Predict, then reveal")
     explain("Two questions about the mistakes above. Commit to an answer first: the app then runs the mistaken "
@@ -247,15 +254,19 @@ def live() -> None:
 
     st.header("How the checker works")
     explain(
-        "Your code never runs inside this app. Each check starts a **separate Python process** in isolated mode "
-        "(`python -I`) in a fresh temporary folder that is deleted afterwards, with an almost empty environment "
-        "(no secrets, no home directory of the server); when the server runs as root, your code runs as a fresh "
-        f"unprivileged user. It gets **{DEFAULT_TIMEOUT_S:g} s** of wall-clock time, about "
-        f"**{MEMORY_BUDGET_BYTES / 2**30:g} GB** of memory on top of PyTorch's own, files of at most "
-        f"**{FILE_SIZE_BYTES / 2**20:g} MB**, and no new processes, threads, network access or files outside its "
-        "folder; when the time is up, it and anything it started are killed. It only sends back the tensors your "
-        "function returned, and every verdict is computed here. To name a mistake, the checker runs the usual wrong "
-        "versions of the formula on the same inputs and looks for the one that gives exactly your numbers."
+        "Your code never runs inside this app. The server keeps one worker process that has already loaded "
+        "PyTorch; for each check it forks a **fresh child process** that reads your code and the test inputs, "
+        "closes every file but its output pipes and, where the server runs as root, becomes a fresh unprivileged "
+        "user. Then, before your code is even compiled, the child asks the Linux kernel for a **seccomp filter**: "
+        "from that moment the kernel lets it compute, allocate memory, print and raise, and refuses everything else, "
+        "whichever library asks: no files (not even reading), no network, no new processes or threads, no signals "
+        "to other processes, no peeking at other processes. The filter cannot be lifted from inside. On top, it "
+        f"gets **{DEFAULT_TIMEOUT_S:g} s** of wall-clock time and about **{MEMORY_BUDGET_BYTES / 2**30:g} GB** of "
+        "memory beyond PyTorch's own, and is killed when the time is up. It only sends back the numbers your "
+        "function returned; every verdict is computed here. Before the first check, the server proves the filter "
+        "works on this host (a test child must be refused a file and a socket); where it cannot, code execution "
+        "stays off. To name a mistake, the checker runs the usual wrong versions of the formula on the same inputs "
+        "and looks for the one that gives exactly your numbers."
     )
     show_source(mistaken_attention, match_mistake, title="The known mistakes, as code")
 

@@ -6,16 +6,13 @@ The lesson ends by asking for attention written from memory in PyTorch,
 
 tested on random ``(batch=2, seq_len=5, d_k=16)`` tensors, compared with
 ``torch.nn.functional.scaled_dot_product_attention`` and, as a stretch, run on the worked
-example and with a causal mask. `check_submission` does all of that to a piece of source code
-and says what is wrong, by recognising the usual mistakes (`Mistake`).
+example and with a causal mask. `evaluate` turns what a submission returned (a `RunResult`)
+into that checklist and says what is wrong, by recognising the usual mistakes (`Mistake`).
 
-The submitted code is hostile until proven otherwise. It never runs in this process:
-`check_submission` starts a separate ``python -I`` process (`core.exercise_runner`) in a fresh
-temporary directory, with an almost empty environment, as a fresh unprivileged user when the
-server runs as root, under CPU-time, address-space, file-size, open-file and process limits,
-a wall-clock timeout, and kills its whole process group (and every process of that user)
-afterwards. The subprocess only sends back *data* (the tensors the function returned) on a
-dedicated pipe; every verdict is computed here, from that data, by trusted code.
+Running the submitted code is not this module's job: it is hostile until proven otherwise, and
+`exercise.sandbox.check_submission` runs it in a kernel-filtered child process and hands the
+data it sent back (never objects) to `evaluate`. `run_trusted` runs *trusted* functions (the
+reference solution, the known mistakes) in this process through the same calling code.
 
 Shapes: ``(B, T, d_k)`` for the random test (batch, sequence length, key width), ``(T, d_model)``
 for the worked example. Everything is deterministic: the same source gives the same report.
@@ -25,20 +22,9 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import secrets
-import selectors
-import shutil
-import signal
-import stat
-import subprocess
-import sys
-import tempfile
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import product
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,8 +45,6 @@ WORKED_ATOL = 1e-5
 ROW_SUM_ATOL = 1e-5
 
 DEFAULT_TIMEOUT_S = 5.0
-#: Starting Python and importing PyTorch in the sandbox, before the student's clock starts.
-STARTUP_TIMEOUT_S = 90.0
 #: Address space the student's code may use on top of what Python + PyTorch already mapped.
 MEMORY_BUDGET_BYTES = 1 << 30
 FILE_SIZE_BYTES = 1 << 20
@@ -69,10 +53,6 @@ OPEN_FILES = 64
 OUTPUT_CAP_BYTES = 4096
 RESULT_CAP_BYTES = 4 << 20
 MAX_SOURCE_CHARS = 50_000
-#: Fresh user ids for the sandbox (root only): far above any real account.
-SANDBOX_UID_RANGE = (1_700_000_000, 1_800_000_000)
-#: World-writable places a sandbox user could leave files in; cleaned after each run (root only).
-SHARED_TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 
 SKELETON = '''\
 import torch
@@ -141,7 +121,6 @@ class ExerciseReport:
     isolation: str = ""
     limits: dict[str, int] = field(default_factory=dict)
     sandbox_uid: int | None = None
-    workdir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -381,7 +360,8 @@ class RunResult:
     isolation: str = ""
     limits: dict[str, int] = field(default_factory=dict)
     sandbox_uid: int | None = None
-    workdir: str | None = None
+    #: What the self-test's probe was answered (``{"open": "EPERM", "socket": "EPERM"}``), if it ran.
+    probe: dict[str, str] = field(default_factory=dict)
 
 
 _MARKDOWN_SPECIALS = str.maketrans({c: "\\" + c for c in "\\`*_[]$<>~|"})
@@ -428,6 +408,12 @@ _HINTS = (
      f"your code asked for more memory than the sandbox allows (about {MEMORY_BUDGET_BYTES >> 20} MB on top of "
      "PyTorch)"),
     (("[Errno 11]", "can't start new thread"), "the sandbox allows no new processes or threads"),
+    (("[Errno 1] Operation not permitted",),
+     "the sandbox lets your code compute, print and raise, and nothing else: the kernel refuses it every file, "
+     "network connection, new process and thread"),
+    (("No module named",),
+     "the sandbox can import only what it loaded before your code started: torch, numpy, math and the "
+     "standard modules they use"),
     (("[Errno 27]", "File too large"), f"files in the sandbox are limited to {_size(FILE_SIZE_BYTES)}"),
 )
 
@@ -470,373 +456,6 @@ def run_trusted(fn: Callable[..., Any], cases: tuple[Case, ...] | None = None) -
         msg = json.loads(json.dumps(exercise_runner.run_case(fn, case.as_json())))
         run.cases[case.name] = decode_case(msg)
     return run
-
-
-def _fresh_uid() -> int:
-    """An unused user id in `SANDBOX_UID_RANGE` (no process runs as it)."""
-    busy = {s.st_uid for s in _proc_stats()}
-    while True:
-        uid = SANDBOX_UID_RANGE[0] + secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0])
-        if uid not in busy:
-            return uid
-
-
-def _proc_stats() -> Iterator[os.stat_result]:
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                yield os.stat(f"/proc/{pid}")
-            except OSError:
-                continue
-
-
-def processes_of_uid(uid: int) -> list[int]:
-    """Live (non-zombie) processes running as `uid`."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            if os.stat(f"/proc/{pid}").st_uid != uid:
-                continue
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state not in (b"Z", b"X"):
-            found.append(int(pid))
-    return found
-
-
-def _kill_uid(uid: int, rounds: int = 100) -> None:
-    """SIGKILL every process of the sandbox user until none is left (they cannot change user back)."""
-    for _ in range(rounds):
-        pids = processes_of_uid(uid)
-        if not pids:
-            return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.01)
-
-
-def _remove_files_of_uid(uid: int) -> None:
-    """Delete what the sandbox user left in the world-writable temporary directories."""
-    for d in SHARED_TMP_DIRS:
-        try:
-            entries = list(os.scandir(d))
-        except OSError:
-            continue
-        for e in entries:
-            try:
-                if e.stat(follow_symlinks=False).st_uid != uid:
-                    continue
-                if e.is_dir(follow_symlinks=False):
-                    shutil.rmtree(e.path, ignore_errors=True)
-                else:
-                    os.unlink(e.path)
-            except OSError:
-                continue
-
-
-def _remove_tree(path: str) -> None:
-    """Remove the working directory, even if the student made parts of it read-only.
-
-    Only paths inside `path` are ever chmod-ed: the error handler must not touch anything else.
-    """
-    root = os.path.realpath(path)
-
-    def fix(func: Callable[..., Any], p: str, exc_info: Any) -> None:
-        if isinstance(exc_info[1], FileNotFoundError):
-            return
-        for target in (os.path.dirname(p), p):
-            real = os.path.realpath(target)
-            if (real == root or real.startswith(root + os.sep)) and os.path.isdir(real) and not os.path.islink(target):
-                try:
-                    os.chmod(real, stat.S_IRWXU)
-                except OSError:
-                    pass
-        try:
-            func(p)
-        except OSError:
-            pass
-
-    if os.path.lexists(path):
-        shutil.rmtree(path, onerror=fix)
-
-
-WORKDIR_PREFIX = "attention-exercise-"
-#: A working directory older than this belongs to a server that died mid-check: it is removed.
-STALE_WORKDIR_S = 3600.0
-
-
-def _remove_stale_workdirs() -> None:
-    """Delete working directories left behind by a server that was killed during a check."""
-    now = time.time()
-    try:
-        entries = list(os.scandir(tempfile.gettempdir()))
-    except OSError:
-        return
-    for e in entries:
-        try:
-            if (e.name.startswith(WORKDIR_PREFIX) and e.is_dir(follow_symlinks=False)
-                    and now - e.stat(follow_symlinks=False).st_mtime > STALE_WORKDIR_S):
-                _remove_tree(e.path)
-        except OSError:
-            continue
-
-
-def sandbox_environment(workdir: str) -> dict[str, str]:
-    """The whole environment of the sandboxed process: no variable of the server is passed on."""
-    return {
-        "HOME": workdir,
-        "TMPDIR": workdir,
-        "LANG": "C.UTF-8",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-    }
-
-
-def _signal_name(n: int) -> str:
-    try:
-        return signal.Signals(n).name
-    except ValueError:
-        return f"signal {n}"
-
-
-def _parse_lines(buf: bytes) -> list[dict[str, Any]]:
-    msgs = []
-    for line in buf.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            msg = json.loads(line)
-        except (ValueError, RecursionError):  # the student can write anything to the pipe
-            continue
-        if isinstance(msg, dict) and isinstance(msg.get("stage"), str):
-            msgs.append(msg)
-    return msgs
-
-
-def _run_sandboxed(source: str, cases: tuple[Case, ...], timeout_s: float) -> RunResult:
-    """Start the runner, feed it, read it, kill everything, clean up. Raises only on infrastructure errors."""
-    start = time.monotonic()
-    run = RunResult()
-    _remove_stale_workdirs()
-    workdir = tempfile.mkdtemp(prefix=WORKDIR_PREFIX)
-    run.workdir = workdir
-    uid = _fresh_uid() if os.geteuid() == 0 else None
-    run.sandbox_uid = uid
-    proc: subprocess.Popen[bytes] | None = None
-    read_fd = -1
-    try:
-        cfg = {"source": source, "cases": [c.as_json() for c in cases], "uid": uid, "gid": uid,
-               "cpu_seconds": math.ceil(timeout_s) + 2, "memory_budget_bytes": MEMORY_BUDGET_BYTES,
-               "file_size_bytes": FILE_SIZE_BYTES, "open_files": OPEN_FILES}
-        Path(workdir, "input.json").write_text(json.dumps(cfg), encoding="utf-8")
-        shutil.copyfile(exercise_runner.__file__, os.path.join(workdir, "runner.py"))
-        if uid is not None:
-            os.chown(workdir, uid, uid)
-        read_fd, write_fd = os.pipe()
-        try:
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-u", "runner.py", str(write_fd)],
-                cwd=workdir, env=sandbox_environment(workdir), stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(write_fd,),
-                start_new_session=True, umask=0o077,
-            )
-        finally:
-            os.close(write_fd)
-        _collect(proc, read_fd, timeout_s, run, start)
-    finally:
-        if proc is not None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the whole process group, grandchildren included
-            except OSError:
-                pass
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                pass
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
-        if read_fd >= 0:
-            os.close(read_fd)
-        if uid is not None:
-            _kill_uid(uid)  # anything that left the process group (setsid) still runs as this user
-        _remove_tree(workdir)
-        if uid is not None:
-            _remove_files_of_uid(uid)
-        run.elapsed_s = time.monotonic() - start
-    clean_load_failure = run.load_reported and not run.loaded
-    if proc is not None and proc.returncode is not None and run.incident is None and not run.done \
-            and not clean_load_failure:
-        run.incident = _exit_incident(proc.returncode, run)
-    return run
-
-
-def _collect(proc: subprocess.Popen[bytes], result_fd: int, timeout_s: float, run: RunResult, start: float) -> None:
-    """Read stdout, stderr and the result pipe until the runner is done, silent or out of time."""
-    assert proc.stdout is not None and proc.stderr is not None
-    names = {proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr", result_fd: "result"}
-    caps = {"stdout": OUTPUT_CAP_BYTES, "stderr": OUTPUT_CAP_BYTES, "result": RESULT_CAP_BYTES}
-    bufs = {name: bytearray() for name in caps}
-    totals = dict.fromkeys(caps, 0)
-    deadline = start + STARTUP_TIMEOUT_S
-    ready_at: float | None = None
-    finished = False
-    timed_out: str | None = None
-    parsed_upto = 0
-    messages: list[dict[str, Any]] = []
-    with selectors.DefaultSelector() as sel:
-        for fd in names:
-            sel.register(fd, selectors.EVENT_READ)
-        while sel.get_map() and not finished:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = "startup" if ready_at is None else "run"
-                break
-            for key, _ in sel.select(remaining):
-                chunk = os.read(key.fd, 65536)
-                name = names[key.fd]
-                if not chunk:
-                    sel.unregister(key.fd)
-                    continue
-                totals[name] += len(chunk)
-                room = caps[name] - len(bufs[name])
-                if room > 0:
-                    bufs[name] += chunk[:room]
-                if name != "result":
-                    continue
-                end = bufs["result"].rfind(b"\n")
-                if end < parsed_upto:
-                    continue
-                new = _parse_lines(bytes(bufs["result"][parsed_upto:end]))
-                parsed_upto = end + 1
-                messages.extend(new)
-                for msg in new:
-                    if msg["stage"] == "ready" and ready_at is None:
-                        ready_at = time.monotonic()
-                        deadline = ready_at + timeout_s
-                    if msg["stage"] in ("done", "fatal") or (msg["stage"] == "load" and not msg.get("ok")):
-                        finished = True
-        if not finished and timed_out is None:
-            try:  # every pipe is closed: give the process the rest of its time to exit
-                proc.wait(timeout=max(0.05, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                timed_out = "startup" if ready_at is None else "run"
-    if ready_at is not None:
-        run.run_s = time.monotonic() - ready_at
-    run.stdout = _text(bufs["stdout"], totals["stdout"])
-    run.stderr = _text(bufs["stderr"], totals["stderr"])
-    run.stdout_bytes = totals["stdout"]
-    if totals["result"] > RESULT_CAP_BYTES:
-        run.incident = "The checker received more result data than it accepts; nothing could be checked."
-    _absorb(messages, run, timeout_s, timed_out)
-
-
-def _text(buf: bytearray, total: int) -> str:
-    text = buf.decode("utf-8", errors="replace")
-    if total > len(buf):
-        text += f"\n[… {total - len(buf):,} more bytes not shown]"
-    return text
-
-
-def _absorb(messages: list[dict[str, Any]], run: RunResult, timeout_s: float, timed_out: str | None) -> None:
-    """Fold the runner's messages into `run`; set `run.incident` for timeouts and sandbox failures."""
-    run.loaded = False
-    stages = set()
-    for msg in messages:
-        stage = msg["stage"]
-        stages.add(stage)
-        if stage == "fatal":
-            run.incident = ("The sandbox could not be set up, so your code was not run: "
-                            f"{escape_markdown(str(msg.get('error'))[:300])}")
-        elif stage == "ready":
-            limits = msg.get("limits")
-            if isinstance(limits, dict):
-                run.limits = {str(k): int(v) for k, v in limits.items() if isinstance(v, int)}
-            uid = msg.get("uid")
-            run.isolation = (f"a separate process as the unprivileged user {uid}"
-                             if run.sandbox_uid is not None else "a separate process as the server's user")
-        elif stage == "load":
-            run.load_reported = True
-            run.loaded = bool(msg.get("ok"))
-            run.load_error = (None if msg.get("ok") or not msg.get("error")
-                              else student_error(str(msg["error"])[:800]))
-            run.found = bool(msg.get("found", True))
-            if isinstance(msg.get("callables"), list):
-                run.callables = [escape_markdown(str(c)[:60]) for c in msg["callables"][:20]]
-        elif stage == "case" and isinstance(msg.get("name"), str):
-            run.cases[msg["name"]] = decode_case(msg)
-        elif stage == "done":
-            run.done = True
-            run.used_builtin = bool(msg.get("used_builtin"))
-    if timed_out == "startup" and run.incident is None:
-        run.incident = (f"The sandbox did not start within {STARTUP_TIMEOUT_S:.0f} s (the server is busy); "
-                        "your code was not run. Try again in a moment.")
-    elif timed_out == "run":
-        if "load" not in stages:
-            where = "while loading (the top level of your code, outside the function)"
-        else:
-            where = "inside your function"
-        run.incident = (f"Time limit: your code was still running after {timeout_s:g} s {where}, so it was "
-                        "stopped. Is there an infinite loop?")
-
-
-def _exit_incident(returncode: int, run: RunResult) -> str | None:
-    """Explain why the runner ended before reporting everything."""
-    if returncode < 0:
-        sig = -returncode
-        if sig == signal.SIGXCPU:
-            return "Your code used up its CPU-time limit and was stopped. Is there an infinite loop?"
-        if sig == signal.SIGXFSZ:
-            return f"Your code wrote a file larger than the {_size(FILE_SIZE_BYTES)} limit and was stopped."
-        if sig == signal.SIGSEGV:
-            return "Your code crashed the Python interpreter (segmentation fault)."
-        if sig == signal.SIGKILL:
-            return f"Your code was killed, most likely because {_HINTS[0][1]}."
-        return f"Your code was stopped by {_signal_name(sig)}."
-    if "MemoryError" in run.stderr:
-        return f"Your code ran out of memory and the Python process ended: {_HINTS[0][1]}."
-    return (f"Your code ended the Python process (exit status {returncode}) before the checks finished. "
-            "Remove any `sys.exit()`, `exit()`, `quit()` or `os._exit()` from it.")
-
-
-def check_submission(source: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> ExerciseReport:
-    """Run `source` in the sandbox and check its ``scaled_dot_product_attention`` against the lesson.
-
-    `timeout_s` is the wall-clock time the student's code gets (loading it and all the calls),
-    counted once Python and PyTorch have started in the sandbox (that start-up has its own
-    limit, `STARTUP_TIMEOUT_S`). Never raises because of anything in `source`: an infinite
-    loop, a memory or fork bomb, ``sys.exit``, a syntax error, ... all come back as failed
-    checks with a message. Raises `ValueError` only for a bad `timeout_s`.
-    """
-    if not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s) and 0 < timeout_s <= 120):
-        raise ValueError(f"timeout_s must be a number of seconds in (0, 120], got {timeout_s!r}.")
-    if not isinstance(source, str):
-        return _report_without_run(f"Expected Python source code as text, got {type(source).__name__}.")
-    if not source.strip():
-        return _report_without_run("There is no code to check: paste or write your function first.")
-    if len(source) > MAX_SOURCE_CHARS:
-        return _report_without_run(
-            f"Your code is {len(source):,} characters long; the checker accepts at most {MAX_SOURCE_CHARS:,}.")
-    cases = exercise_cases()
-    try:
-        run = _run_sandboxed(source, cases, timeout_s)
-    except Exception as exc:  # noqa: BLE001 - the server must stay up whatever happens
-        return _report_without_run(f"The checker itself failed ({type(exc).__name__}: {exc}); "
-                                   "your code was not judged.")
-    return evaluate(run, cases)
-
-
-def _report_without_run(message: str) -> ExerciseReport:
-    run = RunResult(incident=message)
-    return evaluate(run, exercise_cases())
 
 
 # =========================================================================== verdicts
@@ -934,7 +553,7 @@ def evaluate(run: RunResult, cases: tuple[Case, ...]) -> ExerciseReport:
         passed=all(c.passed for c in checks), checks=checks, diagnoses=diagnose(run, cases),
         incident=run.incident, stdout=run.stdout, stderr=run.stderr, worked_output=worked_out,
         causal_weights=causal_w, elapsed_s=run.elapsed_s, run_s=run.run_s, isolation=run.isolation,
-        limits=run.limits, sandbox_uid=run.sandbox_uid, workdir=run.workdir,
+        limits=run.limits, sandbox_uid=run.sandbox_uid,
     )
 
 

@@ -113,6 +113,37 @@ def test_execution_can_be_switched_off(monkeypatch, how):
     assert solution_shown(at)  # and the reference solution
 
 
+def test_a_host_that_cannot_enforce_the_sandbox_turns_checking_off_and_says_why(monkeypatch):
+    """Fail closed, as a student sees it: the self-test fails, the page explains and offers the offline checks."""
+    import time
+
+    import streamlit as st
+
+    import exercise.sandbox
+
+    class HostWithoutFilter(exercise.sandbox.Sandbox):
+        def __init__(self) -> None:
+            super().__init__(filtered=False)
+
+    monkeypatch.delenv("ATTENTION_DISABLE_EXEC", raising=False)
+    monkeypatch.setattr(exercise.sandbox, "Sandbox", HostWithoutFilter)
+    st.cache_resource.clear()
+    try:
+        at = run_page(PAGE)
+        deadline = time.monotonic() + 60
+        while not at.warning and time.monotonic() < deadline:  # the self-test runs in the background
+            time.sleep(0.5)
+            at.run()
+        assert not at.exception
+        notice = at.warning[0].value
+        assert "off on this server" in notice and "a file could be opened" in notice
+        assert "python -m exercise my_attention.py" in notice
+        assert button(at, "Check my code").disabled
+        assert at.text_area(key="exercise_code").value == SKELETON  # everything else still works
+    finally:
+        st.cache_resource.clear()  # the next tests get a real sandbox
+
+
 @pytest.mark.parametrize("value", ["0", "false", ""])
 def test_other_values_leave_execution_on(monkeypatch, value):
     monkeypatch.setenv("ATTENTION_DISABLE_EXEC", value)

@@ -389,3 +389,20 @@ def test_hovering_a_weight_of_a_head_shows_its_tooltip_lines(page, app_url):
     assert re.search(r"head\s+head \d", shown) and "query token" in shown and "key token" in shown, shown
     assert re.search(r"weight\s+0\.\d{3}\b", shown) or re.search(r"weight\s+1\.000", shown), shown
     assert "ink" not in shown and "_n" not in shown
+
+
+def test_checking_code_in_the_browser_reports_every_check(page, app_url):
+    """"Check my code" reruns the page's fragment: the report, from the real sandbox, must appear in place."""
+    import inspect
+
+    import core.exercise_solution as solution
+
+    open_page(page, app_url, "exercise")
+    page.locator(".st-key-exercise_code textarea").fill(inspect.getsource(solution))
+    page.locator(".st-key-exercise_code textarea").blur()
+    page.get_by_role("button", name="Check my code").click()
+    page.get_by_text("All 6 checks pass").wait_for(timeout=60_000)
+    settle(page)
+    assert exceptions(page) == []
+    assert "under a seccomp filter" in page.evaluate(PAGE_TEXT_JS)
+    assert page.get_by_text("Waiting for the checker").count() == 0  # the queue notice is gone afterwards
