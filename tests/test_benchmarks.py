@@ -25,3 +25,12 @@ def test_the_bare_page_has_the_widgets_it_was_given(tmp_path):
 def test_median_ms_and_the_machine_speed_figure():
     assert median_ms([0.003, 0.001, 0.1]) == 3.0
     assert 0 < python_loop_s(n=500_000, repeats=1) < 60
+
+
+def test_the_exercise_benchmark_gives_every_simulated_student_a_report():
+    from benchmarks.exercise import one_class, percentile
+
+    assert percentile([3.0, 1.0, 2.0, 10.0], 0.5) in (2.0, 3.0) and percentile([1.0, 5.0], 0.95) == 5.0
+    figures = one_class(students=3, spread_s=0.2, seed=0)
+    assert figures["reports_ok"] == 3 == figures["students"]
+    assert figures["p50_s"] <= figures["p95_s"] <= figures["max_s"]
