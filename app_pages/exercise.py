@@ -27,18 +27,15 @@ from core.exercise import (
     mistaken_attention,
 )
 from core.worked_example import worked_example
-from exercise.sandbox import OFFLINE_HINT, Availability, Sandbox, check_submission
+from exercise.sandbox import DISABLE_SETTING, OFFLINE_HINT, Availability, Sandbox, check_submission, switched_off
 from ui.charts import heatmap, side_by_side
 from ui.controls import explain, page_fragment, show_chart, show_source
 from ui.quiz import predict_then_reveal
 
-#: Set to 1/true/yes/on (environment variable or st.secrets key) to switch code execution off.
-DISABLE_SETTING = "ATTENTION_DISABLE_EXEC"
 CODE_KEY = "exercise_code"
 REPORT_KEY = "exercise_report"
 CHECKED_SOURCE_KEY = "exercise_checked_source"
 GAVE_UP_KEY = "exercise_gave_up"
-TRUE_WORDS = {"1", "true", "yes", "on"}
 # Icons from Streamlit's own icon font (emoji are missing from many fonts); shape and colour both differ.
 PASS_MARK = ":green[:material/check_circle:]"
 FAIL_MARK = ":red[:material/cancel:]"
@@ -84,7 +81,7 @@ def execution_disabled() -> bool:
             values.append(st.secrets.get(DISABLE_SETTING))
     except Exception:  # noqa: BLE001 - a malformed secrets file must not take the page down
         values.append("1")  # fail closed: if the setting cannot be read, do not run code
-    return any(str(v).strip().lower() in TRUE_WORDS for v in values if v is not None)
+    return any(switched_off(v) for v in values)
 
 
 def reset_code() -> None:

@@ -70,6 +70,9 @@ SANDBOX_UID_RANGE = (1_700_000_000, 1_800_000_000)
 #: The environment variables the worker may inherit: none of the server's, except OpenBLAS's
 #: processor settings, which some hosts need for correct results.
 INHERITED_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+#: Set to 1/true/yes/on in the environment to switch code execution off on this server.
+DISABLE_SETTING = "ATTENTION_DISABLE_EXEC"
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 #: Said to the student wherever code cannot be run on the server.
 OFFLINE_HINT = ("You can run exactly the same checks on your own computer: save your function in a file and run "
                 "`python -m exercise my_attention.py` in a copy of this app's repository.")
@@ -86,6 +89,11 @@ class Availability:
 
     available: bool
     reason: str = ""
+
+
+def switched_off(value: object) -> bool:
+    """Whether a value of `DISABLE_SETTING` (from the environment or a secret) switches execution off."""
+    return value is not None and str(value).strip().lower() in TRUE_WORDS
 
 
 def sandbox_environment() -> dict[str, str]:
@@ -181,7 +189,7 @@ class Sandbox:
             theirs.close()
         ours.settimeout(STARTUP_TIMEOUT_S)
         try:
-            greeting = ours.recv(6)
+            greeting = ours.recv(6, socket.MSG_WAITALL)
         except OSError:
             greeting = b""
         ours.settimeout(None)
@@ -221,8 +229,16 @@ class Sandbox:
                 self._start_worker()
             control = self._control
         assert control is not None
-        with self._send_lock:
-            socket.send_fds(control, [HEADER.pack(len(body)) + body], fds)
+        try:
+            with self._send_lock:
+                socket.send_fds(control, [HEADER.pack(len(body)) + body], fds)
+        except OSError:  # the worker died since it was last used: start a new one, once
+            with self._lock:
+                self._start_worker()
+                control = self._control
+            assert control is not None
+            with self._send_lock:
+                socket.send_fds(control, [HEADER.pack(len(body)) + body], fds)
 
     # ------------------------------------------------------------------ running
 
@@ -321,8 +337,9 @@ def check_submission(source: str, sandbox: Sandbox, timeout_s: float = DEFAULT_T
     `timeout_s` is the wall-clock time the student's code gets (loading it and all the calls).
     Never raises because of anything in `source`: an infinite loop, a memory or fork bomb,
     ``sys.exit``, a syntax error, ... all come back as failed checks with a message. When this
-    server cannot enforce the sandbox, nothing runs and the report says why. Raises `ValueError`
-    only for a bad `timeout_s`.
+    server cannot enforce the sandbox, or the environment variable `DISABLE_SETTING` switches
+    execution off, nothing runs and the report says why. Raises `ValueError` only for a bad
+    `timeout_s`.
     """
     if not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s) and 0 < timeout_s <= 120):
         raise ValueError(f"timeout_s must be a number of seconds in (0, 120], got {timeout_s!r}.")
@@ -333,6 +350,8 @@ def check_submission(source: str, sandbox: Sandbox, timeout_s: float = DEFAULT_T
     if len(source) > MAX_SOURCE_CHARS:
         return _report_without_run(
             f"Your code is {len(source):,} characters long; the checker accepts at most {MAX_SOURCE_CHARS:,}.")
+    if switched_off(os.environ.get(DISABLE_SETTING)):
+        return _report_without_run(f"Code execution is switched off on this server ({DISABLE_SETTING}). {OFFLINE_HINT}")
     availability = sandbox.availability()
     if availability is None or not availability.available:
         reason = availability.reason if availability else "the sandbox is not ready."

@@ -112,8 +112,22 @@ def _only_these_fds(fds: dict[str, int]) -> None:
     fds["request"] = request
 
 
+def _die_with_the_worker() -> None:
+    """Ask the kernel to SIGKILL this child if the worker that forked it dies first."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() == 1:  # the worker died before the request above took effect
+        os._exit(70)
+
+
 def enter_sandbox(fds: dict[str, int], header: dict[str, Any], filtered: bool) -> tuple[_ResultPipe, dict[str, Any]]:
-    """Steps 1-5 of the module docstring, in a freshly forked child. Returns the pipe and the request."""
+    """Steps 1-5 of the module docstring, in a freshly forked child. Returns the pipe and the request.
+
+    After step 3 it also asks for SIGKILL should the worker die first, so no child outlives it.
+    """
     signal.set_wakeup_fd(-1)
     for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_DFL)
@@ -131,6 +145,7 @@ def enter_sandbox(fds: dict[str, int], header: dict[str, Any], filtered: bool) -
             raise RuntimeError("the switch to the sandbox user did not take effect")
     elif os.geteuid() == 0:
         raise RuntimeError("refusing to run a submission as root: no sandbox user was given")
+    _die_with_the_worker()  # after the switch of user, which clears the request
     os.chdir("/")
     limits = _apply_limits(request["limits"])
     if filtered:

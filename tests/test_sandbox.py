@@ -285,3 +285,76 @@ def test_a_worker_that_cannot_start_keeps_execution_off(monkeypatch):
     availability = box.availability()
     box.close()
     assert not availability.available and "could not be started" in availability.reason
+
+
+def test_the_switch_turns_execution_off_for_every_caller(monkeypatch):
+    monkeypatch.setenv("ATTENTION_DISABLE_EXEC", "yes")
+    box = Sandbox()
+    report = check_submission(SOLUTION_SOURCE, box)
+    assert not report.passed and "switched off on this server" in message(report, CHECK_RUNS)
+    assert box.worker_pid is None  # nothing was started
+
+
+def _pipes() -> int:
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+        except OSError:
+            pass
+    return count
+
+
+def test_checks_leave_no_descriptor_open_in_the_server(sandbox):
+    check_submission(SOLUTION_SOURCE, sandbox)  # the worker is up
+    before = _pipes()
+    for source in (SOLUTION_SOURCE, "while True:\n    pass\n", "import os\nos._exit(1)\n"):
+        check_submission(source, sandbox, timeout_s=1.0)
+    assert _pipes() == before
+
+
+def _sleeping_check(box: Sandbox) -> tuple[threading.Thread, list[ExerciseReport], list[int]]:
+    """A check whose submission sleeps at its top level, started in a thread; its child's pid, once it runs."""
+    result: list[ExerciseReport] = []
+    thread = threading.Thread(target=lambda: result.append(
+        check_submission("import time\ntime.sleep(60)\n", box, timeout_s=60.0)))
+    thread.start()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (box.worker_pid and _children_of(box.worker_pid)):
+        time.sleep(0.05)
+    children = _children_of(box.worker_pid) if box.worker_pid else []
+    assert children, "the check never started"
+    time.sleep(0.3)  # past the child's set-up, into the student's code
+    return thread, result, children
+
+
+def test_a_running_child_is_filtered_without_new_privileges_as_seen_from_outside():
+    box = Sandbox()
+    thread, _, children = _sleeping_check(box)
+    try:
+        status, worker = (dict(line.split(":\t", 1) for line in open(f"/proc/{pid}/status").read().splitlines()
+                               if ":\t" in line) for pid in (children[0], box.worker_pid))
+    finally:
+        box.close()  # the worker kills its children as it leaves
+        thread.join(30)
+    assert status["Seccomp"].strip() == "2"  # mode 2: a BPF filter
+    assert int(status["Seccomp_filters"]) == int(worker["Seccomp_filters"]) + 1  # one more than the host's own
+    assert status["NoNewPrivs"].strip() == "1"
+    assert int(status["Threads"]) == 1
+    if os.geteuid() == 0:
+        assert SANDBOX_UID_RANGE[0] <= int(status["Uid"].split()[0]) < SANDBOX_UID_RANGE[1]
+
+
+def test_no_child_outlives_its_worker():
+    box = Sandbox()
+    thread, result, children = _sleeping_check(box)
+    os.kill(box.worker_pid, signal.SIGKILL)
+    thread.join(30)
+    box.close()
+    assert not thread.is_alive() and not result[0].passed
+    assert all(not os.path.exists(f"/proc/{pid}") or _state(pid) == "Z" for pid in children)
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return f.read().rsplit(b")", 1)[1].split()[0].decode()
