@@ -9,25 +9,13 @@ import numpy as np
 import streamlit as st
 
 import core.exercise_solution as solution
-from core.exercise import (
-    ALLCLOSE_ATOL,
-    BATCH,
-    CHECK_NAMES,
-    D_K,
-    DEFAULT_TIMEOUT_S,
-    MEMORY_BUDGET_BYTES,
-    SEQ_LEN,
-    SKELETON,
-    ExerciseReport,
-    Mistake,
-    MistakeDemo,
-    exercise_cases,
-    match_mistake,
-    mistake_demo,
-    mistaken_attention,
-)
 from core.worked_example import worked_example
+from exercise.cases import ALLCLOSE_ATOL, BATCH, D_K, SEQ_LEN, SKELETON, exercise_cases
+from exercise.demos import MistakeDemo, mistake_demo
+from exercise.limits import DEFAULT_TIMEOUT_S, MEMORY_BUDGET_BYTES
+from exercise.mistakes import Mistake, match_mistake, mistaken_attention
 from exercise.sandbox import DISABLE_SETTING, OFFLINE_HINT, Availability, Sandbox, check_submission, switched_off
+from exercise.verdicts import CHECK_NAMES, ExerciseReport
 from ui.charts import heatmap, side_by_side
 from ui.controls import explain, page_fragment, show_chart, show_source
 from ui.quiz import predict_then_reveal

@@ -1,10 +1,22 @@
-"""`exercise`: running a student's own attention code, contained, and checking it.
+"""`exercise`: the lesson's "Build this" exercise: a student's own attention code, run contained and checked.
 
+What the exercise is:
+
+* `exercise.cases`: the skeleton and the test inputs (the lesson's shapes);
+* `exercise.mistakes`: the usual wrong versions of the formula, computed;
+
+running a submission:
+
+* `exercise.runner`: how the function is called and what it reports (runs next to the student's code);
 * `exercise.sandbox`: the server's side (`check_submission`, the queue, the self-test);
 * `exercise.zygote`: the warm worker that forks one filtered child per submission;
 * `exercise.syscall_filter`: the seccomp allowlist the kernel enforces in that child;
-* ``python -m exercise FILE``: the same checks on a student's own machine (`exercise.__main__`).
+* `exercise.readback`: reading a child's pipes to the end and decoding what it said;
+* `exercise.results`: what a run produced (`RunResult`), one record for every path;
 
-The checklist and the diagnoses themselves are computed by `core.exercise` from the data a run
-sent back.
+judging it:
+
+* `exercise.verdicts`: the checklist (`evaluate`); `exercise.diagnosis`: which mistake it was;
+* `exercise.demos`: known mistakes through the same checks, for the page's quizzes;
+* ``python -m exercise FILE``: the same checks on a student's own machine (`exercise.__main__`).
 """

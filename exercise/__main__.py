@@ -16,9 +16,12 @@ import sys
 import textwrap
 from pathlib import Path
 
-from core.exercise import MAX_SOURCE_CHARS, ExerciseReport, RunResult, evaluate, exercise_cases
-from core.exercise_runner import run_source
-from exercise.sandbox import absorb_messages
+from exercise.cases import exercise_cases
+from exercise.limits import MAX_SOURCE_CHARS
+from exercise.readback import absorb_messages
+from exercise.results import RunResult
+from exercise.runner import run_source
+from exercise.verdicts import ExerciseReport, evaluate
 
 _ESCAPED = re.compile(r"\\([\\`*_\[\]$<>~|])")
 _CODE_SPAN = re.compile(r"(?<!\\)(`[^`]*`)")

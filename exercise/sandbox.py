@@ -9,7 +9,7 @@ kernel-filtered child per submission. `check_submission` is the one call the pag
    result and status pipes, and hand the file and the pipes' write ends to the worker;
 3. read all four pipes until each one is closed (a child's last words arrive with, or after, its
    ``done``), with a wall-clock backstop in case the worker itself hangs;
-4. turn the messages into a `RunResult`, and the run into the checklist (`core.exercise.evaluate`).
+4. turn the messages into a `RunResult`, and the run into the checklist (`exercise.verdicts.evaluate`).
 
 Before running anybody's code the sandbox proves itself (`Sandbox.availability`): a probe child
 must be refused a file open and a socket by the kernel, and the reference solution must pass.
@@ -23,8 +23,6 @@ import json
 import math
 import os
 import secrets
-import selectors
-import signal
 import socket
 import subprocess
 import sys
@@ -39,23 +37,17 @@ from pathlib import Path
 from typing import Any
 
 import core.exercise_solution as solution
-from core.exercise import (
+from exercise.cases import Case, exercise_cases
+from exercise.limits import (
     DEFAULT_TIMEOUT_S,
     FILE_SIZE_BYTES,
     MAX_SOURCE_CHARS,
     MEMORY_BUDGET_BYTES,
     OPEN_FILES,
-    OUTPUT_CAP_BYTES,
-    RESULT_CAP_BYTES,
-    Case,
-    ExerciseReport,
-    RunResult,
-    decode_case,
-    escape_markdown,
-    evaluate,
-    exercise_cases,
-    student_error,
 )
+from exercise.readback import read_to_the_end
+from exercise.results import RunResult
+from exercise.verdicts import ExerciseReport, evaluate
 from exercise.zygote import HEADER, SETUP_GRACE_S
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -269,7 +261,7 @@ class Sandbox:
                     for fd in write_ends:
                         os.close(fd)
             read_ends = {name: r for name, (r, _) in pipes.items()}
-            outcome = _read_to_the_end(read_ends, deadline=start + timeout_s + SETUP_GRACE_S + BACKSTOP_S)
+            outcome = read_to_the_end(read_ends, deadline=start + timeout_s + SETUP_GRACE_S + BACKSTOP_S)
         finally:
             for r, _ in pipes.values():
                 try:
@@ -382,176 +374,3 @@ def _fresh_uid() -> int:
         uid = SANDBOX_UID_RANGE[0] + secrets.randbelow(SANDBOX_UID_RANGE[1] - SANDBOX_UID_RANGE[0])
         if uid not in busy:
             return uid
-
-
-# --------------------------------------------------------------------------- reading a run back
-
-
-@dataclass
-class _Outcome:
-    """Everything read from one child's four pipes."""
-
-    messages: list[dict[str, Any]]
-    stdout: bytearray
-    stderr: bytearray
-    totals: dict[str, int]
-    status: dict[str, Any]
-    ready_at: float | None
-    end: float
-    backstop: bool
-
-    def fill(self, run: RunResult, timeout_s: float) -> None:
-        run.stdout = _text(self.stdout, self.totals["stdout"])
-        run.stderr = _text(self.stderr, self.totals["stderr"])
-        run.stdout_bytes = self.totals["stdout"]
-        if self.totals["result"] > RESULT_CAP_BYTES:
-            run.incident = "The checker received more result data than it accepts; nothing could be checked."
-        timed_out = None
-        if self.status.get("timed_out") or self.backstop:
-            timed_out = "startup" if self.ready_at is None else "run"
-        absorb_messages(self.messages, run, timeout_s, timed_out)
-        if isinstance(self.status.get("error"), str) and run.incident is None:
-            run.incident = f"The checker is overloaded: {self.status['error'][:200]}. Please try again."
-        code = self.status.get("exit")
-        clean_load_failure = run.load_reported and not run.loaded
-        if isinstance(code, int) and run.incident is None and not run.done and not clean_load_failure \
-                and run.probe == {}:
-            run.incident = _exit_incident(code, run)
-
-
-def _read_to_the_end(fds: dict[str, int], deadline: float) -> _Outcome:
-    """Read every pipe until it is closed (or the backstop `deadline` passes), keeping what the caps allow."""
-    caps = {"stdout": OUTPUT_CAP_BYTES, "stderr": OUTPUT_CAP_BYTES, "result": RESULT_CAP_BYTES, "status": 4096}
-    bufs = {name: bytearray() for name in caps}
-    totals = dict.fromkeys(caps, 0)
-    names = {fd: name for name, fd in fds.items()}
-    ready_at = None
-    backstop = False
-    with selectors.DefaultSelector() as sel:
-        for fd in names:
-            sel.register(fd, selectors.EVENT_READ)
-        while sel.get_map():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                backstop = True
-                _kill_from_status(bufs["status"])
-                break
-            for key, _ in sel.select(remaining):
-                chunk = os.read(key.fd, 65536)
-                name = names[key.fd]
-                if not chunk:
-                    sel.unregister(key.fd)
-                    continue
-                totals[name] += len(chunk)
-                room = caps[name] - len(bufs[name])
-                if room > 0:
-                    bufs[name] += chunk[:room]
-                if name == "result" and ready_at is None and b'"stage": "ready"' in bufs["result"]:
-                    ready_at = time.monotonic()
-    status: dict[str, Any] = {}
-    for line in bufs["status"].split(b"\n"):  # written by the worker (a line may be cut if it hung)
-        try:
-            status.update(json.loads(line))
-        except ValueError:
-            continue
-    return _Outcome(_parse_lines(bytes(bufs["result"])), bufs["stdout"], bufs["stderr"], totals, status,
-                    ready_at, time.monotonic(), backstop)
-
-
-def _kill_from_status(status: bytearray) -> None:
-    """The worker did not end a child in time: kill it from here (same user, or root)."""
-    for msg in _parse_lines(bytes(status), key="pid"):
-        try:
-            os.killpg(int(msg["pid"]), signal.SIGKILL)
-        except (OSError, ValueError, TypeError):
-            pass
-
-
-def _parse_lines(buf: bytes, key: str = "stage") -> list[dict[str, Any]]:
-    """The JSON objects, one per line, that have `key`; anything else is skipped (the child is untrusted)."""
-    msgs = []
-    for line in buf.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            msg = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(msg, dict) and key in msg and (key != "stage" or isinstance(msg["stage"], str)):
-            msgs.append(msg)
-    return msgs
-
-
-def _text(buf: bytearray, total: int) -> str:
-    text = buf.decode("utf-8", errors="replace")
-    if total > len(buf):
-        text += f"\n[… {total - len(buf):,} more bytes not shown]"
-    return text
-
-
-def _signal_name(n: int) -> str:
-    try:
-        return signal.Signals(n).name
-    except ValueError:
-        return f"signal {n}"
-
-
-def absorb_messages(messages: list[dict[str, Any]], run: RunResult, timeout_s: float, timed_out: str | None) -> None:
-    """Fold the child's messages into `run`; set `run.incident` for timeouts and sandbox failures."""
-    run.loaded = False
-    stages = set()
-    for msg in messages:
-        stage = msg["stage"]
-        stages.add(stage)
-        if stage == "fatal":
-            run.incident = ("The sandbox could not be set up, so your code was not run: "
-                            f"{escape_markdown(str(msg.get('error'))[:300])}")
-        elif stage == "ready":
-            limits = msg.get("limits")
-            if isinstance(limits, dict):
-                run.limits = {str(k): int(v) for k, v in limits.items() if isinstance(v, int)}
-        elif stage == "probe":
-            run.probe = {str(k): str(v)[:40] for k, v in msg.items() if k != "stage"}
-        elif stage == "load":
-            run.load_reported = True
-            run.loaded = bool(msg.get("ok"))
-            run.load_error = (None if msg.get("ok") or not msg.get("error")
-                              else student_error(str(msg["error"])[:800]))
-            run.found = bool(msg.get("found", True))
-            if isinstance(msg.get("callables"), list):
-                run.callables = [escape_markdown(str(c)[:60]) for c in msg["callables"][:20]]
-        elif stage == "case" and isinstance(msg.get("name"), str):
-            run.cases[msg["name"]] = decode_case(msg)
-        elif stage == "done":
-            run.done = True
-            run.used_builtin = bool(msg.get("used_builtin"))
-    if timed_out == "startup" and run.incident is None:
-        run.incident = "The sandbox did not start in time (the server is busy); your code was not run. Try again."
-    elif timed_out == "run":
-        where = ("while loading (the top level of your code, outside the function)" if "load" not in stages
-                 else "inside your function")
-        run.incident = (f"Time limit: your code was still running after {timeout_s:g} s {where}, so it was "
-                        "stopped. Is there an infinite loop?")
-
-
-def _exit_incident(returncode: int, run: RunResult) -> str | None:
-    """Explain why the child ended before reporting everything."""
-    if returncode < 0:
-        sig = -returncode
-        if sig == signal.SIGXCPU:
-            return "Your code used up its CPU-time limit and was stopped. Is there an infinite loop?"
-        if sig == signal.SIGXFSZ:
-            return "Your code tried to write a file, which the sandbox does not allow, and was stopped."
-        if sig == signal.SIGSEGV:
-            return "Your code crashed the Python interpreter (segmentation fault)."
-        if sig == signal.SIGSYS:
-            return "Your code made a system call the sandbox forbids outright, and was stopped."
-        if sig == signal.SIGKILL:
-            return ("Your code was killed, most likely because it asked for more memory than the sandbox allows "
-                    f"(about {MEMORY_BUDGET_BYTES >> 20} MB on top of PyTorch).")
-        return f"Your code was stopped by {_signal_name(sig)}."
-    if "MemoryError" in run.stderr:
-        return ("Your code ran out of memory and the Python process ended: it asked for more memory than the "
-                f"sandbox allows (about {MEMORY_BUDGET_BYTES >> 20} MB on top of PyTorch).")
-    return (f"Your code ended the Python process (exit status {returncode}) before the checks finished. "
-            "Remove any `sys.exit()`, `exit()`, `quit()` or `os._exit()` from it.")

@@ -19,7 +19,7 @@ For each request the worker forks a child, which `enter_sandbox`:
 5. installs the seccomp allowlist (`exercise.syscall_filter`): from here on the kernel refuses
    every file, socket, process and signal to anything but itself, whatever code asks.
 
-Only then does it compile the student's source (`core.exercise_runner.run_source`). The worker
+Only then does it compile the student's source (`exercise.runner.run_source`). The worker
 kills a child's process group when its wall-clock time is up, reaps it and writes its exit
 status to the status pipe. When the server goes away (its end of the control socket closes),
 the worker kills every child still running and exits.
@@ -40,8 +40,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from core.exercise_runner import run_source
 from exercise import syscall_filter
+from exercise.runner import run_source
 
 #: The result pipe's number inside a child.
 RESULT_FD = 3

@@ -15,7 +15,12 @@ import torch
 
 import core.exercise_solution as solution
 from core.attention import scaled_dot_product_attention as numpy_attention
-from core.exercise import (
+from core.worked_example import worked_example
+from exercise.cases import SKELETON, exercise_cases
+from exercise.demos import mistake_demo
+from exercise.mistakes import Mistake, all_mistakes, match_mistake, mistake_function, mistaken_attention
+from exercise.results import decode_case, run_trusted
+from exercise.verdicts import (
     CHECK_ALLCLOSE,
     CHECK_CAUSAL,
     CHECK_NAMES,
@@ -23,20 +28,9 @@ from core.exercise import (
     CHECK_RUNS,
     CHECK_SHAPE,
     CHECK_WORKED,
-    SKELETON,
     ExerciseReport,
-    Mistake,
-    all_mistakes,
-    decode_case,
     evaluate,
-    exercise_cases,
-    match_mistake,
-    mistake_demo,
-    mistake_function,
-    mistaken_attention,
-    run_trusted,
 )
-from core.worked_example import worked_example
 from tests import lesson_values as lesson
 
 SOLUTION_SOURCE = inspect.getsource(solution)

@@ -8,7 +8,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import core.exercise_solution as solution
-from core.exercise import CHECK_NAMES, CHECK_ROWS, SKELETON, Mistake, mistake_demo
+from exercise.cases import SKELETON
+from exercise.demos import mistake_demo
+from exercise.mistakes import Mistake
+from exercise.verdicts import CHECK_NAMES, CHECK_ROWS
 from tests.apptest_helpers import APP, TIMEOUT, open_code, run_page
 
 PAGE = "app_pages/exercise.py"

@@ -17,16 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import core.exercise_solution as solution
-from core.exercise import CHECK_ALLCLOSE, CHECK_NAMES, CHECK_RUNS, ExerciseReport
-from exercise.sandbox import (
-    SANDBOX_UID_RANGE,
-    Sandbox,
-    _parse_lines,
-    _Queue,
-    _read_to_the_end,
-    check_submission,
-    sandbox_environment,
-)
+from exercise.readback import parse_lines, read_to_the_end
+from exercise.sandbox import SANDBOX_UID_RANGE, Sandbox, _Queue, check_submission, sandbox_environment
+from exercise.verdicts import CHECK_ALLCLOSE, CHECK_NAMES, CHECK_RUNS, ExerciseReport
 
 SOLUTION_SOURCE = inspect.getsource(solution)
 SERVER_SECRET = "hunter2-do-not-leak"  # in this process's environment while the module's worker starts
@@ -227,7 +220,7 @@ def test_output_sent_after_done_is_read_to_the_end():
     os.write(pipes["status"][1], b'{"pid": 1}\n{"exit": 0, "timed_out": false}\n')
     for _, w in pipes.values():
         os.close(w)
-    outcome = _read_to_the_end({name: r for name, (r, _) in pipes.items()}, deadline=time.monotonic() + 5)
+    outcome = read_to_the_end({name: r for name, (r, _) in pipes.items()}, deadline=time.monotonic() + 5)
     for r, _ in pipes.values():
         os.close(r)
     assert bytes(outcome.stdout) == b"last words"
@@ -244,7 +237,7 @@ def test_a_last_print_is_never_dropped(sandbox):
 
 def test_result_lines_that_are_not_json_objects_are_ignored():
     buf = b'{"stage": "ready"}\nnot json\n[1, 2]\n{"no_stage": 1}\n{"stage": "done"}\n'
-    assert [m["stage"] for m in _parse_lines(buf)] == ["ready", "done"]
+    assert [m["stage"] for m in parse_lines(buf)] == ["ready", "done"]
 
 
 # --------------------------------------------------------------------------- the worker

@@ -6,7 +6,7 @@ it on every test case (`run_case`) and hands one JSON-able message per step to `
 
 * inside the sandbox (`exercise.zygote`), where `send` writes to the result pipe and the
   parent treats every message as untrusted data, making every verdict itself;
-* in-process, for trusted functions (`core.exercise.run_trusted`) and for the student's own
+* in-process, for trusted functions (`exercise.results.run_trusted`) and for the student's own
   code on their own machine (``python -m exercise``).
 
 It needs only the standard library and PyTorch.

@@ -1,0 +1,89 @@
+"""The exercise as the lesson sets it: the skeleton a student starts from, and the inputs every check uses.
+
+The lesson asks for attention written from memory in PyTorch, tested on random ``(batch=2,
+seq_len=5, d_k=16)`` tensors and, as a stretch, on the worked example (2-D, no batch) with a
+causal mask. Shapes: ``(B, T, d_k)`` for the random test, ``(T, d_model)`` for the worked example.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from core.worked_example import worked_example
+from exercise.runner import FUNCTION_NAME
+
+__all__ = ["FUNCTION_NAME", "SKELETON", "Case", "exercise_cases"]
+
+#: The lesson's test shape: batch = 2, seq_len = 5, d_k = 16.
+BATCH, SEQ_LEN, D_K = 2, 5, 16
+#: ``torch.allclose`` tolerances of the main check (the lesson uses ``atol=1e-6``).
+ALLCLOSE_RTOL, ALLCLOSE_ATOL = 1e-5, 1e-6
+#: Largest difference from the lesson's float64 worked-example output accepted in float32.
+WORKED_ATOL = 1e-5
+#: How far a row of weights may sum from 1 in float32.
+ROW_SUM_ATOL = 1e-5
+
+SKELETON = '''\
+import torch
+import torch.nn.functional as F
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    """Scaled dot-product attention, written by you: softmax(Q Kᵀ / √d_k) V.
+
+    Args:
+        Q: queries, shape (batch, seq_len, d_k), or (seq_len, d_k) with no batch.
+        K: keys, shape (batch, seq_len, d_k).
+        V: values, shape (batch, seq_len, d_v).
+        mask: optional (seq_len, seq_len) tensor, 1 where a query may attend to a
+            key and 0 where it may not (the stretch: torch.tril(torch.ones(T, T))).
+
+    Returns:
+        (output, weights): output of shape (batch, seq_len, d_v) and the
+        attention weights of shape (batch, seq_len, seq_len), rows summing to 1.
+    """
+    raise NotImplementedError("write your attention here")
+'''
+
+
+@dataclass(frozen=True)
+class Case:
+    """One set of test inputs, float32 (as the student's PyTorch code sees them)."""
+
+    name: str
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    mask: np.ndarray | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "Q": self.Q.tolist(), "K": self.K.tolist(), "V": self.V.tolist(),
+                "mask": None if self.mask is None else self.mask.tolist()}
+
+
+def exercise_cases(seed: int = 0) -> tuple[Case, ...]:
+    """The inputs every submission is called on.
+
+    * ``random``: Q, K, V of shape ``(2, 5, 16)``, standard normal, as the lesson asks;
+    * ``probe``: ``(4, 4, 4)``: batch = T = d_k, so that even a mistaken transpose runs and
+      can be recognised;
+    * ``worked``: the lesson's worked example, ``Q = X W_q`` etc. in float32, ``(3, 4)``;
+    * ``worked_causal``: the same with the causal mask ``tril(ones(3, 3))``.
+    """
+    rng = np.random.default_rng(seed)
+    f32 = np.float32
+    rand = [rng.standard_normal((BATCH, SEQ_LEN, D_K)).astype(f32) for _ in range(3)]
+    probe = [rng.standard_normal((4, 4, 4)).astype(f32) for _ in range(3)]
+    ex = worked_example(0)
+    X = ex.X.astype(f32)
+    Q, K, V = (X @ W.astype(f32) for W in (ex.W_q, ex.W_k, ex.W_v))  # (3, 4) @ (4, 4) -> (3, 4), float32
+    n = X.shape[0]
+    return (
+        Case("random", *rand),
+        Case("probe", *probe),
+        Case("worked", Q, K, V),
+        Case("worked_causal", Q, K, V, np.tril(np.ones((n, n), dtype=f32))),
+    )

@@ -1,0 +1,18 @@
+"""The sandbox's limits on one check, in one place: the worker applies them, the messages quote them."""
+
+from __future__ import annotations
+
+DEFAULT_TIMEOUT_S = 5.0
+#: Address space the student's code may use on top of what Python + PyTorch already mapped.
+MEMORY_BUDGET_BYTES = 1 << 30
+FILE_SIZE_BYTES = 1 << 20
+OPEN_FILES = 64
+#: What is kept of the student's stdout and of stderr (the rest is read and thrown away).
+OUTPUT_CAP_BYTES = 4096
+RESULT_CAP_BYTES = 4 << 20
+MAX_SOURCE_CHARS = 50_000
+
+
+def bytes_in_words(n: int) -> str:
+    """A byte count in words: ``1 MB``, ``4 KB``."""
+    return f"{n / 2**20:g} MB" if n >= 2**20 else f"{n / 2**10:g} KB"

@@ -1,0 +1,262 @@
+"""The lesson's checklist, judged from the data a run sent back: `evaluate`.
+
+Six checks in the lesson's order (runs, shape, rows sum to 1, ``allclose`` with PyTorch, the
+worked example in float32, exact causal zeros), each with a message that says what was seen.
+Pure: only the data in the `RunResult` is used, so the same run always gives the same report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.reference import max_abs_diff, torch_scaled_dot_product_attention
+from core.worked_example import worked_example
+from exercise.cases import (
+    ALLCLOSE_ATOL,
+    ALLCLOSE_RTOL,
+    BATCH,
+    D_K,
+    FUNCTION_NAME,
+    ROW_SUM_ATOL,
+    SEQ_LEN,
+    WORKED_ATOL,
+    Case,
+)
+from exercise.diagnosis import diagnose, mask_diagnosis
+from exercise.limits import OUTPUT_CAP_BYTES, bytes_in_words
+from exercise.mistakes import same_values
+from exercise.results import CaseResult, RunResult
+
+CHECK_RUNS = "The function exists and runs"
+CHECK_SHAPE = f"Output shape is ({BATCH}, {SEQ_LEN}, {D_K})"
+CHECK_ROWS = "Each row of the weights sums to 1"
+CHECK_ALLCLOSE = "torch.allclose with F.scaled_dot_product_attention"
+CHECK_WORKED = "Stretch: the worked example in float32"
+CHECK_CAUSAL = "Stretch: causal mask, exact zeros above the diagonal"
+#: The checklist, in the lesson's order.
+CHECK_NAMES = (CHECK_RUNS, CHECK_SHAPE, CHECK_ROWS, CHECK_ALLCLOSE, CHECK_WORKED, CHECK_CAUSAL)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the checklist."""
+
+    name: str
+    passed: bool
+    message: str
+
+
+@dataclass
+class ExerciseReport:
+    """What `check_submission` found. ``checks`` follow `CHECK_NAMES`, always all six.
+
+    Besides the checklist: ``diagnoses`` (the recognised mistakes, in words), ``incident``
+    (a timeout, a crash, ... or None), the student's printed output (truncated), the worked
+    example's output and the causal weights their function produced (for the page's charts),
+    and how the code was isolated (``isolation``, ``limits``).
+    """
+
+    passed: bool
+    checks: list[Check]
+    diagnoses: list[str] = field(default_factory=list)
+    incident: str | None = None
+    stdout: str = ""
+    stderr: str = ""
+    worked_output: np.ndarray | None = None
+    causal_weights: np.ndarray | None = None
+    elapsed_s: float = 0.0
+    run_s: float | None = None
+    isolation: str = ""
+    limits: dict[str, int] = field(default_factory=dict)
+    sandbox_uid: int | None = None
+
+
+def _fmt_row(v: np.ndarray) -> str:
+    return "[" + ", ".join(f"{x:.3f}" for x in v) + "]"
+
+
+def _runs_check(run: RunResult) -> tuple[Check, CaseResult | None]:
+    res = run.cases.get("random")
+    if run.incident and (res is None or not res.ok):
+        return Check(CHECK_RUNS, False, run.incident), None
+    if not run.loaded:
+        if run.load_error:
+            msg = f"Your code raised an error while loading: {run.load_error}"
+            if run.load_error.startswith("SystemExit"):
+                msg += ". The checker needs the process to keep running: remove `sys.exit()`/`exit()`/`quit()`."
+            return Check(CHECK_RUNS, False, msg), None
+        if not run.found:
+            others = f" (it defines: {', '.join(run.callables)})" if run.callables else ""
+            return Check(CHECK_RUNS, False, f"There is no function called `{FUNCTION_NAME}`{others}: "
+                                            "keep the name and signature from the skeleton."), None
+        return Check(CHECK_RUNS, False, f"`{FUNCTION_NAME}` exists but is not a function."), None
+    if res is None:
+        return Check(CHECK_RUNS, False, run.incident or "Your function was not called (the run stopped)."), None
+    shape = f"({BATCH}, {SEQ_LEN}, {D_K})"
+    if not res.ok:
+        return Check(CHECK_RUNS, False, f"Called on Q, K, V of shape {shape}, your function raised {res.error}"), None
+    if run.used_builtin:
+        return Check(CHECK_RUNS, False, "Your function calls `torch.nn.functional.scaled_dot_product_attention` "
+                                        "itself: the exercise is to write it from the formula."), res
+    if res.kind == "other":
+        hint = " Did you forget `return`?" if res.output_desc == "a NoneType" else ""
+        return Check(CHECK_RUNS, False, f"Your function returned {res.output_desc}; it should return "
+                                        f"`(output, weights)`, two tensors.{hint}"), None
+    if res.output is None:
+        return Check(CHECK_RUNS, False, f"Your function returned {res.output_desc}, which is not a tensor of "
+                                        "numbers the checker can read."), None
+    extra = ""
+    if run.stdout_bytes > OUTPUT_CAP_BYTES:
+        kept = bytes_in_words(OUTPUT_CAP_BYTES)
+        extra = f" (It printed {run.stdout_bytes / 1e6:.1f} MB; only the first {kept} are kept.)"
+    if res.kind == "single":
+        return Check(CHECK_RUNS, True, "It ran and returned only the output. That is enough for the shape, "
+                                       "allclose and worked-example checks; return `(output, weights)` like the "
+                                       "lesson's version to unlock the two weight checks." + extra), res
+    return Check(CHECK_RUNS, True, f"It ran on Q, K, V of shape {shape} and returned `(output, weights)`.{extra}"), res
+
+
+def evaluate(run: RunResult, cases: tuple[Case, ...]) -> ExerciseReport:
+    """Turn a run into the checklist and the diagnoses. Pure: only the data in `run` is used."""
+    by_name = {c.name: c for c in cases}
+    rand = by_name["random"]
+    expected_out = torch_scaled_dot_product_attention(rand.Q, rand.K, rand.V)  # (2, 5, 16), float32
+    checks: list[Check] = []
+    skipped = _not_run(run)
+
+    runs, res = _runs_check(run)
+    checks.append(runs)
+    out = None if res is None else res.output
+    weights = None if res is None or res.kind != "pair" else res.weights
+
+    # 2. shape
+    want = (BATCH, SEQ_LEN, D_K)
+    if out is None:
+        checks.append(Check(CHECK_SHAPE, False, skipped))
+    elif out.shape == want:
+        checks.append(Check(CHECK_SHAPE, True, f"The output has shape {want}: one {D_K}-vector per token."))
+    else:
+        checks.append(Check(CHECK_SHAPE, False, f"The output has shape {out.shape}, expected {want} "
+                                                "(batch, seq_len, d_v)."))
+
+    # 3. weights rows sum to 1
+    checks.append(_rows_check(run, res, weights))
+
+    # 4. allclose with PyTorch
+    if out is None:
+        checks.append(Check(CHECK_ALLCLOSE, False, skipped))
+    elif out.shape != expected_out.shape:
+        checks.append(Check(CHECK_ALLCLOSE, False, f"Cannot compare: your output has shape {out.shape}, "
+                                                   f"PyTorch's has {expected_out.shape}."))
+    else:
+        diff = max_abs_diff(out, expected_out) if np.all(np.isfinite(out)) else float("nan")
+        ok = bool(np.allclose(out, expected_out, rtol=ALLCLOSE_RTOL, atol=ALLCLOSE_ATOL))
+        msg = (f"`torch.allclose(yours, F.scaled_dot_product_attention(Q, K, V), atol={ALLCLOSE_ATOL:g})` is "
+               f"{ok}: the largest difference is {diff:.2e}.")
+        checks.append(Check(CHECK_ALLCLOSE, ok, msg))
+
+    worked_check, worked_out = _worked_check(run, res is not None)
+    checks.append(worked_check)
+    causal_check, causal_w = _causal_check(run, by_name["worked_causal"], res is not None)
+    checks.append(causal_check)
+
+    return ExerciseReport(
+        passed=all(c.passed for c in checks), checks=checks, diagnoses=diagnose(run, cases),
+        incident=run.incident, stdout=run.stdout, stderr=run.stderr, worked_output=worked_out,
+        causal_weights=causal_w, elapsed_s=run.elapsed_s, run_s=run.run_s, isolation=run.isolation,
+        limits=run.limits, sandbox_uid=run.sandbox_uid,
+    )
+
+
+def _not_run(run: RunResult) -> str:
+    if run.incident:
+        return "Not checked: " + run.incident[0].lower() + run.incident[1:]
+    return "Not checked: your function did not run (see the first check)."
+
+
+def _rows_check(run: RunResult, res: CaseResult | None, weights: np.ndarray | None) -> Check:
+    if res is None:
+        return Check(CHECK_ROWS, False, _not_run(run))
+    if res.kind == "single":
+        return Check(CHECK_ROWS, False, "Your function returns only the output, so the weights cannot be checked: "
+                                        "return `output, weights` (the weights after the softmax).")
+    want = (BATCH, SEQ_LEN, SEQ_LEN)
+    if weights is None:
+        return Check(CHECK_ROWS, False, f"The second value returned is {res.weights_desc}, not a tensor of weights.")
+    if weights.shape != want:
+        return Check(CHECK_ROWS, False, f"The weights have shape {weights.shape}, expected {want}: one row per "
+                                        "query, one column per key.")
+    sums = weights.sum(axis=-1)
+    if not np.all(np.isfinite(sums)):
+        return Check(CHECK_ROWS, False, "Some weights are NaN or infinite.")
+    dev = float(np.max(np.abs(sums - 1.0)))
+    if dev <= ROW_SUM_ATOL and float(weights.min()) >= 0:
+        return Check(CHECK_ROWS, True, f"`weights.sum(dim=-1)` is all ones (largest deviation {dev:.1e}).")
+    if dev <= ROW_SUM_ATOL:
+        return Check(CHECK_ROWS, False, f"The rows sum to 1 but some weights are negative ({weights.min():.3f}): "
+                                        "they are not a softmax.")
+    return Check(CHECK_ROWS, False, f"`weights.sum(dim=-1)` ranges from {sums.min():.3f} to {sums.max():.3f}, "
+                                    "not all ones.")
+
+
+def _worked_check(run: RunResult, ran: bool) -> tuple[Check, np.ndarray | None]:
+    lesson = worked_example(0).output  # (3, 4), float64: the lesson's printed output
+    res = run.cases.get("worked")
+    if not ran or res is None:
+        return Check(CHECK_WORKED, False, _not_run(run)), None
+    if not res.ok:
+        msg = f"On the worked example's Q, K, V of shape {lesson.shape[0]}×{lesson.shape[1]} (no batch "
+        msg += f"dimension) your function raised {res.error}"
+        return Check(CHECK_WORKED, False, msg), None
+    out = res.output
+    if out is None or out.shape != lesson.shape:
+        got = res.output_desc if out is None else f"shape {out.shape}"
+        return Check(CHECK_WORKED, False, f"Expected a {lesson.shape} output, got {got}."), None
+    diff = max_abs_diff(out, lesson) if np.all(np.isfinite(out)) else float("inf")
+    if diff <= WORKED_ATOL:
+        return Check(CHECK_WORKED, True, f"Your first row is {_fmt_row(out[0])}, the lesson's is "
+                                         f"{_fmt_row(lesson[0])} (largest difference {diff:.1e}).",), out
+    return Check(CHECK_WORKED, False, f"Your first row is {_fmt_row(out[0])}, the lesson's is "
+                                      f"{_fmt_row(lesson[0])} (largest difference {diff:.3g})."), out
+
+
+def _causal_check(run: RunResult, case: Case, ran: bool) -> tuple[Check, np.ndarray | None]:
+    """The stretch: exact zeros above the diagonal, and the same output as PyTorch with the mask."""
+    assert case.mask is not None
+    res = run.cases.get(case.name)
+    if not ran or res is None:
+        return Check(CHECK_CAUSAL, False, _not_run(run)), None
+    if not res.ok:
+        msg = f"With the causal mask `torch.tril(torch.ones(3, 3))` your function raised {res.error}"
+        if "positional argument" in (res.error or ""):
+            msg += ". Add a fourth parameter, `mask=None`, as in the skeleton."
+        return Check(CHECK_CAUSAL, False, msg), None
+    allowed = case.mask.astype(bool)
+    expected = torch_scaled_dot_product_attention(case.Q, case.K, case.V, allowed)  # (3, 4), float32
+    note = ""
+    if res.mask_note:
+        note = (f" (It needed a boolean mask: with the lesson's mask of 1.0s and 0.0s it raised "
+                f"{res.mask_note}; `mask == 0` works for both.)")
+    if res.kind != "pair" or res.weights is None:
+        same = same_values(res.output, expected)
+        return Check(CHECK_CAUSAL, False, "Return `(output, weights)` so that the zeros can be checked"
+                                          + (" (your masked output does match PyTorch's)." if same else ".")), None
+    w = res.weights
+    if w.shape != allowed.shape:
+        return Check(CHECK_CAUSAL, False, f"The masked weights have shape {w.shape}, expected {allowed.shape}."), None
+    above = w[~allowed]
+    if np.all(above == 0):
+        if same_values(res.output, expected, rtol=1e-5, atol=1e-5):
+            return Check(CHECK_CAUSAL, True, "Every weight above the diagonal is exactly 0, and the output matches "
+                                             "`F.scaled_dot_product_attention` with the same mask." + note), w
+        sums = w.sum(axis=-1)
+        if np.all(np.isfinite(sums)) and np.max(np.abs(sums - 1)) > ROW_SUM_ATOL and np.all(w >= 0):
+            return Check(CHECK_CAUSAL, False, "The weights above the diagonal are exactly 0, but the rows sum to "
+                                              f"{sums.min():.3f} … {sums.max():.3f}, not 1: you zeroed the weights "
+                                              "after the softmax. Mask the *scores* (with -inf) before the "
+                                              "softmax instead." + note), w
+        return Check(CHECK_CAUSAL, False, "The weights above the diagonal are exactly 0, but the masked output "
+                                          "differs from PyTorch's: fix the unmasked checks first." + note), w
+    return Check(CHECK_CAUSAL, False, mask_diagnosis(run, case, w) + note), w
