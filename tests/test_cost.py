@@ -1,10 +1,10 @@
-"""`core.cost`: the three attention implementations, the bounded measurement (tiny sizes, no timing asserts), sizes."""
+"""`cost.measure`: the three attention implementations, the bounded measurement (tiny sizes, no timing asserts)."""
 
 import numpy as np
 import pytest
 import torch
 
-from core.cost import (
+from cost.measure import (
     MAX_SEQ_LEN,
     METHODS,
     MODEL_SHAPES,

@@ -1,4 +1,4 @@
-"""`core.minilm`: our BERT forward pass reproduces Hugging Face `transformers` on all-MiniLM-L6-v2, layer by layer.
+"""`pretrained.minilm`: our BERT forward pass matches Hugging Face `transformers` on all-MiniLM-L6-v2, layer by layer.
 
 `transformers` is a development dependency: the reference here, never imported by the app.
 """
@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from safetensors.torch import save_file
 
 import core
-from core.minilm import (
+from pretrained.minilm import (
     MiniLMConfig,
     encode,
     gelu,
@@ -27,7 +27,7 @@ from core.minilm import (
     split_heads,
     tokenize,
 )
-from core.pretrained import model_path
+from pretrained.model import model_path
 
 SENTENCES = [
     "The cat sat on the mat because it was tired.",
@@ -186,7 +186,7 @@ def test_encode_rejects_bad_input(ours):
 
 
 def test_importing_core_minilm_does_not_import_transformers():
-    code = ("import sys, core.minilm; "
+    code = ("import sys, pretrained.minilm; "
             "print([m for m in ('transformers', 'huggingface_hub', 'scipy') if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[1], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -3,7 +3,7 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.cost import MODEL_SHAPES, context_table
+from cost.measure import MODEL_SHAPES, context_table
 from tests.apptest_helpers import APP, chart_specs
 
 PAGE = "app_pages/attention_cost.py"

