@@ -10,23 +10,10 @@ import streamlit as st
 import torch
 from streamlit.delta_generator import DeltaGenerator
 
-from core.training import (
-    POSITIONAL,
-    TASKS,
-    Block,
-    MultiHeadSelfAttention,
-    TinyTransformer,
-    TrainConfig,
-    Trainer,
-    TrainingResult,
-    answer_attention,
-    build_model,
-    held_out_size,
-    make_targets,
-    parameter_count,
-    parse_digits,
-    predict,
-)
+from training.config import POSITIONAL, TASKS, TrainConfig
+from training.model import Block, MultiHeadSelfAttention, TinyTransformer, build_model, parameter_count
+from training.tasks import answer_attention, held_out_size, make_targets, parse_digits
+from training.trainer import Trainer, TrainingResult, predict
 from ui.controls import (
     bound_choice,
     bound_select_slider,

@@ -8,7 +8,7 @@ sinusoidal positions, 400 steps, lr 3e-3):
 * the wall time from pressing Train (building the trainer) to the first checkpoint at which the
   held-out per-token accuracy is >= 95 %, run exactly as the page runs it (chunks of
   ``UPDATE_EVERY_S``); target: <= 20 s on a 2-core machine;
-* ms per training step with 1 and 2 torch threads (why `core.training.NUM_THREADS` is what it is);
+* ms per training step with 1 and 2 torch threads (why `training.NUM_THREADS` is what it is);
 * the intervals between progress reports: every `on_step` callback, every page chunk, and (unless
   ``--no-browser``) every change of the progress text in a real browser; target: <= 0.5 s;
 * page reruns (AppTest, median after one warm-up) untrained, trained and at the heaviest extreme,
@@ -31,8 +31,9 @@ from pathlib import Path
 import torch
 
 from benchmarks.timing import median_ms, time_reruns
-from core.training import NUM_THREADS, Progress, TrainConfig, Trainer, deterministic_torch
 from devtools.appserver import ROOT
+from training.config import NUM_THREADS, TrainConfig
+from training.trainer import Progress, Trainer, deterministic_torch
 
 PAGE_UPDATE_S = 0.25  # app_pages/training.py UPDATE_EVERY_S
 TARGETS = {"time_to_95_s": 20.0, "progress_interval_s": 0.5, "rerun_default_ms": 100, "rerun_heaviest_ms": 300}

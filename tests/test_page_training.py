@@ -4,8 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from core.training import TrainConfig, Trainer, build_model, make_targets, parameter_count, predict, train
 from tests.apptest_helpers import chart_specs, heatmaps, open_code, run_page
+from training.config import TrainConfig
+from training.model import build_model, parameter_count
+from training.tasks import make_targets
+from training.trainer import Trainer, predict, train
 
 PAGE = "app_pages/training.py"
 RUNS = "_training_runs"

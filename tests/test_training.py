@@ -1,4 +1,4 @@
-"""core.training (tasks, data, model, training loop) and ui.training_charts, without Streamlit.
+"""training (tasks, data, model, optimiser, training loop) and ui.training_charts, without Streamlit.
 
 Training runs here are very short (tens of steps, tiny models): they check the mechanics
 (loss falls, determinism, resumption, snapshot shapes), never the wall time.
@@ -11,26 +11,12 @@ from torch import nn
 
 from core.multihead import multi_head_attention
 from core.positional import positional_encoding
-from core.training import (
-    TASKS,
-    Adam,
-    MultiHeadSelfAttention,
-    TrainConfig,
-    Trainer,
-    answer_attention,
-    build_model,
-    checkpoint_schedule,
-    deterministic_torch,
-    held_out_set,
-    make_targets,
-    parameter_count,
-    parse_digits,
-    predict,
-    sequence_codes,
-    train,
-    training_batch,
-)
 from tests.fresh_process import fresh_python
+from training.config import TASKS, TrainConfig
+from training.model import MultiHeadSelfAttention, build_model, parameter_count
+from training.optimiser import Adam
+from training.tasks import answer_attention, held_out_set, make_targets, parse_digits, sequence_codes, training_batch
+from training.trainer import Trainer, checkpoint_schedule, deterministic_torch, predict, train
 from ui.training_charts import attention_grid, curves_frame, position_labels, probabilities_map, training_curves
 
 #: A configuration small enough to train in well under a second on an idle machine.
@@ -290,7 +276,7 @@ def test_adam_matches_torch_optim_step_for_step():
 
 def test_training_never_imports_torch_dynamo():
     """torch.optim's first optimiser imports torch._dynamo (seconds, ~70 MB); our Adam must not."""
-    script = ("import sys\nfrom core.training import TrainConfig, train\n"
+    script = ("import sys\nfrom training.config import TrainConfig\nfrom training.trainer import train\n"
               "train(TrainConfig(steps=3))\nprint('torch._dynamo' in sys.modules, 'sympy' in sys.modules)\n")
     assert fresh_python(script).split() == ["False", "False"]
 

@@ -42,16 +42,6 @@ from core.embeddings import embed_tokens
 from core.encoder_decoder import encoder_decoder_attention
 from core.lookup import fruit_dictionary, soft_lookup
 from core.scaling import random_qkv
-from core.training import (
-    TASKS,
-    TrainConfig,
-    Trainer,
-    build_model,
-    held_out_size,
-    parameter_count,
-    parse_digits,
-    predict,
-)
 from devtools.appserver import ROOT, router_pages
 from tests.apptest_helpers import APP, TIMEOUT, chart_specs, heatmaps, section_titles, share_link
 from tests.test_page_cross_attention import maps as cross_maps
@@ -63,6 +53,10 @@ from tests.test_page_permutation import panels as permutation_panels
 from tests.test_page_positional_encoding import wave_data
 from tests.test_page_pretrained import grid_rows
 from tests.test_page_training import checkpoint_maps
+from training.config import TASKS, TrainConfig
+from training.model import build_model, parameter_count
+from training.tasks import held_out_size, parse_digits
+from training.trainer import Trainer, predict
 from ui.controls import QUERY_KEYS
 
 ROUTER = ROOT / "streamlit_app.py"

@@ -1,0 +1,106 @@
+r"""The tiny Transformer encoder that is trained: embeddings, positions, blocks of attention and MLP, a readout.
+
+A one- or two-layer encoder reads a sequence of digits and predicts one output digit at every position:
+
+.. math::
+
+    H = \operatorname{Embed}(x) + P,\qquad
+    H \leftarrow H + \operatorname{MultiHead}(\operatorname{LN}(H)),\qquad
+    H \leftarrow H + \operatorname{MLP}(\operatorname{LN}(H)),\qquad
+    \hat y_i = \operatorname{softmax}(h_i W_{out})
+
+Shapes follow `core`: ``B`` batch, ``H`` heads, ``T`` positions, ``d_k = d_model / n_heads``,
+attention weights ``(B, H, T, T)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from core.positional import positional_encoding
+from training.config import TrainConfig
+
+
+class MultiHeadSelfAttention(nn.Module):
+    r"""``softmax(Q K^T / sqrt(d_k)) V`` in every head, returning the weights so they can be drawn."""
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__()
+        self.n_heads, self.d_k = n_heads, d_model // n_heads
+        self.W_q = nn.Linear(d_model, d_model, bias=False)
+        self.W_k = nn.Linear(d_model, d_model, bias=False)
+        self.W_v = nn.Linear(d_model, d_model, bias=False)
+        self.W_o = nn.Linear(d_model, d_model, bias=False)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        B, T, d_model = x.shape
+
+        def split(t: torch.Tensor) -> torch.Tensor:  # (B, T, d_model) -> (B, H, T, d_k)
+            return t.view(B, T, self.n_heads, self.d_k).transpose(1, 2)
+
+        q, k, v = split(self.W_q(x)), split(self.W_k(x)), split(self.W_v(x))  # each (B, H, T, d_k)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, H, T, d_k) @ (B, H, d_k, T) -> (B, H, T, T)
+        weights = scores.softmax(dim=-1)  # (B, H, T, T), each row sums to 1
+        heads = weights @ v  # (B, H, T, T) @ (B, H, T, d_k) -> (B, H, T, d_k)
+        merged = heads.transpose(1, 2).reshape(B, T, d_model)  # (B, H, T, d_k) -> (B, T, d_model)
+        return self.W_o(merged), weights
+
+
+class Block(nn.Module):
+    """Pre-norm Transformer layer: attention then a 4x-wide MLP, each added back to the residual stream."""
+
+    def __init__(self, d_model: int, n_heads: int) -> None:
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.attn = MultiHeadSelfAttention(d_model, n_heads)
+        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.ReLU(), nn.Linear(4 * d_model, d_model))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        a, weights = self.attn(self.ln1(x))  # (B, T, d_model), (B, H, T, T)
+        x = x + a
+        return x + self.mlp(self.ln2(x)), weights
+
+
+class TinyTransformer(nn.Module):
+    """Token embedding + positional encoding -> `n_layers` blocks -> a linear head over the vocabulary."""
+
+    def __init__(self, vocab: int, seq_len: int, d_model: int, n_heads: int, n_layers: int, pos: str) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d_model)
+        if pos == "sinusoidal":
+            self.register_buffer("P", torch.tensor(positional_encoding(seq_len, d_model), dtype=torch.float32))
+        elif pos == "learned":
+            self.P = nn.Parameter(0.5 * torch.randn(seq_len, d_model))
+        else:  # "none": every position looks the same
+            self.register_buffer("P", torch.zeros(seq_len, d_model))
+        self.blocks = nn.ModuleList(Block(d_model, n_heads) for _ in range(n_layers))
+        self.ln_f = nn.LayerNorm(d_model)
+        self.out = nn.Linear(d_model, vocab)
+
+    def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``tokens (B, T) -> logits (B, T, vocab)`` and attention weights ``(B, n_layers, H, T, T)``."""
+        x = self.embed(tokens) + self.P[: tokens.shape[1]]  # (B, T, d_model) + (T, d_model)
+        maps = []
+        for block in self.blocks:
+            x, weights = block(x)
+            maps.append(weights)
+        return self.out(self.ln_f(x)), torch.stack(maps, dim=1)  # (B, T, vocab), (B, L, H, T, T)
+
+
+def build_model(config: TrainConfig) -> TinyTransformer:
+    """The untrained model of `config`, its weights drawn from ``torch.manual_seed(config.seed)``.
+
+    The global random state is restored afterwards, so building a model never disturbs other code.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        return TinyTransformer(config.vocab, config.seq_len, config.d_model, config.n_heads, config.n_layers,
+                               config.pos)
+
+
+def parameter_count(model: nn.Module) -> int:
+    """Number of trainable numbers in `model`."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
