@@ -14,7 +14,8 @@ from ui.warmup import import_in_background, lifespan
 def main() -> None:
     """The router and the app-wide sidebar: one visitor's run of the app."""
     # Imported here, not at the top: the server's own import of this file must stay light (see `ui.warmup`).
-    from ui.controls import bound_toggle, ignored_query_params, link_slot, query_snapshot
+    from ui.layout import link_slot
+    from ui.url_state import bound_toggle, ignored_query_params, query_snapshot
 
     st.set_page_config(page_title="Attention, interactively", page_icon="🧮", layout="wide")
 
@@ -48,7 +49,7 @@ def main() -> None:
         bound_toggle("Presenter mode", "present", help="Larger chart text and cell values for a projector; "
                      "long explanations are hidden. Part of the link, so slides can open straight into it.")
         st.caption("Copy link to this view")
-        link_slot()  # filled in by the page (`ui.controls.page_fragment`), so it follows the page's own reruns
+        link_slot()  # filled in by the page (`ui.layout.page_fragment`), so it follows the page's own reruns
 
     notices = st.container()
     page.run()

@@ -24,8 +24,10 @@ from cost.measure import (
     predicted_bytes,
     weight_matrix_bytes,
 )
-from ui.controls import bound_choice, bound_select_slider, explain, page_fragment, show_chart, show_source
+from ui.display import show_chart
+from ui.layout import explain, page_fragment, show_source
 from ui.pretrained_charts import cost_charts, loglog_chart
+from ui.url_state import bound_choice, bound_select_slider
 
 #: Longest sequence lengths offered; the measurement starts at 64 and doubles.
 MAX_LEN_OPTIONS = [256, 512, 1024, 2048, 4096]

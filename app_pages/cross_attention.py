@@ -11,20 +11,11 @@ import streamlit as st
 from core.encoder_decoder import AttentionBlock, EncoderDecoderAttention, attend, encoder_decoder_attention
 from core.reference import max_abs_diff, torch_scaled_dot_product_attention
 from ui.charts import heatmap, side_by_side, to_spec, unique_labels
-from ui.controls import (
-    bound_select_slider,
-    clicked_cell,
-    explain,
-    fixed_slot,
-    page_fragment,
-    section,
-    seed_slider,
-    show_chart,
-    show_source,
-    tokens_input,
-)
+from ui.display import clicked_cell, show_chart
+from ui.layout import explain, fixed_slot, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.tooltips import softmax_tooltips
+from ui.url_state import bound_select_slider, seed_slider, tokens_input
 
 DEFAULT_SRC = "the cat sat on the mat"
 DEFAULT_TGT = "le chat s'est assis"

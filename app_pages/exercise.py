@@ -17,7 +17,8 @@ from exercise.mistakes import Mistake, match_mistake, mistaken_attention
 from exercise.sandbox import DISABLE_SETTING, OFFLINE_HINT, Availability, Sandbox, check_submission, switched_off
 from exercise.verdicts import CHECK_NAMES, ExerciseReport
 from ui.charts import heatmap, side_by_side
-from ui.controls import explain, page_fragment, show_chart, show_source
+from ui.display import show_chart
+from ui.layout import explain, page_fragment, show_source
 from ui.quiz import predict_then_reveal
 
 CODE_KEY = "exercise_code"

@@ -19,20 +19,12 @@ from core.masking import (
 )
 from core.reference import max_abs_diff
 from ui.charts import heatmap, side_by_side, to_spec, unique_labels
-from ui.controls import (
-    bound_slider,
-    bound_toggle,
-    clicked_cell,
-    fixed_slot,
-    page_fragment,
-    section,
-    seed_slider,
-    show_chart,
-    show_source,
-)
+from ui.display import clicked_cell, show_chart
+from ui.layout import fixed_slot, page_fragment, section, show_source
 from ui.positional_charts import mask_chart, masked_heatmap, step_bars
 from ui.quiz import predict_then_reveal
 from ui.tooltips import softmax_tooltips
+from ui.url_state import bound_slider, bound_toggle, seed_slider
 
 SENTENCE = "the cat sat on the mat and then it fell fast asleep".split()
 D_MODEL = 8  # d_model = d_k = d_v: one head, small enough to read

@@ -16,20 +16,11 @@ from core.multihead_steps import (
 )
 from core.reference import max_abs_diff
 from ui.charts import to_spec, unique_labels
-from ui.controls import (
-    bound_select_slider,
-    bound_slider,
-    clicked_cell,
-    explain,
-    fixed_slot,
-    page_fragment,
-    section,
-    seed_slider,
-    show_chart,
-    show_source,
-)
+from ui.display import clicked_cell, show_chart
+from ui.layout import explain, fixed_slot, page_fragment, section, show_source
 from ui.multihead_charts import HEAD_GAP, HEAD_GAP_MANY, facets_side_by_side, head_blocks, head_maps, matrix_panels
 from ui.quiz import predict_then_reveal
+from ui.url_state import bound_select_slider, bound_slider, seed_slider
 
 #: The sentence the tokens come from; the sequence-length slider keeps its first T words.
 SENTENCE = "the cat sat on the mat because it was tired and the dog ran off home"

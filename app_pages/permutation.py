@@ -17,19 +17,11 @@ from core.permutation import (
     torch_permutation_difference,
 )
 from ui.charts import to_spec, unique_labels
-from ui.controls import (
-    bound_toggle,
-    explain,
-    fixed_slot,
-    page_fragment,
-    section,
-    seed_slider,
-    show_chart,
-    show_source,
-    tokens_input,
-)
+from ui.display import show_chart
+from ui.layout import explain, fixed_slot, page_fragment, section, show_source
 from ui.multihead_charts import matrix_panels
 from ui.quiz import predict_then_reveal
+from ui.url_state import bound_toggle, seed_slider, tokens_input
 
 DEFAULT_TEXT = "the cat sat on the mat"
 D_MODEL, N_HEADS = 16, 4  # the lesson's nn.MultiheadAttention(embed_dim=16, num_heads=4)
@@ -117,7 +109,7 @@ def live() -> None:
     st.session_state[LAST_T] = T
 
     with st.container(horizontal=True, vertical_alignment="bottom"):
-        # No ui.controls helper exists for free text other than sentences, so the box is bound here.
+        # No ui.url_state helper exists for free text other than sentences, so the box is bound here.
         perm_text = st.text_input(
             "Permutation", value="" if reset else default_text, key=PERM_KEY, bind="query-params",
             help=f"Comma-separated new order of the positions 0…{T - 1}: position i of the shuffled sentence gets "

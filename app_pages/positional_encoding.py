@@ -17,17 +17,9 @@ from core.positional_analysis import (
     wavelengths,
 )
 from ui.charts import heatmap, line_chart, side_by_side, to_spec
-from ui.controls import (
-    bound_multiselect,
-    bound_slider,
-    fixed_slot,
-    matrix_downloads,
-    page_fragment,
-    section,
-    show_chart,
-    show_source,
-)
+from ui.display import matrix_downloads, show_chart
 from ui.export import matrix_titles
+from ui.layout import fixed_slot, page_fragment, section, show_source
 from ui.positional_charts import (
     default_domain,
     raster_heatmap,
@@ -37,6 +29,7 @@ from ui.positional_charts import (
     with_legend_length,
 )
 from ui.quiz import predict_then_reveal
+from ui.url_state import bound_multiselect, bound_slider
 
 #: Draw a matrix as rect marks (with tooltips) up to this many cells; above it, as one image.
 MAX_RECT_CELLS = 2500

@@ -20,8 +20,10 @@ from pretrained.model import (
     tokenize_wordpiece,
 )
 from pretrained.patterns import pattern_scores, strongest_heads
-from ui.controls import bound_slider, explain, fixed_slot, page_fragment, section, show_chart, show_source
+from ui.display import show_chart
+from ui.layout import explain, fixed_slot, page_fragment, section, show_source
 from ui.pretrained_charts import GRID_SELECTION, attention_grid, attention_panels, close_up
+from ui.url_state import bound_slider
 
 #: Longest input drawn, in WordPiece tokens with [CLS] and [SEP] (72 maps of T x T cells must stay fast).
 MAX_TOKENS = 32

@@ -18,21 +18,12 @@ from core.scaling import (
     weight_stats,
 )
 from ui.charts import to_spec
-from ui.controls import (
-    bound_select_slider,
-    bound_slider,
-    bound_toggle,
-    explain,
-    fixed_slot,
-    page_fragment,
-    section,
-    seed_slider,
-    show_chart,
-    show_source,
-)
+from ui.display import show_chart
+from ui.layout import explain, fixed_slot, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.scaling_charts import SCALED, UNSCALED, Panel, attention_maps, sweep_chart
 from ui.tooltips import softmax_tooltips
+from ui.url_state import bound_select_slider, bound_slider, bound_toggle, seed_slider
 
 MAX_SEQ_LEN = 32
 

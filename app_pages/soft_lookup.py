@@ -9,9 +9,11 @@ import streamlit as st
 from core.attention import softmax
 from core.lookup import fruit_dictionary, hard_lookup, similarity_scores, soft_lookup, temperature_sweep
 from ui.charts import side_by_side, to_spec
-from ui.controls import bound_choice, bound_select_slider, explain, page_fragment, show_chart, show_source
+from ui.display import show_chart
+from ui.layout import explain, page_fragment, show_source
 from ui.lookup_charts import key_space_chart, lookup_weights_chart, temperature_chart
 from ui.quiz import predict_then_reveal
+from ui.url_state import bound_choice, bound_select_slider
 
 #: Temperatures on the slider: a 1-2-5 ladder, so the log scale is covered evenly.
 TEMPERATURES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)

@@ -14,18 +14,10 @@ from training.config import POSITIONAL, TASKS, TrainConfig
 from training.model import Block, MultiHeadSelfAttention, TinyTransformer, build_model, parameter_count
 from training.tasks import answer_attention, held_out_size, make_targets, parse_digits
 from training.trainer import Trainer, TrainingResult, predict
-from ui.controls import (
-    bound_choice,
-    bound_select_slider,
-    bound_slider,
-    explain,
-    page_fragment,
-    seed_slider,
-    show_chart,
-    show_source,
-    tokens_input,
-)
+from ui.display import show_chart
+from ui.layout import explain, page_fragment, show_source
 from ui.training_charts import attention_grid, curves_frame, probabilities_map, training_curves
+from ui.url_state import bound_choice, bound_select_slider, bound_slider, seed_slider, tokens_input
 
 #: session_state key of this session's runs: {TrainConfig: Trainer}, finished or stopped.
 RUNS_KEY = "_training_runs"

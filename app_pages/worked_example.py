@@ -9,20 +9,11 @@ import streamlit as st
 from core import LESSON_TOKENS, LESSON_X, WorkedExample, scaled_dot_product_attention, softmax, worked_example
 from core.user_input import format_matrix, parse_matrix, validate_input
 from ui.charts import grid, heatmap, side_by_side, to_spec, unique_labels
-from ui.controls import (
-    bound_choice,
-    bound_stepper,
-    clicked_cell,
-    explain,
-    fixed_slot,
-    page_fragment,
-    section,
-    seed_slider,
-    show_chart,
-    show_source,
-)
+from ui.display import clicked_cell, show_chart
+from ui.layout import explain, fixed_slot, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.tooltips import softmax_tooltips, weighted_sum_tooltips
+from ui.url_state import bound_choice, bound_stepper, seed_slider
 
 STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
 #: Session-state keys of this page (not in the URL): whether the own-input and value-vector expanders are open,

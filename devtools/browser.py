@@ -10,7 +10,7 @@ LAUNCH_ARGS = [
     "--no-sandbox", "--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
     "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
-#: The sidebar's share link (`ui.controls.show_share_link`): its text, as inline code.
+#: The sidebar's share link (`ui.layout.show_share_link`): its text, as inline code.
 SHARE_LINK = '[data-testid="stSidebar"] [data-testid="stMarkdown"] code'
 #: Console errors that come from the closed network here, not from the app.
 BENIGN_CONSOLE = ("Failed to load resource", "ERR_NAME_NOT_RESOLVED", "ERR_INTERNET_DISCONNECTED")

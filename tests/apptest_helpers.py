@@ -27,7 +27,7 @@ def run_page(page: str | None = None, **query: str) -> AppTest:
 
 
 def open_code(at: AppTest, label: str | None = None) -> AppTest:
-    """Open the page's "Show the code" expanders (`ui.controls.show_source`), or the one titled `label`, and rerun.
+    """Open the page's "Show the code" expanders (`ui.layout.show_source`), or the one titled `label`, and rerun.
 
     Their code is only sent while they are open. An expander widget's element id ends in its key.
     """
@@ -40,7 +40,7 @@ def open_code(at: AppTest, label: str | None = None) -> AppTest:
 
 
 def share_links(at: AppTest) -> list[str]:
-    """The links the sidebar shows above a Copy button (`ui.controls.show_share_link`): normally exactly one."""
+    """The links the sidebar shows above a Copy button (`ui.layout.show_share_link`): normally exactly one."""
     def blocks(node):
         for child in getattr(node, "children", {}).values():
             if hasattr(child, "children"):
@@ -62,7 +62,7 @@ def share_link(at: AppTest) -> str:
 
 
 def section_titles(at: AppTest) -> list[str]:
-    """The page's section headings in order: ``st.header`` elements and the ``## `` line `ui.controls.section` starts
+    """The page's section headings in order: ``st.header`` elements and the ``## `` line `ui.layout.section` starts
     its Markdown with."""
     titles = []
     for el in at.main:

@@ -67,7 +67,7 @@ def export_menu_keys(at: AppTest) -> list[str]:
 def open_export_menus(at: AppTest, prefix: str = "export_") -> None:
     """Open every export menu whose key starts with `prefix`, as a click would, and rerun.
 
-    A closed menu holds no widgets (`ui.controls.export_menu`), so its select box and download button
+    A closed menu holds no widgets (`ui.display.export_menu`), so its select box and download button
     exist only from the run after it was opened.
     """
     for key in export_menu_keys(at):

@@ -109,9 +109,9 @@ def test_token_selector_explains_that_tokens_output():
     ids=lambda p: p.name,
 )
 def test_every_page_leaves_the_copy_link_box_and_sends_its_code_only_when_asked(page):
-    """The page's fragment writes the link into the router's slot (`ui.controls.page_fragment`), exactly once.
+    """The page's fragment writes the link into the router's slot (`ui.layout.page_fragment`), exactly once.
 
-    No code block is sent until a "Show the code" expander is opened (`ui.controls.show_source`): the
+    No code block is sent until a "Show the code" expander is opened (`ui.layout.show_source`): the
     browser's syntax highlighter would otherwise load with the page. Opened, each block is the real source
     of the function named above it.
     """

@@ -3,7 +3,7 @@
 import pyarrow as pa
 
 from tests.apptest_helpers import run_page
-from ui.controls import arrow_datasets
+from ui.display import arrow_datasets
 
 
 def test_row_lists_become_arrow_tables_with_the_same_rows():

@@ -109,7 +109,7 @@ def _menu_app() -> None:
     import numpy as np
 
     from ui.charts import heatmap, side_by_side
-    from ui.controls import show_chart
+    from ui.display import show_chart
     from ui.multihead_charts import head_maps
 
     m = np.array([[0.509, -0.196], [1.25, 0.0]])
@@ -176,7 +176,8 @@ def _fragment_app() -> None:
     import numpy as np
 
     from ui.charts import heatmap
-    from ui.controls import page_fragment, show_chart
+    from ui.display import show_chart
+    from ui.layout import page_fragment
 
     @page_fragment
     def detail() -> None:

@@ -3,7 +3,7 @@
 Streamlit's front end matches a page's elements by position. If an element appears or disappears, every
 later element has a new position and is drawn from scratch, charts included: on the positional-encoding
 page that doubled the time from a key press to the repaint. Elements that come and go therefore sit in a
-`ui.controls.fixed_slot`. These tests compare the page's element layout (position and type of every
+`ui.layout.fixed_slot`. These tests compare the page's element layout (position and type of every
 element) before and after one step of each slider, and before and after a click on a clickable chart:
 elements may be added or removed (inside a slot, or at the end of a block) but none may move.
 """
@@ -80,7 +80,7 @@ def test_one_slider_step_keeps_every_element_in_place(page):
         assert not after.exception
         assert not moved(before, after), (
             f"{page}: moving {widget.key!r} from {widget.value!r} to {new!r} adds or removes an element, so every "
-            "element after it is redrawn from scratch; put the optional element in ui.controls.fixed_slot()")
+            "element after it is redrawn from scratch; put the optional element in ui.layout.fixed_slot()")
 
 
 @pytest.mark.parametrize(("page", "click"), [

@@ -230,7 +230,7 @@ def test_a_click_remembered_from_a_longer_sentence_is_ignored():
 
 
 def test_presenter_mode_keeps_what_each_section_says_the_map_shows():
-    """Heading and text are one element (`ui.controls.section`); this page's text stays on the projector."""
+    """Heading and text are one element (`ui.layout.section`); this page's text stays on the projector."""
     for present in ("false", "true"):
         at = run_page(PAGE, present=present)
         first = next(m.value for m in at.markdown if m.value.startswith("## "))

@@ -129,7 +129,7 @@ def test_the_chart_heavy_pages_draw_every_chart_on_a_canvas(name):
 
 
 def test_titles_read_from_the_data_name_the_exported_files():
-    from ui.controls import _slug
+    from ui.display import _slug
     from ui.export import heatmap_matrices
     from ui.lookup_charts import lookup_weights_chart
 

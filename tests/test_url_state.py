@@ -57,10 +57,10 @@ from training.config import TASKS, TrainConfig
 from training.model import build_model, parameter_count
 from training.tasks import held_out_size, parse_digits
 from training.trainer import Trainer, predict
-from ui.controls import QUERY_KEYS
+from ui.url_state import QUERY_KEYS
 
 ROUTER = ROOT / "streamlit_app.py"
-CONTROLS = ROOT / "ui" / "controls.py"
+URL_STATE = ROOT / "ui" / "url_state.py"
 PAGES = {p.name: p for p in router_pages()}
 VALID, MALFORMED = "valid", "malformed"
 #: The router's notice for a link value a page could not use (streamlit_app.py).
@@ -113,12 +113,12 @@ def _call_key(call: ast.Call, index: int, constants: Mapping[str, str]) -> str |
 
 @functools.cache
 def binders() -> tuple[dict[str, int], dict[str, frozenset[str]]]:
-    """The helpers of ``ui.controls`` that bind a widget to the URL.
+    """The helpers of ``ui.url_state`` that bind a widget to the URL.
 
     Returns ``{name: position of its key argument}`` for the helpers that register the key they are given
     (``_register(key)``), and ``{name: keys}`` for those that bind a fixed key (``seed_slider`` -> seed).
     """
-    tree = ast.parse(CONTROLS.read_text())
+    tree = ast.parse(URL_STATE.read_text())
     functions = [f for f in tree.body if isinstance(f, ast.FunctionDef)]
     by_key: dict[str, int] = {}
     for f in functions:
@@ -138,7 +138,7 @@ def binders() -> tuple[dict[str, int], dict[str, frozenset[str]]]:
 
 @functools.cache
 def url_keys(path: Path) -> frozenset[str]:
-    """Every query key a script reads: through a ``ui.controls`` binder, ``bind="query-params"``, or
+    """Every query key a script reads: through a ``ui.url_state`` binder, ``bind="query-params"``, or
     ``st.query_params`` directly (``st.query_params["X"]``, ``.get("tokens")``, ``"X" in st.query_params``).
 
     Read from the source, so controls that only appear in some states (the training page's checkpoint

@@ -62,7 +62,7 @@ def test_the_copy_button_copies_the_share_link_and_no_page_loads_the_syntax_high
     """The sidebar's Copy button puts the link it shows, the link to this view, on the clipboard.
 
     Streamlit's code block loads a 1.5 MB syntax highlighter (about 0.5 s of a cold page's first draw here):
-    no page sends one until its "Show the code" expander is opened (`ui.controls.show_source`).
+    no page sends one until its "Show the code" expander is opened (`ui.layout.show_source`).
     """
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=app_url)
@@ -112,7 +112,7 @@ def test_moving_a_slider_with_the_keyboard_changes_a_number(page, app_url, rp):
 @pytest.mark.parametrize("rp", [p for p in PAGES if p.name not in NO_SLIDER],
                          ids=[p.name for p in PAGES if p.name not in NO_SLIDER])
 def test_a_slider_step_reruns_only_the_page_and_the_share_link_follows(page, app_url, rp):
-    """The page's widgets live in a fragment (`ui.controls.page_fragment`): a step is answered without the router.
+    """The page's widgets live in a fragment (`ui.layout.page_fragment`): a step is answered without the router.
 
     Only a run of the router sends a `navigation` message (the sidebar's page list). The page load must
     have sent one (else the check proves nothing) and the messages answering the step must not. The
@@ -153,7 +153,7 @@ def sent_names(frames: list) -> list[str]:
     """Headings and widget labels of the elements sent in the messages `frames`.
 
     A heading is a heading element's text or a Markdown element's first line that starts with ``#``
-    (`ui.controls.section`).
+    (`ui.layout.section`).
     """
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -203,7 +203,7 @@ def train(page) -> None:
 
 
 class LocalWidget(NamedTuple):
-    """A widget whose section is its own fragment, nested in the page's (`ui.controls.page_fragment`), or a quiz
+    """A widget whose section is its own fragment, nested in the page's (`ui.layout.page_fragment`), or a quiz
     (`ui.quiz.predict_then_reveal`): a change of it must not send the page's other sections again."""
 
     url: str  # page and query

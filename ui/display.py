@@ -1,0 +1,203 @@
+"""Drawing charts and offering them for slides: `show_chart`, clicks on a chart, the export menu.
+
+`show_chart` hands a chart's Vega-Lite spec to the browser (its datasets as Arrow tables) and
+collects it for the page's one export menu (`one_export_menu`, used by `ui.layout.page_fragment`),
+where any chart can be downloaded as PNG or SVG and any matrix as CSV or LaTeX.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import altair as alt
+import pyarrow as pa
+import streamlit as st
+
+from ui.charts import drawn_on_canvas, for_projector, stable_spec, to_spec, view_title, without_aria
+from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
+from ui.url_state import presenter_mode
+
+# Charts are exported with to_dict() in show_chart; the pages bound their own data sizes.
+alt.data_transformers.disable_max_rows()
+
+def arrow_datasets(spec: dict) -> dict:
+    """The spec with each inline dataset (a list of row dicts) as a `pyarrow.Table`.
+
+    ``st.vega_lite_chart`` ships every dataset to the browser as Arrow, on every rerun. From a list of
+    dicts it goes through a pandas DataFrame (about 4 ms for a chart of three 4 × 4 heatmaps; more than half
+    of the worked example's rerun); from an Arrow table it only serialises it (0.4 ms). A dataset Arrow cannot
+    type (a column mixing text and numbers) is left to Streamlit's own conversion.
+    """
+    if not spec.get("datasets"):
+        return spec
+    datasets = {}
+    for name, rows in spec["datasets"].items():
+        try:
+            datasets[name] = pa.Table.from_pylist(rows) if isinstance(rows, list) else rows
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            datasets[name] = rows
+    return {**spec, "datasets": datasets}
+
+
+def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs: Any) -> Any:
+    """Draw an Altair chart (or its Vega-Lite spec) at its own width, and offer it in an export menu for slides.
+
+    ``st.altair_chart`` re-validates the whole spec against the Vega-Lite JSON
+    schema on every rerun, which costs more than building the chart. The chart
+    builders are validated once, by the test suite (``chart.to_dict()``), so
+    here the spec is exported unvalidated and handed to ``st.vega_lite_chart``.
+    A page may also pass a spec it built (and cached) itself.
+    In presenter mode fonts and cells are enlarged (`ui.charts.for_projector`).
+
+    Inside a `page_fragment` the chart joins the fragment's one export menu, drawn after the fragment's
+    body; elsewhere it gets a menu of its own, right under it. Unless `export` is False.
+    """
+    spec = stable_spec(chart) if isinstance(chart, dict) else to_spec(chart)
+    if presenter_mode():
+        spec = for_projector(spec)
+    drawn = without_aria(spec) if drawn_on_canvas(spec) else spec
+    result = st.vega_lite_chart(arrow_datasets(drawn), width="content", **kwargs)
+    if export:
+        pending = getattr(_collecting, "specs", None)
+        if pending is None:  # not inside `one_export_menu`: a menu of its own, under the chart
+            export_menu([spec])
+        else:  # the page's fragment draws one menu for all its charts when its body is done
+            pending.append(spec)
+    return result
+
+
+def clicked_cell(key: str, shape: tuple[int, ...], param: str = "cell",
+                 fields: Sequence[str] = ("i", "j")) -> tuple[int, ...] | None:
+    """The cell last clicked on the chart drawn with widget `key`: its `fields` (``(i, j)`` by default).
+
+    The chart has a click selection `param` on those fields (`ui.charts.heatmap(..., select=param)`)
+    and is shown with ``on_select="rerun"``. None when nothing is selected, and for a click remembered
+    from a larger map that lies outside `shape` now.
+    """
+    state = st.session_state.get(key)
+    try:
+        (point,) = state["selection"][param]
+        cell = tuple(int(point[f]) for f in fields)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return cell if all(0 <= c < n for c, n in zip(cell, shape, strict=True)) else None
+
+
+def _slug(text: str) -> str:
+    """A file name stem from a title: ``"P A Pᵀ (original, reordered)" -> "p_a_p_original_reordered"``."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:80].rstrip("_") or "chart"
+
+
+def _chart_name(spec: dict) -> str:
+    """A chart's name for the export menu: its panels' titles, or its matrices' names (``""`` if it has neither)."""
+    views = spec.get("hconcat") or spec.get("vconcat") or spec.get("concat") or [spec]
+    titles = [t for v in views if (t := view_title(v, spec.get("datasets", {})))]
+    titles = titles or [layout.get("name", "") for layout in spec.get("usermeta", {}).get("matrices", [])]
+    return ", ".join(t for t in titles if t)
+
+
+def export_menu(specs: Sequence[dict], key: str | None = None) -> None:
+    """A small popover: pick a file (a chart as PNG or SVG, any matrix in it as CSV or LaTeX), download it.
+
+    One menu for several charts (a `page_fragment` draws one for all of its charts), made of one select box
+    and one download button however many files it offers. Every element costs the browser something on
+    every slider step: a menu under each chart cost the worked example, with five charts, about 15 ms of each
+    step (key press to repaint, alternating runs) over no menu at all; a button per file and format had
+    cost another 3 ms per chart. The matrices are listed from their titles alone (`ui.export.matrix_titles`);
+    every file is made only when the button is clicked (a deferred callable), so the menu costs a rerun
+    almost nothing. The two widgets exist only while the popover is open (opening it reruns the app);
+    closed, the menu is a single button. Changing the choice reruns the app; the popover stays open.
+
+    `key` names the popover (``<key>_open`` in session state); by default it is made from the charts' names
+    and specs without data. A menu's select box and button are keyed by the files it offers, so a chart that
+    changed shape offers its new files from the start.
+    """
+    names = [_chart_name(spec) for spec in specs]
+    if key is None:
+        skeletons = json.dumps([{k: v for k, v in spec.items() if k != "datasets"} for spec in specs],
+                               sort_keys=True, default=str)
+        key = f"export_{_slug('_'.join(names))}_{hashlib.md5(skeletons.encode()).hexdigest()[:8]}"
+    # (option label, chart index, matrix index or None for the whole chart, file extension)
+    choices: list[tuple[str, int, int | None, str]] = []
+    for c, (spec, name) in enumerate(zip(specs, names, strict=True)):
+        chart = "Chart" if len(specs) == 1 else (name or f"Chart {c + 1}")
+        choices += [(f"{chart} · PNG image", c, None, "png"), (f"{chart} · SVG drawing", c, None, "svg")]
+        for k, title in enumerate(matrix_titles(spec)):
+            choices += [(f"{title} · CSV", c, k, "csv"), (f"{title} · LaTeX bmatrix", c, k, "tex")]
+    # No hover help on the button: a tooltip wrapper per chart cost the browser ~25 ms of every slider step on the
+    # worked example (interleaved A/B), and the menu's own select box explains the files.
+    label = "Export" if len(specs) == 1 else "Export charts and matrices"
+    menu = st.popover(label, icon=":material/download:", key=f"{key}_open", on_change="rerun")
+    with menu:
+        if not menu.open:  # sent only while open: a closed menu's two widgets cost the browser ~5 ms every step
+            return
+        files = hashlib.md5("\n".join(label for label, *_ in choices).encode()).hexdigest()[:8]
+        choice = st.selectbox(
+            # Wide enough for a chart's titles and the format after them: the popover grows to fit it.
+            "File", range(len(choices)), format_func=lambda i: choices[i][0], key=f"{key}_{files}_file", width=620,
+            help="A chart as an image (PNG at twice the screen resolution, or SVG), or one of its matrices "
+                 "as CSV (full precision, with row and column labels) or as a LaTeX bmatrix (3 decimals).",
+        )
+        _, c, k, ext = choices[choice]
+        mime = {"png": "image/png", "svg": "image/svg+xml", "csv": "text/csv", "tex": "text/x-tex"}[ext]
+        if k is None:
+            data = functools.partial(chart_to_png if ext == "png" else chart_to_svg, specs[c])
+            file_name = f"{_slug(names[c])}.{ext}"
+        else:
+            data = functools.partial(_matrix_file, specs[c], k, ext)
+            file_name = f"{_slug(matrix_titles(specs[c])[k])}.{ext}"
+        st.download_button(file_name, data=data, file_name=file_name, mime=mime, key=f"{key}_{files}_download",
+                           on_click="ignore", icon=":material/download:")
+
+
+def matrix_downloads(title: str, matrix: Any, row_labels: Sequence[str], col_labels: Sequence[str]) -> None:
+    """CSV and LaTeX downloads of a matrix too large to travel inside its chart (drawn as one image).
+
+    The files are made only when a button is clicked, like the Export menu's.
+    """
+    slug = _slug(title)
+    with st.container(horizontal=True):
+        st.download_button(f"{title} as CSV", data=functools.partial(matrix_to_csv, matrix, row_labels, col_labels),
+                           file_name=f"{slug}.csv", mime="text/csv", key=f"matrix_{slug}_csv", on_click="ignore",
+                           icon=":material/table:")
+        st.download_button(f"{title} as LaTeX", data=functools.partial(matrix_to_latex, matrix),
+                           file_name=f"{slug}.tex", mime="text/x-tex", key=f"matrix_{slug}_tex", on_click="ignore",
+                           icon=":material/functions:")
+
+
+def _matrix_file(spec: dict, k: int, kind: str) -> str:
+    """The `k`-th matrix of a chart spec (`ui.export.chart_matrices` order) as CSV (``"csv"``) or LaTeX (``"tex"``).
+
+    Run when its download button is clicked.
+    """
+    _, matrix, rows, cols = chart_matrix(spec, k)
+    return matrix_to_csv(matrix, rows, cols) if kind == "csv" else matrix_to_latex(matrix)
+
+
+#: The specs `show_chart` has drawn inside the innermost `one_export_menu` of the running script (each
+#: session's script runs in its own thread); None outside one.
+_collecting = threading.local()
+
+
+@contextlib.contextmanager
+def one_export_menu(key: str) -> Iterator[None]:
+    """Collect every chart `show_chart` draws in the body into one export menu, drawn when the body is done.
+
+    One menu is one element on every step instead of one per chart. Nested uses each get their own menu,
+    with their own charts only. When the body stops early (``st.stop()``), no menu is drawn.
+    """
+    outer = getattr(_collecting, "specs", None)
+    _collecting.specs = []
+    try:
+        yield
+        if _collecting.specs:
+            export_menu(_collecting.specs, key=key)
+    finally:
+        _collecting.specs = outer

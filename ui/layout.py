@@ -1,0 +1,205 @@
+"""A page's layout: its live part as a fragment, sections and explanations, the real code, the share link.
+
+`page_fragment` runs everything of a page below its introduction, so that a widget step reruns only
+the page; `section` and `explain` write its text (hidden in presenter mode, where the lecturer speaks
+it); `show_source` shows the real code being taught; `link_slot` and `show_share_link` keep the
+sidebar's link to exactly this view.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from ui.display import one_export_menu
+from ui.url_state import presenter_mode, share_link
+
+
+def fixed_slot() -> Any:
+    """A container for elements that come and go with a slider, e.g. ``with fixed_slot(): if odd: st.caption(…)``.
+
+    Streamlit's front end matches a page's elements by position. An element that appears or disappears
+    shifts every later one, so each of them is drawn from scratch, charts included (measured on the
+    positional-encoding page: 313 -> 173 ms from key press to repaint with its optional caption slotted).
+    Inside a container that is always there, the change stays inside it.
+    """
+    return st.container()
+
+
+@functools.lru_cache(maxsize=256)
+def _source(obj: Callable[..., Any] | type) -> str:
+    """`inspect.getsource`, once per object per process (it re-reads and re-parses the file each call)."""
+    return inspect.getsource(obj)
+
+
+def source_key(*objects: Callable[..., Any] | type) -> str:
+    """Session-state key of the "Show the code" expander for `objects`: ``code:`` and a short hash of their names.
+
+    Stable across runs and sessions, distinct for each expander of a page, and never part of the URL.
+    """
+    names = ",".join(f"{obj.__module__}.{obj.__qualname__}" for obj in objects)
+    return "code:" + hashlib.sha1(names.encode()).hexdigest()[:8]
+
+
+def show_source(*objects: Callable[..., Any] | type, title: str = "Show the code") -> None:
+    """An expander with the real source of the `core` functions being taught (never a copy).
+
+    The code is sent only while the expander is open (opening it reruns the page's fragment). A closed
+    expander's content would still be sent and syntax-highlighted by the browser: on a cold start that
+    was about 0.5 s of the landing page's first draw, for code nobody had asked to see yet.
+    """
+    expander = st.expander(title, icon=":material/code:", key=source_key(*objects), on_change="rerun")
+    if not expander.open:
+        return
+    with expander:
+        for obj in objects:
+            st.caption(f"`{obj.__module__}.{obj.__qualname__}`")
+            st.code(_source(obj), language="python")
+
+
+def explain(markdown: str) -> None:
+    """A paragraph of explanation; hidden in presenter mode, where the lecturer says it instead."""
+    if not presenter_mode():
+        st.markdown(markdown)
+
+
+def section(title: str, text: str = "", formula: str = "", *, keep_text: bool = False) -> None:
+    r"""A section's heading, explanation and display formula, sent as a single Markdown element.
+
+    Three elements would look the same, but the browser pays for each element on every rerun (a few ms
+    apiece), and a page with six sections redraws eighteen of them on every slider step. The heading is a
+    Markdown ``##`` (what ``st.header`` draws); the formula is KaTeX between ``$$``, as in ``st.latex``.
+    As with `explain`, presenter mode leaves the explanation to the lecturer, unless `keep_text` (a page's
+    text that stays on the projector too, as ``st.markdown`` would).
+    """
+    parts = [f"## {title}"]
+    if text and (keep_text or not presenter_mode()):
+        parts.append(text)
+    if formula:
+        parts.append(f"$$\n{formula}\n$$")
+    st.markdown("\n\n".join(parts))
+
+
+#: Session-state key of the sidebar slot that shows the share link. The router fills it in on every full run
+#: (`link_slot`); a page's fragment writes the link into it (`page_fragment`). Not in the URL; nor is
+#: ``copy_link``, the key of the link's Copy button (`show_share_link`).
+LINK_SLOT = "_link_slot"
+
+
+def link_slot() -> None:
+    """Reserve the share link's place here (the router calls it in the sidebar); the page's fragment fills it."""
+    st.session_state[LINK_SLOT] = st.empty()
+
+
+# The share link: its text, written by the server, and a Copy button drawn by a components-v2 element.
+# `st.code` (the obvious choice, with its own copy button) makes the browser load and run its syntax
+# highlighter, a 1.5 MB script: about 0.5 s of the landing page's first draw on this machine, for one line
+# of plain text. The button's element never changes (no data): one whose data changed with the link was
+# redrawn on every slider step, about 50 ms each (measured on the worked example). It copies the address
+# bar, which holds the same link (Streamlit keeps the URL's query in step with the bound widgets; the
+# browser tests check both).
+_COPY_LINK_HTML = '<button type="button" title="Copy the link to this view">Copy link</button>'
+
+
+_COPY_LINK_CSS = """
+button { font: inherit; font-size: 0.8rem; padding: 0.15rem 0.6rem; cursor: pointer; border-radius: 0.4rem;
+         border: 1px solid var(--st-border-color, #d0d4da); background: var(--st-background-color, #fff);
+         color: var(--st-text-color, inherit); }
+button:hover { border-color: var(--st-primary-color, #1f5fa8); color: var(--st-primary-color, #1f5fa8); }
+"""
+
+
+_COPY_LINK_JS = """
+export default function ({ parentElement }) {
+  const button = parentElement.querySelector("button");
+  button.onclick = async () => {
+    const link = window.location.href;
+    try {
+      await navigator.clipboard.writeText(link);  // only in a secure context (https or localhost)
+    } catch (err) {  // plain http on a lecture-hall network: copy through a selected text area
+      const area = document.createElement("textarea");
+      area.value = link;
+      parentElement.appendChild(area);
+      area.select();
+      document.execCommand("copy");
+      area.remove();
+    }
+    button.textContent = "Copied";
+    setTimeout(() => { button.textContent = "Copy link"; }, 1500);
+  };
+}
+"""
+
+
+_copy_link_button = st.components.v2.component("copy_link", html=_COPY_LINK_HTML, css=_COPY_LINK_CSS,
+                                               js=_COPY_LINK_JS)
+
+
+def show_share_link() -> None:
+    """Write the link to the current view into the slot the router reserved (nothing when there is none)."""
+    slot = st.session_state.get(LINK_SLOT)
+    if slot is None:
+        return
+    with slot.container():
+        link = share_link(st.context.url)  # a real browser always has an address; AppTest has none
+        st.markdown(f"`{link}`" if link else "")
+        _copy_link_button(key="copy_link")
+
+
+#: How deep the running script is in nested `page_fragment` s (each session's script runs in its own thread).
+_fragments = threading.local()
+
+
+def page_fragment(body: Callable[..., None]) -> Callable[..., None]:
+    """Run a page's live part as a fragment: a change to one of its widgets reruns only `body`.
+
+    Use it on everything of a page below its title and introduction::
+
+        @page_fragment
+        def live() -> None:
+            seed = seed_slider()
+            ...
+
+        live()
+
+    A full run redraws the router's navigation and sidebar too, and the browser spends about 40 ms of
+    every slider step on them (measured on the worked-example and multi-head pages). A fragment rerun
+    sends only `body`'s elements. The one app-wide element that follows the page's widgets, the share
+    link in the sidebar, is written by the fragment itself, after `body`, so it is never a step behind.
+    Widgets outside the fragment (presenter mode, in the sidebar) still rerun the whole app.
+
+    Fragments nest: a section whose widgets change nothing above or below it can be a `page_fragment`
+    of its own, called from the page's with what it needs (a rerun of it alone reuses those arguments).
+    Its widgets then rerun only that section. The link is written by the outermost fragment of a run:
+    the page's on a page step, the section's when the section reruns alone.
+
+    Every chart `show_chart` draws in `body` is offered in one export menu, drawn after `body` (one
+    element on every step instead of one per chart; see `export_menu`). A nested fragment's charts are
+    in its own menu, which reruns with them.
+    """
+
+    @st.fragment
+    @functools.wraps(body)
+    def run(*args: Any, **kwargs: Any) -> None:
+        depth = getattr(_fragments, "depth", 0)  # fragments of this script run already entered
+        slot = st.session_state.get(LINK_SLOT)
+        if depth > 0 and slot is not None:
+            # Streamlit lets a fragment rerun write outside its body only where it wrote on the last bigger run.
+            # The outer fragment overwrites this placeholder with the link when it finishes.
+            slot.empty()
+        _fragments.depth = depth + 1
+        try:
+            with one_export_menu(key=f"export_{body.__name__}"):  # its own charts only
+                body(*args, **kwargs)
+        finally:  # also after st.stop() in the body, so the link is always there
+            _fragments.depth = depth
+            if depth == 0:
+                show_share_link()
+
+    return run
