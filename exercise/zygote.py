@@ -3,9 +3,9 @@
 Starting Python and importing PyTorch costs seconds of CPU; forking a process that has
 already done so costs milliseconds. `exercise.sandbox.Sandbox` starts this module once per
 server (``python -I -u -c ... CONTROL_FD``) with an empty environment, then sends it one
-request per submission over the control socket. Each request carries four file descriptors
-(stdout, stderr, results and status, all write ends of the server's pipes, plus the request
-file holding the source and the test cases) and a short JSON header.
+request per submission over the control socket. Each request carries five file descriptors (the
+write ends of the server's stdout, stderr, result and status pipes, and the request file holding
+the source and the test cases) and a short JSON header.
 
 For each request the worker forks a child, which `enter_sandbox`:
 
@@ -45,7 +45,7 @@ from exercise.runner import run_source
 
 #: The result pipe's number inside a child.
 RESULT_FD = 3
-#: A request's header: its length in bytes, then the JSON; it arrives with four descriptors.
+#: A request's header: its length in bytes, then the JSON; it arrives with the five `REQUEST_FDS`.
 HEADER = struct.Struct("!I")
 REQUEST_FDS = ("stdout", "stderr", "result", "status", "request")
 #: A child gets its time limit plus this much for the few milliseconds of its own set-up.
