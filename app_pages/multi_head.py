@@ -60,8 +60,7 @@ def chart_specs(seed: int, d_model: int, n_heads: int, seq_len: int,
 
     Q, K and V print numbers only in those two highlighted rows (the ones whose dot product the caption
     works out); otherwise their colours show the split and a hover gives any value. The 288 values they
-    printed at the defaults were re-laid-out and redrawn on every slider step: without them, and with
-    `ui.charts.without_aria`, a step went from 258 to 223 ms from key press to repaint (alternating runs).
+    printed at the defaults were re-laid-out and redrawn on every slider step (see docs/performance.md).
     """
     tokens, x, w = inputs(seed, d_model, seq_len)
     steps = multi_head_steps(x, *w, n_heads)

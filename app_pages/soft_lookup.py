@@ -130,8 +130,8 @@ def live() -> None:
         f"value v ({shop.value_name})": shop.values,
         "w · v": soft_w * shop.values,
     })
-    # A static table, not `st.dataframe`: the interactive grid took about 200 ms of every slider step to
-    # redraw in the browser (measured: 376 -> 180 ms from key press to repaint), for five rows nobody sorts.
+    # A static table, not `st.dataframe`: the browser redraws the interactive grid on every slider step, the
+    # largest part of a step here, for five rows nobody sorts.
     st.table(
         table.style.format({
             "score q·k": "{:.3f}", "score / τ": "{:.2f}", "soft weight w": "{:.4f}", "hard weight": "{:.0f}",

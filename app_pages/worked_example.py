@@ -44,8 +44,8 @@ def own_input() -> tuple[tuple[str, ...], np.ndarray]:
     here: on the first run, or after "Back to the lesson's example".
 
     The table is only sent while its expander is open (it opens by itself for a link with its own input).
-    Closed, it would still make the browser load and draw the data editor on every first visit: about
-    0.5 s of the landing page's cold start, measured. Closing it keeps the last valid input (the link
+    Closed, it would still make the browser load and draw the data editor on every first visit, a large
+    share of the landing page's cold start. Closing it keeps the last valid input (the link
     holds it) and forgets the editor's state, so reopening builds the table from that input.
     """
     source_key = "_worked_table_source"  # session state: the (tokens, X) the editable table was built from
@@ -103,8 +103,7 @@ def own_input() -> tuple[tuple[str, ...], np.ndarray]:
 #: The page's charts, in the order they are drawn (`chart_spec`).
 CHARTS = ("X", "projections", "raw scores", "scores", "weights", "output")
 #: Charts drawn on a canvas (`ui.charts.CANVAS`): SVG charts updating their cells and labels in place cost more
-#: of a slider step than repainting canvases (seed steps, key press to repaint, alternating runs: every chart on a
-#: canvas 289 -> 244, 262 -> 222 and 282 -> 226 ms; all but the output 294 -> 247 ms). The output, the page's
+#: of a slider step than repainting canvases (docs/performance.md). The output, the page's
 #: result, stays SVG: its numbers stay in the page as text, selectable and read cell by cell by a screen reader
 #: (and by the browser tests).
 CANVAS_CHARTS = ("X", "projections", "raw scores", "scores", "weights")

@@ -15,7 +15,7 @@ A colour domain that depends on the numbers (``[-m, m]`` with m the largest
 ``|value|``) is read from the chart's own data (`domain_from_data`), not
 written into the spec. So moving a slider changes only a chart's data, and the
 browser updates the drawn chart in place instead of compiling and drawing it
-again (measured: a seed step on the worked example, six charts, 559 -> 427 ms to repaint). `to_spec` exports a chart
+again. `to_spec` exports a chart
 for that: it names the datasets by position (Altair names them by a hash of
 their content) and resolves `THIS_DATA`.
 """
@@ -37,11 +37,11 @@ from ui.altair_compose import compose_without_needless_copies
 
 # Altair's "debug mode" validates every schema object (an axis, a scale, a step) against the Vega-Lite schema
 # as it is created, for early tracebacks. The app's charts are fixed code, and the test suite validates each
-# whole spec (`chart.to_dict()`), so building skips it: 19 -> 11 ms per heatmap, measured. (It also ends a
+# whole spec (`chart.to_dict()`), so building skips it. (It also ends a
 # race: Altair's `copy` switches the flag off and back on around each copy, across every session's thread.)
 disable_debug_mode()
 # Composing charts (layers, grids, rows) deep-copied every sub-chart to lift selection parameters, even where
-# there were none: the worked example's charts took 200 ms to build instead of 62 (see `ui.altair_compose`).
+# there were none (see `ui.altair_compose`).
 compose_without_needless_copies()
 
 DIVERGING_SCHEME = "blueorange"
@@ -49,8 +49,7 @@ SEQUENTIAL_SCHEME = "viridis"
 #: Above this many cells the values are no longer printed in the cells (only in tooltips).
 MAX_LABELLED_CELLS = 400
 #: `usermeta` that makes Streamlit's vega-embed draw on a canvas. For charts of hundreds of marks: after a
-#: slider step the browser repaints a canvas faster than it updates as many SVG elements (measured: the
-#: multi-head maps 514 -> 329 ms, the pretrained close-up's 169 lines 234 -> 214 ms, key press to repaint).
+#: slider step the browser repaints a canvas faster than it updates as many SVG elements.
 CANVAS = {"embedOptions": {"renderer": "canvas"}}
 
 
@@ -64,8 +63,7 @@ def without_aria(spec: dict[str, Any]) -> dict[str, Any]:
 
     Vega-Lite gives every mark item an ARIA description, a string built by a Vega expression for each
     cell again after every slider step. Only Vega's SVG renderer writes them out (as ``aria-label``s);
-    a canvas has no element per item to put them on, so there they are computed for nothing (measured on
-    the multi-head page, alternating runs: 266 -> 252 ms from key press to repaint). The chart's own
+    a canvas has no element per item to put them on, so there they are computed for nothing. The chart's own
     ``alt`` text, which Streamlit puts on the chart, is unaffected.
     """
     return {**spec, "config": {**spec.get("config", {}), "aria": False}}
@@ -78,8 +76,7 @@ def tooltip_expr(lines: Sequence[alt.Tooltip]) -> alt.ExprRef:
     line of the channel to a guard against missing and list values (``isValid(…) ? isArray(…) ? join(…)
     : … : …``), which Vega evaluates for every cell after every slider step, with the interpreter
     Streamlit runs it under. The cells of this app's charts always hold one value per field, so the guard
-    is not needed (key press to repaint, alternating runs: the multi-head page 4-12 ms less a step in three runs,
-    the permutation page 254 -> 226 ms).
+    is not needed.
     Set as the mark's ``tooltip`` on every layer of a cell (a layer without one would get Streamlit's
     theme default, a tooltip built from all its encoded fields).
     """
@@ -176,8 +173,7 @@ def to_spec(chart: alt.TopLevelMixin, *, canvas: bool = False) -> dict[str, Any]
     """The chart's Vega-Lite spec as the app draws it: unvalidated (the tests validate), via `stable_spec`.
 
     ``canvas=True`` draws it on a canvas (`CANVAS`), keeping any other ``usermeta`` it has. That is set on the
-    spec, not on the chart: Altair's ``.properties()`` deep-copies a chart and every chart inside it (for the
-    worked example's grid of six maps, 60 of the 160 ms it took to build, measured).
+    spec, not on the chart: Altair's ``.properties()`` deep-copies a chart and every chart inside it.
     """
     spec = stable_spec(chart.to_dict(validate=False))
     if canvas:
@@ -302,7 +298,7 @@ def heatmap(
     """A labelled heatmap of `matrix`, rows top to bottom as in the printed matrix.
 
     Its data is records built from `matrix_columns`, not a DataFrame: Altair then has nothing to convert,
-    which makes a heatmap about 30% faster to build (22 -> 16 ms measured for the worked example's Q).
+    which makes a heatmap faster to build.
 
     Args:
         signed: diverging scale centred at 0 if True, sequential if False
@@ -377,7 +373,7 @@ def heatmap(
         df["title"] = np.full(len(df["value"]), title, dtype=object)  # read by `title_from_data`
         title = title_from_data()
     # One constructor call rather than chained `.encode().resolve_scale().properties()`: each of those deep-copies
-    # the chart, re-creating its layers and every encoding object (11.4 -> 2.5 ms per heatmap, measured).
+    # the chart, re-creating its layers and every encoding object.
     return alt.LayerChart(
         layer=layers, data=alt.InlineData(values=records(df)), title=title or alt.Undefined,
         encoding=alt.FacetedEncoding(x=x, y=y, tooltip=tooltip),
@@ -402,13 +398,11 @@ def side_by_side(*charts: alt.TopLevelMixin, shared_color: bool = False, spacing
 def grid(*charts: alt.TopLevelMixin, columns: int, shared_color: bool = False, spacing: int = 28) -> alt.ConcatChart:
     """Charts in rows of `columns`, as one chart: one Vega view for the browser to update instead of one per row.
 
-    Measured on the worked example, where W_q, W_k, W_v sit above Q, K, V: one view fewer took about 20 ms
-    off every slider step. Colour scales are independent unless ``shared_color=True``, as in `side_by_side`.
-    A grid holds many cells, so it is drawn on a canvas (`CANVAS`): on the worked example's six maps,
-    288 -> 229 ms median from key press to repaint (alternating runs, 24 steps each).
+    The browser updates each view separately on every slider step, so one view for a whole grid (W_q, W_k, W_v
+    above Q, K, V on the worked example) is cheaper than one per row. Colour scales are independent unless
+    ``shared_color=True``, as in `side_by_side`. A grid holds many cells, so it is drawn on a canvas (`CANVAS`).
     """
-    # One constructor call: each chained `.resolve_scale()` or `.properties()` deep-copies all six maps
-    # (60 of the 90 ms the chained form took for the worked example's grid, measured).
+    # One constructor call: each chained `.resolve_scale()` or `.properties()` deep-copies every map.
     return alt.ConcatChart(concat=list(charts), columns=columns, spacing=spacing, usermeta=CANVAS,
                            resolve=independent_colours(not shared_color))
 

@@ -31,8 +31,8 @@ def arrow_datasets(spec: dict) -> dict:
     """The spec with each inline dataset (a list of row dicts) as a `pyarrow.Table`.
 
     ``st.vega_lite_chart`` ships every dataset to the browser as Arrow, on every rerun. From a list of
-    dicts it goes through a pandas DataFrame (about 4 ms for a chart of three 4 × 4 heatmaps; more than half
-    of the worked example's rerun); from an Arrow table it only serialises it (0.4 ms). A dataset Arrow cannot
+    dicts it goes through a pandas DataFrame, the larger part of a small page's rerun; from an Arrow table it
+    only serialises it. A dataset Arrow cannot
     type (a column mixing text and numbers) is left to Streamlit's own conversion.
     """
     if not spec.get("datasets"):
@@ -108,9 +108,8 @@ def export_menu(specs: Sequence[dict], key: str | None = None) -> None:
 
     One menu for several charts (a `page_fragment` draws one for all of its charts), made of one select box
     and one download button however many files it offers. Every element costs the browser something on
-    every slider step: a menu under each chart cost the worked example, with five charts, about 15 ms of each
-    step (key press to repaint, alternating runs) over no menu at all; a button per file and format had
-    cost another 3 ms per chart. The matrices are listed from their titles alone (`ui.export.matrix_titles`);
+    every slider step, so a page has one menu rather than one under each chart, and one select box rather
+    than a button per file and format. The matrices are listed from their titles alone (`ui.export.matrix_titles`);
     every file is made only when the button is clicked (a deferred callable), so the menu costs a rerun
     almost nothing. The two widgets exist only while the popover is open (opening it reruns the app);
     closed, the menu is a single button. Changing the choice reruns the app; the popover stays open.
@@ -131,12 +130,12 @@ def export_menu(specs: Sequence[dict], key: str | None = None) -> None:
         choices += [(f"{chart} · PNG image", c, None, "png"), (f"{chart} · SVG drawing", c, None, "svg")]
         for k, title in enumerate(matrix_titles(spec)):
             choices += [(f"{title} · CSV", c, k, "csv"), (f"{title} · LaTeX bmatrix", c, k, "tex")]
-    # No hover help on the button: a tooltip wrapper per chart cost the browser ~25 ms of every slider step on the
-    # worked example (interleaved A/B), and the menu's own select box explains the files.
+    # No hover help on the button: the browser redraws a tooltip wrapper per chart on every slider step, and the
+    # menu's own select box explains the files.
     label = "Export" if len(specs) == 1 else "Export charts and matrices"
     menu = st.popover(label, icon=":material/download:", key=f"{key}_open", on_change="rerun")
     with menu:
-        if not menu.open:  # sent only while open: a closed menu's two widgets cost the browser ~5 ms every step
+        if not menu.open:  # sent only while open: a closed menu's widgets would be redrawn on every step
             return
         files = hashlib.md5("\n".join(label for label, *_ in choices).encode()).hexdigest()[:8]
         choice = st.selectbox(

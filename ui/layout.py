@@ -25,9 +25,8 @@ def fixed_slot() -> Any:
     """A container for elements that come and go with a slider, e.g. ``with fixed_slot(): if odd: st.caption(…)``.
 
     Streamlit's front end matches a page's elements by position. An element that appears or disappears
-    shifts every later one, so each of them is drawn from scratch, charts included (measured on the
-    positional-encoding page: 313 -> 173 ms from key press to repaint with its optional caption slotted).
-    Inside a container that is always there, the change stays inside it.
+    shifts every later one, so each of them is drawn from scratch, charts included. Inside a container that
+    is always there, the change stays inside it.
     """
     return st.container()
 
@@ -99,9 +98,8 @@ def link_slot() -> None:
 
 # The share link: its text, written by the server, and a Copy button drawn by a components-v2 element.
 # `st.code` (the obvious choice, with its own copy button) makes the browser load and run its syntax
-# highlighter, a 1.5 MB script: about 0.5 s of the landing page's first draw on this machine, for one line
-# of plain text. The button's element never changes (no data): one whose data changed with the link was
-# redrawn on every slider step, about 50 ms each (measured on the worked example). It copies the address
+# highlighter, a 1.5 MB script, for one line of plain text. The button's element never changes (no data):
+# one whose data changed with the link was redrawn on every slider step. It copies the address
 # bar, which holds the same link (Streamlit keeps the URL's query in step with the bound widgets; the
 # browser tests check both).
 _COPY_LINK_HTML = '<button type="button" title="Copy the link to this view">Copy link</button>'
@@ -168,8 +166,7 @@ def page_fragment(body: Callable[..., None]) -> Callable[..., None]:
 
         live()
 
-    A full run redraws the router's navigation and sidebar too, and the browser spends about 40 ms of
-    every slider step on them (measured on the worked-example and multi-head pages). A fragment rerun
+    A full run redraws the router's navigation and sidebar too, on every slider step. A fragment rerun
     sends only `body`'s elements. The one app-wide element that follows the page's widgets, the share
     link in the sidebar, is written by the fragment itself, after `body`, so it is never a step behind.
     Widgets outside the fragment (presenter mode, in the sidebar) still rerun the whole app.

@@ -72,9 +72,9 @@ def collector_paused() -> Iterator[None]:
     """Turn Python's cyclic garbage collector off while warm-up imports run; afterwards freeze what they loaded.
 
     An import allocates objects that live as long as the process (modules, functions, classes). Each time
-    they grow by a quarter, Python runs a full collection that walks every one of them, holding the GIL: four
-    of 64-122 ms during a cold start and the PyTorch import (measured with `gc.callbacks`), while the server's
-    event loop was serving the front end's files and the first page was running. Paused, none runs;
+    they grow by a quarter, Python runs a full collection that walks every one of them, holding the GIL,
+    several times during a cold start and the PyTorch import, while the server's event loop serves the
+    front end's files and the first page runs. Paused, none runs;
     `gc.freeze` then moves everything alive into the permanent generation, so later full collections skip
     it. Reference counting still frees everything as usual; only garbage in reference cycles waits (a few
     seconds at most), and cycles among objects alive at a freeze are never collected: a one-off, bounded by
