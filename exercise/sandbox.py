@@ -114,6 +114,7 @@ class _Queue:
         try:
             while True:
                 with self._cond:
+                    # Those queued before this ticket, plus one for the running checks when every slot is taken.
                     ahead = self._waiting.index(ticket) + max(0, self._running - self.slots + 1)
                     if self._waiting[0] is ticket and self._running < self.slots:
                         self._waiting.popleft()
@@ -151,7 +152,6 @@ class Sandbox:
     """
 
     def __init__(self, parallel: int = DEFAULT_PARALLEL, filtered: bool = True) -> None:
-        self.parallel = parallel
         self.filtered = filtered
         self._queue = _Queue(parallel)
         self._lock = threading.Lock()
@@ -214,23 +214,30 @@ class Sandbox:
         with self._lock:
             self._stop_worker()
 
+    def _connection(self, failed: socket.socket | None = None) -> socket.socket:
+        """The worker's control socket; a new worker if there is none, it has exited, or `failed` is still current.
+
+        Comparing with `failed` means that of several threads whose send failed on the same dead worker, only
+        the first starts a new one: the others use it instead of replacing it (and its running checks).
+        """
+        with self._lock:
+            if (self._control is None or self._control is failed or self._worker is None
+                    or self._worker.poll() is not None):
+                self._start_worker()
+            assert self._control is not None
+            return self._control
+
     def _send(self, header: dict[str, Any], fds: list[int]) -> None:
         body = json.dumps(header).encode()
-        with self._lock:
-            if self._worker is None or self._worker.poll() is not None or self._control is None:
-                self._start_worker()
-            control = self._control
-        assert control is not None
+        message = [HEADER.pack(len(body)) + body]
+        control = self._connection()
         try:
             with self._send_lock:
-                socket.send_fds(control, [HEADER.pack(len(body)) + body], fds)
-        except OSError:  # the worker died since it was last used: start a new one, once
-            with self._lock:
-                self._start_worker()
-                control = self._control
-            assert control is not None
+                socket.send_fds(control, message, fds)
+        except OSError:  # the worker died since it was last used: a new one, and one more try
+            control = self._connection(failed=control)
             with self._send_lock:
-                socket.send_fds(control, [HEADER.pack(len(body)) + body], fds)
+                socket.send_fds(control, message, fds)
 
     # ------------------------------------------------------------------ running
 
