@@ -14,10 +14,12 @@ from ui.warmup import import_in_background, lifespan
 def main() -> None:
     """The router and the app-wide sidebar: one visitor's run of the app."""
     # Imported here, not at the top: the server's own import of this file must stay light (see `ui.warmup`).
+    from ui.display import prepare_altair
     from ui.layout import link_slot
     from ui.url_state import bound_toggle, ignored_query_params, query_snapshot
 
     st.set_page_config(page_title="Attention, interactively", page_icon="🧮", layout="wide")
+    prepare_altair()
 
     # In the lesson's order. The worked example is the landing page ("/").
     lesson = [
@@ -61,8 +63,7 @@ def main() -> None:
                      icon=":material/link_off:")
 
     # Most pages cross-check against PyTorch, which takes seconds to import: load it in the background, starting
-    # a few seconds after the first page was sent, so the browser draws that page first (measured: 1.5 s slower
-    # otherwise).
+    # a few seconds after the first page was sent, so the browser draws that page first (docs/performance.md).
     import_in_background("torch", "core.reference", delay_s=3.0)
 
 

@@ -9,7 +9,6 @@ import pandas as pd
 import streamlit as st
 
 from cost.measure import (
-    DTYPE_BYTES,
     MEMORY_SOURCE,
     METHODS,
     MODEL_SHAPES,
@@ -24,9 +23,9 @@ from cost.measure import (
     predicted_bytes,
     weight_matrix_bytes,
 )
+from ui.charts import attention_cost as charts
 from ui.display import show_chart
-from ui.layout import explain, page_fragment, show_source
-from ui.pretrained_charts import cost_charts, loglog_chart
+from ui.layout import controls_row, explain, introduction, page_fragment, show_source
 from ui.url_state import bound_choice, bound_select_slider
 
 #: Longest sequence lengths offered; the measurement starts at 64 and doubles.
@@ -60,15 +59,16 @@ def measure(max_len: int, d_k: int) -> CostRun:
     return run
 
 
-st.title("What attention costs")
-explain(
+introduction(
+    "What attention costs",
     "Every query is compared with every key, so one head of one layer builds a T × T table of scores. "
     "Double the text and that table has four times as many entries: four times the work and, if it is "
     "stored, four times the memory. This page measures it live on this server, for three implementations "
-    "of the same formula, and computes what it means at the context lengths real models use."
+    "of the same formula, and computes what it means at the context lengths real models use.",
+    r"S = \frac{Q K^\top}{\sqrt{d_k}} \in \mathbb{R}^{T \times T}:\quad "
+    r"T^2 d_k \text{ multiply-adds},\quad T^2 \text{ numbers per head and layer}",
 )
-st.latex(r"S = \frac{Q K^\top}{\sqrt{d_k}} \in \mathbb{R}^{T \times T}:\quad "
-         r"T^2 d_k \text{ multiply-adds},\quad T^2 \text{ numbers per head and layer}")
+
 
 @page_fragment
 def measure_section() -> None:
@@ -80,7 +80,7 @@ def measure_section() -> None:
         "`torch.nn.functional.scaled_dot_product_attention`, which on CPU walks over blocks of keys and keeps "
         "only a running softmax, so the T × T matrix never exists. One head, one sentence, one CPU thread."
     )
-    with st.container(horizontal=True, vertical_alignment="bottom"):
+    with controls_row():
         max_len = int(bound_select_slider(
             "Longest sequence T", "max_len", MAX_LEN_OPTIONS, 2048,
             help="Measures T = 64, 128, … up to this. Each method stops early once one call takes more than "
@@ -118,10 +118,8 @@ def measure_section() -> None:
         st.info("Press **Measure** to time the three implementations on this server "
                 f"(T = 64 … {max_len}, about {TOTAL_BUDGET_S:g} s at most).", icon=":material/timer:")
     else:
-        rows = pd.DataFrame([vars(m) for m in result.measurements])
         fits = fit_slopes(result, fit_from=FIT_FROM)
-        show_chart(cost_charts(rows, list(fits.values()), METHODS, matrix_bytes_per_value=DTYPE_BYTES["float32"]),
-                   alt="Time and memory of attention against sequence length")
+        show_chart(charts.measured_chart(result, fits), alt="Time and memory of attention against sequence length")
         st.caption("Solid: measured. Dashed: the straight-line fit on the log–log axes, from T = "
                    f"{FIT_FROM} up (smaller sizes are dominated by fixed overheads). Memory: "
                    + "; ".join(f"{METHODS[m]}: {src}" for m, src in MEMORY_SOURCE.items()) + ".")
@@ -138,6 +136,7 @@ def measure_section() -> None:
         )
         for note in result.notes:
             st.caption(f"Stopped early — {note}")
+        rows = pd.DataFrame([vars(m) for m in result.measurements])
         table = pd.DataFrame({"method": rows["method"].map(METHODS), "T": rows["n"], "time (ms)": rows["seconds"] * 1e3,
                               "calls timed": rows["repeats"], "memory (MiB)": rows["memory_bytes"] / 2**20})
         with st.expander(f"All {len(rows)} measurements ({result.elapsed:.1f} s on this server, d_k = {result.d_k})"):
@@ -158,11 +157,7 @@ def context_section() -> None:
                         help="Depth (layers) and width (heads per layer) of a real model.")
     n_layers, n_heads = MODEL_SHAPES[arch]
     rows_ctx = context_table(CONTEXTS, n_layers, n_heads)
-    fp16 = [r for r in rows_ctx if r["dtype"] == "float16"]
-    sizes = pd.DataFrame([{"n": r["context"], "GiB": r[col] / 2**30, "series": f"{col} (float16)"}
-                          for col in ("per head", "per layer", "all layers") for r in fp16])
-    show_chart(loglog_chart(sizes, y="GiB", y_title="attention weights (GiB, log scale)", y_format=",.4g",
-                            title=f"{arch.split(' (')[0]}: the T × T weights, computed"),
+    show_chart(charts.context_chart(rows_ctx, arch.split(" (")[0]),
                alt="Memory of the attention weights against context length")
     ctx = pd.DataFrame(rows_ctx)
     for col in ("per head", "per layer", "all layers"):
@@ -180,10 +175,10 @@ def context_section() -> None:
 
 
 @page_fragment
-def live() -> None:
+def page_body() -> None:
     measure_section()
     context_section()
     show_source(naive_torch_attention, fused_attention, measure_attention_cost, loglog_slope, context_table)
 
 
-live()
+page_body()

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import altair as alt
-import numpy as np
 import streamlit as st
 
-from core.encoder_decoder import AttentionBlock, EncoderDecoderAttention, attend, encoder_decoder_attention
+from core.encoder_decoder import EncoderDecoderAttention, attend, encoder_decoder_attention
 from core.reference import max_abs_diff, torch_scaled_dot_product_attention
-from ui.charts import heatmap, side_by_side, to_spec, unique_labels
+from ui.charts import cross_attention as charts
+from ui.charts.heatmap import unique_labels
 from ui.display import clicked_cell, show_chart
-from ui.layout import explain, fixed_slot, page_fragment, section, show_source
+from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
-from ui.tooltips import softmax_tooltips
 from ui.url_state import bound_select_slider, seed_slider, tokens_input
 
 DEFAULT_SRC = "the cat sat on the mat"
@@ -26,92 +22,47 @@ CLICK_KEY = "cross_cell"
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def run(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed: int) -> EncoderDecoderAttention:
+def attention_for(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed: int) -> EncoderDecoderAttention:
+    """The three attentions for these sentences, computed once per input."""
     return encoder_decoder_attention(src, tgt, d_model=d_model, seed=seed)
 
 
-def cell_style(n: int) -> dict:
-    """Heatmap cell size and font for an n-token axis, so 12 x 12 maps still fit side by side."""
-    if n <= 6:
-        return dict(cell_size=44, font_size=12)
-    if n <= 9:
-        return dict(cell_size=36, font_size=11)
-    return dict(cell_size=30, font_size=10)
-
-
-def approx_width(labels: list[str], cell_size: int) -> int:
-    """Rough pixel width of a square heatmap: its cells plus the row labels and the axis title."""
-    return len(labels) * cell_size + 6 * max(len(lab) for lab in labels) + 40
-
-
-def softmax_steps(block: AttentionBlock, row_labels: Sequence[str], col_labels: Sequence[str]) -> dict[str, np.ndarray]:
-    """How every weight of `block` was computed (tooltip lines); the mask line only for the masked decoder."""
-    return softmax_tooltips(block.Q, block.K, mask=block.mask, row_labels=row_labels, col_labels=col_labels)
-
-
 @st.cache_data(show_spinner=False, max_entries=256)
-def chart_specs(
-    src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed: int, cell: tuple[int, int] | None
-) -> dict[str, dict]:
-    """The two self-attention maps ("self", one chart) and the cross-attention map ("cross") as Vega-Lite specs,
-    built once per input: building and exporting Altair charts is the slowest part of a rerun.
-
-    `cell` is the clicked cross-attention weight (target t, source s): the decoder map highlights row t (it made
-    the decoder state H_t that asks the query) and the encoder map row s (it made the memory row M_s that
-    gives the key and the value).
-    """
-    r = run(src, tgt, d_model, seed)
-    src_labels, tgt_labels = unique_labels(r.src_tokens), unique_labels(r.tgt_tokens)
-    enc_kw = dict(row_labels=src_labels, col_labels=src_labels, **cell_style(len(src_labels)))
-    dec_kw = dict(row_labels=tgt_labels, col_labels=tgt_labels, **cell_style(len(tgt_labels)))
-    t_row, s_row = (None, None) if cell is None else ([cell[0]], [cell[1]])
-    enc_map = heatmap(r.encoder.weights, signed=False, title="encoder self-attention (source × source)",
-                      x_title="key: source token", y_title="query: source token", value_format=".2f",
-                      extra=softmax_steps(r.encoder, src_labels, src_labels), highlight_rows=s_row, **enc_kw)
-    dec_map = heatmap(r.decoder.weights, signed=False, title="decoder masked self-attention (target × target)",
-                      x_title="key: target token", y_title="query: target token", value_format=".2f",
-                      extra=softmax_steps(r.decoder, tgt_labels, tgt_labels), highlight_rows=t_row, **dec_kw)
-    # Side by side when both fit the page's width, one above the other when they do not.
-    if approx_width(src_labels, enc_kw["cell_size"]) + approx_width(tgt_labels, dec_kw["cell_size"]) <= 860:
-        self_maps = side_by_side(enc_map, dec_map, shared_color=True, spacing=48)
-    else:
-        self_maps = alt.vconcat(enc_map, dec_map, spacing=36).resolve_scale(color="shared")
-    cross_map = heatmap(r.cross.weights, row_labels=tgt_labels, col_labels=src_labels, signed=False,
-                        title=f"cross-attention ({len(tgt_labels)} target queries × {len(src_labels)} source keys)",
-                        x_title="key / value: source token (encoder)", y_title="query: target token (decoder)",
-                        value_format=".2f", select="cell", extra=softmax_steps(r.cross, tgt_labels, src_labels),
-                        **cell_style(max(len(src_labels), len(tgt_labels))))
-    return {"self": to_spec(self_maps, canvas=True), "cross": to_spec(cross_map, canvas=True)}
+def chart_specs(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed: int, cell: tuple[int, int] | None,
+                _attention: EncoderDecoderAttention) -> dict[str, dict]:
+    """The page's charts, built once per input (the cache key); `_attention` is that input's result."""
+    return charts.page_specs(_attention, cell)
 
 
-st.title("Encoder, decoder and cross-attention")
-explain(
+introduction(
+    "Encoder, decoder and cross-attention",
     "The original Transformer translates with two stacks. The **encoder** reads the whole source "
     "sentence at once; the **decoder** writes the target sentence one token at a time. Three different "
     "attentions connect them, and they differ only in *where the queries, keys and values come from* "
     "and in whether a mask hides the future. Type two sentences of different lengths and watch the "
-    "third map stop being square."
+    "third map stop being square.",
 )
 
+
 @page_fragment
-def live() -> None:
+def page_body() -> None:
     src_col, tgt_col = st.columns(2)
     src = tokens_input("Source sentence (encoder input)", "src", DEFAULT_SRC, max_tokens=MAX_TOKENS, container=src_col,
                        help=f"The sentence to translate: words separated by spaces, at most {MAX_TOKENS}.")
     tgt = tokens_input("Target sentence (decoder input)", "tgt", DEFAULT_TGT, max_tokens=MAX_TOKENS, container=tgt_col,
                        help=f"The translation written so far: words separated by spaces, at most {MAX_TOKENS}.")
-    with st.container(horizontal=True, vertical_alignment="bottom"):
+    with controls_row():
         seed = seed_slider(lesson_seed=False)
         d_model = int(bound_select_slider(
             "Embedding width d_model", "d_model", D_MODELS, 16,
             help="Width of every embedding, query, key and value (one head, so d_k = d_model).",
         ))
 
-    r = run(tuple(src), tuple(tgt), d_model, seed)
-    src_labels, tgt_labels = unique_labels(r.src_tokens), unique_labels(r.tgt_tokens)
+    attention = attention_for(tuple(src), tuple(tgt), d_model, seed)
+    src_labels, tgt_labels = unique_labels(attention.src_tokens), unique_labels(attention.tgt_tokens)
     t_src, t_tgt = len(src_labels), len(tgt_labels)
     clicked = clicked_cell(CLICK_KEY, (t_tgt, t_src))
-    specs = chart_specs(tuple(src), tuple(tgt), d_model, seed, clicked)
+    specs = chart_specs(tuple(src), tuple(tgt), d_model, seed, clicked, attention)
 
     section(
         "1 · Where Q, K and V come from",
@@ -176,12 +127,12 @@ def live() -> None:
                        f"{src_labels[clicked[1]]}) below: row “{src_labels[clicked[1]]}” of the encoder map and row "
                        f"“{tgt_labels[clicked[0]]}” of the decoder map.")
 
-    above = r.decoder.weights[~r.decoder.mask]
+    above = attention.decoder.weights[~attention.decoder.mask]
     masked_note = (
         f"Largest decoder weight above the diagonal: {above.max():g} (over {above.size} masked cells)."
         if above.size else "A one-word target has nothing above the diagonal to mask."
     )
-    row_sum_error = max(abs(m.sum(axis=1) - 1).max() for m in (r.encoder.weights, r.decoder.weights))
+    row_sum_error = max(abs(m.sum(axis=1) - 1).max() for m in (attention.encoder.weights, attention.decoder.weights))
     st.caption(f"{masked_note} Every row of both maps sums to 1 (largest deviation {row_sum_error:.0e}).")
 
     section(
@@ -209,7 +160,7 @@ def live() -> None:
         if clicked is not None:
             query, key = tgt_labels[clicked[0]], src_labels[clicked[1]]
             st.caption(
-                f"Clicked A^x[{query}, {key}] = {r.cross.weights[clicked]:.3f}. Its query comes from H, the "
+                f"Clicked A^x[{query}, {key}] = {attention.cross.weights[clicked]:.3f}. Its query comes from H, the "
                 f"decoder's state for “{query}”, made with row “{query}” of the decoder map; its key (and value) "
                 f"from M, the encoder's output for “{key}”, made with row “{key}” of the encoder map. Both rows are "
                 "highlighted above; double-click the map to clear."
@@ -231,9 +182,9 @@ def live() -> None:
         "(the decoder's with its causal mask). NumPy runs in float64, so they agree to float32 precision (below 1e-6).",
     )
     checks = [
-        ("cross-attention", r.cross),
-        ("decoder masked self-attention", r.decoder),
-        ("encoder self-attention", r.encoder),
+        ("cross-attention", attention.cross),
+        ("decoder masked self-attention", attention.decoder),
+        ("encoder self-attention", attention.encoder),
     ]
     with st.container(horizontal=True):
         for name, block in checks:
@@ -249,11 +200,11 @@ def live() -> None:
         icon=":material/lightbulb:",
     )
 
-    rows_are = "target (decoder) words" if r.cross.weights.shape[0] == t_tgt else "source (encoder) words"
+    rows_are = "target (decoder) words" if attention.cross.weights.shape[0] == t_tgt else "source (encoder) words"
     predict_then_reveal(
         "In cross-attention, the rows of the map (the queries) belong to…",
         ["target (decoder) words", "source (encoder) words"], rows_are,
-        f"The map is {r.cross.weights.shape[0]} × {r.cross.weights.shape[1]}: one row per target word "
+        f"The map is {attention.cross.weights.shape[0]} × {attention.cross.weights.shape[1]}: one row per target word "
         f"({t_tgt}), one column per source word ({t_src}). The decoder asks, the encoder's output answers.",
         key="cross_rows",
     )
@@ -261,4 +212,4 @@ def live() -> None:
     show_source(encoder_decoder_attention, attend)
 
 
-live()
+page_body()

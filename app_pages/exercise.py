@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import os
 
-import altair as alt
 import numpy as np
 import streamlit as st
 
 import core.exercise_solution as solution
-from core.worked_example import worked_example
-from exercise.cases import ALLCLOSE_ATOL, BATCH, D_K, SEQ_LEN, SKELETON, exercise_cases
+from exercise.cases import ALLCLOSE_ATOL, BATCH, D_K, SEQ_LEN, SKELETON, worked_answers
 from exercise.demos import MistakeDemo, mistake_demo
 from exercise.limits import DEFAULT_TIMEOUT_S, MEMORY_BUDGET_BYTES
 from exercise.mistakes import Mistake, match_mistake, mistaken_attention
 from exercise.sandbox import DISABLE_SETTING, OFFLINE_HINT, Availability, Sandbox, check_submission, switched_off
 from exercise.verdicts import CHECK_NAMES, ExerciseReport
-from ui.charts import heatmap, side_by_side
+from ui.charts import exercise as charts
 from ui.display import show_chart
-from ui.layout import explain, page_fragment, show_source
+from ui.layout import explain, introduction, page_fragment, show_source
 from ui.quiz import predict_then_reveal
 
 CODE_KEY = "exercise_code"
@@ -43,23 +41,9 @@ def cached_demo(scale: str = "sqrt_d_k", softmax: str = "last") -> MistakeDemo:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def results_chart(worked_output: np.ndarray | None, causal_weights: np.ndarray | None) -> alt.HConcatChart | None:
-    """The student's causal weights next to the expected ones (or, without weights, their worked-example output)."""
-    ex = worked_example(0)
-    labels = list(ex.tokens)
-    if causal_weights is not None and causal_weights.shape == ex.weights.shape:
-        causal = exercise_cases()[-1]
-        _, expected = mistaken_attention(causal.Q, causal.K, causal.V, mask=causal.mask)  # (3, 3)
-        kw = dict(row_labels=labels, col_labels=labels, x_title="key token", y_title="query token", signed=False)
-        return side_by_side(heatmap(causal_weights, title="your causal weights", **kw),
-                            heatmap(expected, title="expected causal weights", **kw))
-    if worked_output is not None and worked_output.shape == ex.output.shape:
-        dims = [f"d{j}" for j in range(ex.output.shape[1])]
-        m = float(np.nanmax(np.abs(np.concatenate([ex.output, worked_output])))) or 1.0
-        kw = dict(row_labels=labels, col_labels=dims, x_title="dim", y_title="token", domain=(-m, m))
-        return side_by_side(heatmap(worked_output, title="your worked-example output", **kw),
-                            heatmap(ex.output, title="the lesson's output", **kw), shared_color=True)
-    return None
+def results_chart(worked_output: np.ndarray | None, causal_weights: np.ndarray | None) -> dict | None:
+    """The student's numbers beside the right ones (`ui.charts.exercise`), built once per submission's numbers."""
+    return charts.results_spec(worked_output, causal_weights, worked_answers())
 
 
 def execution_disabled() -> bool:
@@ -89,15 +73,15 @@ def checklist_markdown(report: ExerciseReport) -> str:
     return "\n\n".join(lines)
 
 
-st.title("Build this: write attention yourself")
-explain(
+introduction(
+    "Build this: write attention yourself",
     "The lesson ends with an exercise: write `scaled_dot_product_attention(Q, K, V)` in PyTorch from memory, "
     "in about twenty lines. Scores, scale, softmax, weighted sum: four steps, and each one has a classic way "
     "of going wrong. Write yours below and press **Check my code**: the checker runs it on the lesson's tests, "
     "in the lesson's order, and when a test fails it works out *which* mistake you made by comparing your "
-    "numbers with the usual wrong versions."
+    "numbers with the usual wrong versions.",
+    r"\operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V",
 )
-st.latex(r"\operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V")
 st.markdown(
     "**The checklist:**\n"
     + "\n".join(f"{i}. {name}" for i, name in enumerate(CHECK_NAMES, start=1))
@@ -105,8 +89,9 @@ st.markdown(
     "stretch runs the worked example's three tokens, without a batch dimension, and adds a causal mask."
 )
 
+
 @page_fragment
-def live() -> None:
+def page_body() -> None:
     switched_off = execution_disabled()
     # The self-test runs once per server, in the background: None means it has not finished yet.
     availability: Availability | None = None if switched_off else sandbox().availability(wait=False)
@@ -257,4 +242,4 @@ def live() -> None:
     show_source(mistaken_attention, match_mistake, title="The known mistakes, as code")
 
 
-live()
+page_body()

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import altair as alt
 import numpy as np
 import streamlit as st
 
-from core import causal_mask, positional_encoding, scaled_dot_product_attention
-from core.embeddings import embed_tokens, random_projections
+from core import causal_mask, scaled_dot_product_attention
 from core.masking import (
     MaskedAttention,
     future_weight,
@@ -15,15 +13,15 @@ from core.masking import (
     max_above_diagonal,
     prefix_attention,
     renormalise_visible,
+    sentence_self_attention,
     torch_attention,
 )
 from core.reference import max_abs_diff
-from ui.charts import heatmap, side_by_side, to_spec, unique_labels
+from ui.charts import masked_attention as charts
+from ui.charts.heatmap import unique_labels
 from ui.display import clicked_cell, show_chart
-from ui.layout import fixed_slot, page_fragment, section, show_source
-from ui.positional_charts import mask_chart, masked_heatmap, step_bars
+from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
-from ui.tooltips import softmax_tooltips
 from ui.url_state import bound_slider, bound_toggle, seed_slider
 
 SENTENCE = "the cat sat on the mat and then it fell fast asleep".split()
@@ -38,66 +36,36 @@ def fmt_weight(x: float) -> str:
     return "0.0" if x == 0.0 else f"{x:.4f}"
 
 
-def attention(seed: int, seq_len: int, causal: bool) -> tuple[list[str], MaskedAttention]:
-    """The first `seq_len` words of the sentence through one head: (unique token labels, every matrix)."""
-    tokens = SENTENCE[:seq_len]
-    X = embed_tokens(tokens, D_MODEL, seed) + positional_encoding(seq_len, D_MODEL)  # (T, d_model)
-    W_q, W_k, W_v = random_projections(D_MODEL, seed, n=3)
-    return unique_labels(tokens), masked_self_attention(X, W_q, W_k, W_v, causal=causal)
+@st.cache_data(max_entries=256, show_spinner=False)
+def attention_at(seed: int, seq_len: int, causal: bool) -> MaskedAttention:
+    """The first `seq_len` words of the sentence through one head, computed once per input."""
+    return sentence_self_attention(SENTENCE[:seq_len], D_MODEL, seed, causal=causal)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def map_specs(seed: int, seq_len: int, causal: bool, cell: tuple[int, int] | None) -> dict[str, dict]:
-    """The mask and score maps ("maps") and the weights ("weights") as Vega-Lite specs, built once per input.
-
-    `cell` is the clicked weight (query, key), highlighted in the mask and the scores.
-    """
-    labels, res = attention(seed, seq_len, causal)
-    font, big, small = (12, 44, 32) if seq_len <= 8 else (10, 36, 24)
-    steps = softmax_tooltips(res.Q, res.K, mask=res.mask, row_labels=labels, col_labels=labels)
-    mask_why = np.array([["may attend: key at or before the query" if res.mask[i, j] else
-                          f"masked: “{labels[j]}” is not written yet when “{labels[i]}” is produced"
-                          for j in range(seq_len)] for i in range(seq_len)], dtype=object)
-    row = None if cell is None else [cell[0]]  # the softmax that made A_ij normalises row i
-    mask_map = mask_chart(res.mask, labels, title="mask (1 = may attend)", cell_size=small, font_size=font,
-                          extra={"why": mask_why}, highlight_rows=row)
-    score_lines = {k: v for k, v in steps.items() if k.startswith(("raw", "scaled", "mask"))}
-    score_map = masked_heatmap(res.masked_scores, labels, title="scaled scores QKᵀ/√d_k + M", cell_size=big,
-                               font_size=font, value_format=".2f", extra=score_lines, highlight_rows=row)
-    key_title = "key token (attended to)"
-    weights = heatmap(res.weights, row_labels=labels, col_labels=labels, signed=False, cell_size=big, font_size=font,
-                      title="attention weights A", x_title=key_title, y_title="query token", select="cell",
-                      extra=steps)
-    # Slanted key labels, as on the charts above (repeated words carry their position and run long).
-    weights = weights.encode(x=alt.X(field="col", type="ordinal", sort=None, title=key_title,
-                                     axis=alt.Axis(labelAngle=-45, orient="top", labelOverlap=False)))
-    return {"maps": to_spec(side_by_side(mask_map, score_map), canvas=True),
-            "weights": to_spec(weights, canvas=True)}
+def map_specs(seed: int, seq_len: int, causal: bool, cell: tuple[int, int] | None,
+              _attention: MaskedAttention) -> dict[str, dict]:
+    """The mask, score and weight maps, built once per input (the cache key); `_attention` is its result."""
+    return charts.page_specs(_attention, unique_labels(SENTENCE[:seq_len]), cell)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def step_spec(seed: int, seq_len: int, step: int) -> dict:
-    """Token `step`'s weights without and with the causal mask, as one Vega-Lite spec."""
-    labels, full = attention(seed, seq_len, causal=False)
-    _, masked = attention(seed, seq_len, causal=True)
-    t = step - 1
-    bars = step_bars({f"no mask: token {step} (“{SENTENCE[t]}”)": full.weights[t],
-                      f"causal mask: token {step} (“{SENTENCE[t]}”)": masked.weights[t]}, labels, step,
-                     bar_size=40 if seq_len <= 8 else 36)
-    return to_spec(bars, canvas=True)
+def step_spec(seed: int, seq_len: int, step: int, _unmasked: MaskedAttention, _masked: MaskedAttention) -> dict:
+    """Token `step`'s weights without and with the causal mask, built once per input (the cache key)."""
+    return charts.step_spec(_unmasked, _masked, unique_labels(SENTENCE[:seq_len]), SENTENCE, step)
 
 
-st.title("Masked self-attention (the decoder)")
-st.markdown(
+introduction(
+    "Masked self-attention (the decoder)",
     "A decoder writes its output one token at a time, so while it produces token t the tokens after t "
     "do not exist yet. Training runs on whole sentences at once, so the future *is* there, and it must "
     "be hidden: before the softmax, every score of a key that lies ahead of the query is replaced by −∞. "
-    "Its weight becomes e^(−∞) = 0 and the remaining weights are renormalised over the visible prefix."
-)
-st.latex(
+    "Its weight becomes e^(−∞) = 0 and the remaining weights are renormalised over the visible prefix.",
     r"\operatorname{MaskedAttention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M\right)V,"
-    r"\qquad M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
+    r"\qquad M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}",
+    keep_text=True,
 )
+
 
 @page_fragment
 def generation_step(seed: int, seq_len: int, causal: bool) -> None:
@@ -118,9 +86,9 @@ def generation_step(seed: int, seq_len: int, causal: bool) -> None:
     st.markdown(f"Step {step}: **{seen}**" + (f" :gray[{unseen}]" if unseen else "")
                 + f" — “{tokens[t]}” can see {step} token{'s' if step > 1 else ''}.")
 
-    full, masked = (attention(seed, seq_len, causal=c)[1] for c in (False, True))  # this step needs both
+    full, masked = (attention_at(seed, seq_len, causal=c) for c in (False, True))  # this step needs both
     prefix_w, prefix_out = prefix_attention(masked.Q, masked.K, masked.V, step)
-    show_chart(step_spec(seed, seq_len, step),
+    show_chart(step_spec(seed, seq_len, step, full, masked),
                alt="Bar charts of one token's attention weights without and with the causal mask")
     visible_share = float(full.weights[t, :step].sum())
     c1, c2, c3 = st.columns(3)
@@ -137,8 +105,8 @@ def generation_step(seed: int, seq_len: int, causal: bool) -> None:
 
 
 @page_fragment
-def live() -> None:
-    with st.container(horizontal=True, vertical_alignment="bottom"):
+def page_body() -> None:
+    with controls_row():
         seed = seed_slider(lesson_seed=False)
         seq_len = int(bound_slider("Tokens T", "seq_len", 1, MAX_T, 6,
                                    help=f"How many words of the sentence to use, 1 to {MAX_T}."))
@@ -147,9 +115,10 @@ def live() -> None:
                                    "sees every other token.")
 
     tokens = SENTENCE[:seq_len]
-    labels, res = attention(seed, seq_len, causal)
+    labels = unique_labels(tokens)
+    attention = attention_at(seed, seq_len, causal)
     clicked = clicked_cell(CLICK_KEY, (seq_len, seq_len))
-    specs = map_specs(seed, seq_len, causal, clicked)
+    specs = map_specs(seed, seq_len, causal, clicked, attention)
     st.caption(f"Tokens: “{' '.join(tokens)}”. Each is a random {D_MODEL}-dimensional embedding plus its positional "
                f"encoding; W_q, W_k, W_v are random {D_MODEL} × {D_MODEL} matrices (seed {seed}), so d_k = {D_MODEL}.")
 
@@ -189,13 +158,13 @@ def live() -> None:
         if clicked is not None:
             q, k = clicked
             why = (f"“{labels[k]}” comes after “{labels[q]}”: its score is −∞, so the weight is exactly 0"
-                   if not res.mask[q, k] else f"its share of e^(score) in row “{labels[q]}”")
-            st.caption(f"Clicked A[{labels[q]}, {labels[k]}] = {fmt_weight(float(res.weights[q, k]))}: {why}.")
-    above = max_above_diagonal(res.weights)
+                   if not attention.mask[q, k] else f"its share of e^(score) in row “{labels[q]}”")
+            st.caption(f"Clicked A[{labels[q]}, {labels[k]}] = {fmt_weight(float(attention.weights[q, k]))}: {why}.")
+    above = max_above_diagonal(attention.weights)
     right.metric("max weight above the diagonal", fmt_weight(above),
                  help="Largest A[i, j] with j > i: the most any token attends to a later token.")
-    right.metric("max |row sum − 1|", f"{np.abs(res.weights.sum(axis=1) - 1).max():.1e}")
-    right.metric("total weight on future tokens", fmt_weight(future_weight(res.weights)),
+    right.metric("max |row sum − 1|", f"{np.abs(attention.weights.sum(axis=1) - 1).max():.1e}")
+    right.metric("total weight on future tokens", fmt_weight(future_weight(attention.weights)),
                  help="Sum of every weight above the diagonal, over all rows.")
 
     section(
@@ -217,13 +186,14 @@ def live() -> None:
         "agree to float32 precision.",
         keep_text=True,
     )
-    torch_out = torch_attention(res.Q, res.K, res.V, is_causal=causal)
-    st.metric(f"max |NumPy − PyTorch| of the output (is_causal={causal})", f"{max_abs_diff(res.output, torch_out):.2e}")
+    torch_out = torch_attention(attention.Q, attention.K, attention.V, is_causal=causal)
+    st.metric(f"max |NumPy − PyTorch| of the output (is_causal={causal})",
+              f"{max_abs_diff(attention.output, torch_out):.2e}")
 
     with fixed_slot():
         if seq_len >= 2:
-            full = res if not causal else attention(seed, seq_len, causal=False)[1]
-            masked = res if causal else attention(seed, seq_len, causal=True)[1]
+            full = attention if not causal else attention_at(seed, seq_len, causal=False)
+            masked = attention if causal else attention_at(seed, seq_len, causal=True)
             masked_first_last = float(masked.weights[0, -1])
             predict_then_reveal(
                 f"With the causal mask, how much weight can the first token “{labels[0]}” give to the last token "
@@ -234,7 +204,8 @@ def live() -> None:
                 key="masked_zero",
             )
 
-    show_source(causal_mask, masked_self_attention, scaled_dot_product_attention, prefix_attention)
+    show_source(causal_mask, masked_self_attention, scaled_dot_product_attention, prefix_attention,
+                sentence_self_attention)
 
 
-live()
+page_body()

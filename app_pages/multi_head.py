@@ -8,17 +8,19 @@ import streamlit as st
 from core import merge_heads, multi_head_attention, split_heads
 from core.embeddings import embed_tokens, random_projections
 from core.multihead_steps import (
+    MultiHeadSteps,
     divisors,
+    head_focus,
     multi_head_steps,
     nearest_divisor,
     torch_multihead_attention,
     torch_multihead_module,
 )
 from core.reference import max_abs_diff
-from ui.charts import to_spec, unique_labels
+from ui.charts import multi_head as charts
+from ui.charts.heatmap import unique_labels
 from ui.display import clicked_cell, show_chart
-from ui.layout import explain, fixed_slot, page_fragment, section, show_source
-from ui.multihead_charts import HEAD_GAP, HEAD_GAP_MANY, facets_side_by_side, head_blocks, head_maps, matrix_panels
+from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_select_slider, bound_slider, seed_slider
 
@@ -30,7 +32,8 @@ CLICK_KEY = "heads_cell"
 DEFAULT_D_MODEL, DEFAULT_HEADS, DEFAULT_SEQ_LEN = 16, 4, 6  # the lesson's nn.MultiheadAttention(16, 4)
 
 
-def inputs(seed: int, d_model: int, seq_len: int) -> tuple[list[str], np.ndarray, list[np.ndarray]]:
+def sentence_and_weights(seed: int, d_model: int,
+                         seq_len: int) -> tuple[list[str], np.ndarray, list[np.ndarray]]:
     """The first `seq_len` words, their embeddings X (T, d_model) and W_q, W_k, W_v, W_o."""
     tokens = SENTENCE.split()[:seq_len]
     return tokens, embed_tokens(tokens, d_model, seed), random_projections(d_model, seed, n=4)
@@ -39,50 +42,17 @@ def inputs(seed: int, d_model: int, seq_len: int) -> tuple[list[str], np.ndarray
 @st.cache_data(max_entries=128, show_spinner=False)
 def torch_parity(seed: int, d_model: int, n_heads: int, seq_len: int) -> tuple[float, float]:
     """Max |NumPy - torch.nn.MultiheadAttention (float64)| of the output and of the per-head weights."""
-    _, x, w = inputs(seed, d_model, seq_len)
+    _, x, w = sentence_and_weights(seed, d_model, seq_len)
     out, attn = multi_head_attention(x, *w, n_heads=n_heads)
     t_out, t_attn = torch_multihead_attention(x, *w, n_heads=n_heads)
     return max_abs_diff(out, t_out), max_abs_diff(attn, t_attn)
 
 
-def clamp(value: float, lo: int, hi: int) -> int:
-    return int(max(lo, min(hi, value)))
-
-
 @st.cache_data(max_entries=64, show_spinner=False)
-def chart_specs(seed: int, d_model: int, n_heads: int, seq_len: int,
-                cell: tuple[int, ...] | None = None) -> dict[str, dict]:
-    """Every chart of the page as a Vega-Lite spec, built once per input (building Altair charts is the slow part).
-
-    Cell sizes follow the shape, so the charts keep about the same width on screen: Q/K/V and the
-    concatenation fill ~820 px whatever d_model, the maps wrap after 8 heads. `cell` is the clicked
-    weight ``(head, query, key)``: its query row and key row are highlighted in that head's block of Q and K.
-
-    Q, K and V print numbers only in those two highlighted rows (the ones whose dot product the caption
-    works out); otherwise their colours show the split and a hover gives any value. The 288 values they
-    printed at the defaults were re-laid-out and redrawn on every slider step (see docs/performance.md).
-    """
-    tokens, x, w = inputs(seed, d_model, seq_len)
-    steps = multi_head_steps(x, *w, n_heads)
-    split_gap = HEAD_GAP_MANY if n_heads > 16 else HEAD_GAP
-    block_cell = clamp((820 - (n_heads - 1) * split_gap) / d_model, 8, 36)
-    map_columns = min(n_heads, 8)
-    map_cell = clamp((960 / map_columns - 70) / seq_len, 5, 40)
-    mix_cell = clamp(340 / d_model, 5, 28)
-    dims = [str(j) for j in range(d_model)]
-    mix_kw = dict(x_title="output dim", cell_size=mix_cell, value_format=".2f", font_size=9, show_values=d_model <= 8)
-    charts = {
-        "qkv": head_blocks({"Q": steps.q, "K": steps.k, "V": steps.v}, n_heads, row_labels=tokens,
-                           cell_size=block_cell, show_values="highlighted",
-                           highlight=None if cell is None else {"Q": (cell[1], cell[0]), "K": (cell[2], cell[0])}),
-        "maps": head_maps(steps.weights, tokens, columns=map_columns, cell_size=map_cell, select="cell"),
-        "concat": head_blocks({"Concat(heads)": steps.concat}, n_heads, row_labels=tokens, cell_size=block_cell),
-        "mix": facets_side_by_side(
-            matrix_panels([("W_o", w[3], dims, dims)], y_title="concat dim", **mix_kw),
-            matrix_panels([("output = Concat · W_o", steps.output, tokens, dims)], y_title="token", **mix_kw),
-        ),
-    }
-    return {name: to_spec(chart) for name, chart in charts.items()}
+def chart_specs(seed: int, d_model: int, n_heads: int, seq_len: int, cell: tuple[int, ...] | None,
+                _steps: MultiHeadSteps, _W_o: np.ndarray) -> dict[str, dict]:
+    """The page's charts, built once per input (the cache key); `_steps` and `_W_o` are that input's."""
+    return charts.page_specs(_steps, SENTENCE.split()[:seq_len], _W_o, cell)
 
 
 def dims_of(h: int, d_k: int) -> str:
@@ -91,22 +61,21 @@ def dims_of(h: int, d_k: int) -> str:
     return f"dim {lo}" if lo == hi else f"dims {lo}–{hi}"
 
 
-st.title("Multi-head attention")
-explain(
+introduction(
+    "Multi-head attention",
     "One attention head gives every token one way of weighing the others. Multi-head attention runs "
     "several heads in parallel on the *same* tokens: the projected queries, keys and values are cut "
     "into H narrow slices of d_k = d_model / H columns, every slice runs ordinary scaled dot-product "
     "attention on its own, and the H results are glued back together and mixed by one more matrix, W_o. "
-    "Same total width, same cost, but H different attention patterns instead of one."
-)
-st.latex(
+    "Same total width, same cost, but H different attention patterns instead of one.",
     r"\operatorname{MultiHead}(X) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\,W_o,\qquad"
-    r"\text{head}_h = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right) V_h"
+    r"\text{head}_h = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right) V_h",
 )
 
+
 @page_fragment
-def live() -> None:
-    with st.container(horizontal=True, vertical_alignment="bottom"):
+def page_body() -> None:
+    with controls_row():
         seed = seed_slider(lesson_seed=False)
         d_model = int(bound_select_slider(
             "d_model", "d_model", D_MODELS, DEFAULT_D_MODEL,
@@ -124,7 +93,7 @@ def live() -> None:
         seq_len = int(bound_slider("Tokens T", "seq_len", 2, 16, DEFAULT_SEQ_LEN,
                                    help="How many words of the sentence are fed in (2 to 16)."))
 
-    tokens, X, (W_q, W_k, W_v, W_o) = inputs(seed, d_model, seq_len)
+    tokens, X, (W_q, W_k, W_v, W_o) = sentence_and_weights(seed, d_model, seq_len)
     steps = multi_head_steps(X, W_q, W_k, W_v, W_o, n_heads)
     d_k = steps.d_k
     st.caption(
@@ -149,13 +118,13 @@ def live() -> None:
         r"\end{gathered}",
     )
     clicked = clicked_cell(CLICK_KEY, (n_heads, seq_len, seq_len), fields=("h", "q", "k"))
-    specs = chart_specs(seed, d_model, n_heads, seq_len, clicked)
+    specs = chart_specs(seed, d_model, n_heads, seq_len, clicked, steps, W_o)
     show_chart(specs["qkv"], alt=f"Q, K and V, each cut into {n_heads} blocks of {d_k} columns, one per head")
     with fixed_slot():
         if clicked is not None:
             h, i, j = clicked
             labels = unique_labels(tokens)
-            score = float(steps.q_heads[h, i] @ steps.k_heads[h, j]) / np.sqrt(d_k)  # (d_k,) · (d_k,)
+            score = float(steps.scores[h, i, j])
             st.caption(f"Highlighted for the weight you clicked in head {h + 1}: the query of “{labels[i]}” in Q and "
                        f"the key of “{labels[j]}” in K, each only in head {h + 1}'s block ({dims_of(h + 1, d_k)}). "
                        f"Their dot product divided by √{d_k} is the score {score:.3f}, and the weight is "
@@ -174,15 +143,14 @@ def live() -> None:
                "with their numbers printed.")
     show_chart(specs["maps"], alt=f"{n_heads} attention maps, one per head, on a shared 0 to 1 colour scale",
                on_select="rerun", key=CLICK_KEY, selection_mode="cell")
-    peak = steps.weights.max(axis=-1).mean(axis=-1)  # (H,): how sharply each head focuses, on average
+    focus = head_focus(steps.weights)
     with fixed_slot():
         if n_heads > 1:
-            sharp, flat = int(np.argmax(peak)), int(np.argmin(peak))
-            spread = float(np.ptp(steps.weights, axis=0).max())  # max over token pairs of (largest - smallest head)
+            sharp, flat = focus.sharpest, focus.flattest
             st.caption(
-                f"Largest difference between two heads' weights for the same pair of tokens: {spread:.3f}. "
-                f"Most focused: head {sharp + 1} (a query's top weight averages {peak[sharp]:.3f}); "
-                f"least focused: head {flat + 1} ({peak[flat]:.3f}; uniform would be {1 / seq_len:.3f})."
+                f"Largest difference between two heads' weights for the same pair of tokens: {focus.spread:.3f}. "
+                f"Most focused: head {sharp + 1} (a query's top weight averages {focus.peak[sharp]:.3f}); "
+                f"least focused: head {flat + 1} ({focus.peak[flat]:.3f}; uniform would be {1 / seq_len:.3f})."
             )
 
     section(
@@ -224,4 +192,4 @@ def live() -> None:
     show_source(multi_head_attention, split_heads, merge_heads, multi_head_steps, torch_multihead_module)
 
 
-live()
+page_body()

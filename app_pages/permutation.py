@@ -8,6 +8,7 @@ import streamlit as st
 from core import multi_head_attention, positional_encoding
 from core.embeddings import embed_tokens, random_projections
 from core.permutation import (
+    PermutationCheck,
     default_permutation,
     format_permutation,
     inverse_permutation,
@@ -16,10 +17,9 @@ from core.permutation import (
     random_permutation,
     torch_permutation_difference,
 )
-from ui.charts import to_spec, unique_labels
+from ui.charts import permutation as charts
 from ui.display import show_chart
-from ui.layout import explain, fixed_slot, page_fragment, section, show_source
-from ui.multihead_charts import matrix_panels
+from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_toggle, seed_slider, tokens_input
 
@@ -39,33 +39,10 @@ def torch_difference(tokens: tuple[str, ...], seed: int, perm: tuple[int, ...], 
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def chart_specs(tokens: tuple[str, ...], seed: int, perm: tuple[int, ...], add_pe: bool) -> dict[str, dict]:
-    """Every chart of the page as a Vega-Lite spec, built once per input (building Altair charts is the slow part).
-
-    A word keeps its label wherever it moves (``unique_labels`` numbers repeated words by their
-    original position), so cells can be compared by label across the panels.
-    """
-    check = permutation_check(embed_tokens(tokens, D_MODEL, seed), random_projections(D_MODEL, seed), np.array(perm),
-                              n_heads=N_HEADS, add_pe=add_pe)
-    labels = unique_labels(tokens)
-    perm_labels = [labels[p] for p in perm]
-    dims = [str(j) for j in range(D_MODEL)]
-    in_kw = dict(x_title="dim", y_title="token", cell_size=22, value_format=".1f", font_size=9)
-    map_cell = int(np.clip(620 / (3 * len(tokens)), 12, 40))  # three maps, their labels and a legend in about 950 px
-    charts = {
-        "inputs": matrix_panels([("X + PE" if add_pe else "X", check.x, labels, dims),
-                                 ("PX + PE" if add_pe else "PX", check.x_perm, perm_labels, dims)], **in_kw),
-        "maps": matrix_panels(
-            [("A (original)", check.weights.mean(axis=0), labels, labels),
-             ("A of the shuffled input", check.weights_perm.mean(axis=0), perm_labels, perm_labels),
-             ("P A Pᵀ (original, reordered)", check.weights_expected.mean(axis=0), perm_labels, perm_labels)],
-            signed=False, x_title="key token", y_title="query token", cell_size=map_cell,
-            show_values=map_cell >= 26, font_size=10 if map_cell >= 34 else 8,
-        ),
-        "outputs": matrix_panels([("Attn(X)", check.output, labels, dims),
-                                  ("Pᵀ Attn(PX), rows moved back", check.output_unpermuted, labels, dims)], **in_kw),
-    }
-    return {name: to_spec(chart) for name, chart in charts.items()}
+def chart_specs(tokens: tuple[str, ...], seed: int, perm: tuple[int, ...], add_pe: bool,
+                _check: PermutationCheck) -> dict[str, dict]:
+    """The page's charts, built once per input (the cache key); `_check` is that input's result."""
+    return charts.page_specs(_check, tokens)
 
 
 def shuffle(n: int) -> None:
@@ -79,21 +56,20 @@ def shuffle(n: int) -> None:
     st.session_state[PERM_KEY] = text
 
 
-st.title("Order and permutation")
-explain(
+introduction(
+    "Order and permutation",
     "Nothing in softmax(QKᵀ/√d_k)V mentions *where* a token sits: every score compares a query with a "
     "key by content only. So shuffle the words and self-attention hands back exactly the same output "
     "vectors, shuffled the same way; “the dog bit the man” and “the man bit the dog” look alike to it. "
-    "Write the shuffle as a permutation matrix P (row i of PX is row perm[i] of X):"
-)
-st.latex(
+    "Write the shuffle as a permutation matrix P (row i of PX is row perm[i] of X):",
     r"\operatorname{Attn}(PX) = \operatorname{softmax}\!\left(\frac{P Q K^\top P^\top}{\sqrt{d_k}}\right) P V"
-    r" = P A P^\top P V = P\,\operatorname{Attn}(X)"
+    r" = P A P^\top P V = P\,\operatorname{Attn}(X)",
 )
 
+
 @page_fragment
-def live() -> None:
-    with st.container(horizontal=True, vertical_alignment="bottom"):
+def page_body() -> None:
+    with controls_row():
         tokens = tokens_input("Sentence", "text", DEFAULT_TEXT, max_tokens=16,
                               help="Up to 16 words separated by spaces. A repeated word gets the same embedding.")
         seed = seed_slider(lesson_seed=False)
@@ -108,7 +84,7 @@ def live() -> None:
         st.session_state[PERM_KEY] = default_text
     st.session_state[LAST_T] = T
 
-    with st.container(horizontal=True, vertical_alignment="bottom"):
+    with controls_row():
         # No ui.url_state helper exists for free text other than sentences, so the box is bound here.
         perm_text = st.text_input(
             "Permutation", value="" if reset else default_text, key=PERM_KEY, bind="query-params",
@@ -132,7 +108,7 @@ def live() -> None:
 
     x = embed_tokens(tokens, D_MODEL, seed)
     check = permutation_check(x, random_projections(D_MODEL, seed), perm, n_heads=N_HEADS, add_pe=add_pe)
-    specs = chart_specs(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe)
+    specs = chart_specs(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe, check)
 
     st.markdown(f"**Original:** {' '.join(tokens)}  \n**Shuffled:** {' '.join(tokens[p] for p in perm)}")
     with fixed_slot():
@@ -214,4 +190,4 @@ def live() -> None:
                 torch_permutation_difference, parse_permutation)
 
 
-live()
+page_body()

@@ -20,9 +20,10 @@ from pretrained.model import (
     tokenize_wordpiece,
 )
 from pretrained.patterns import pattern_scores, strongest_heads
+from ui.charts import pretrained as charts
+from ui.charts.pretrained import GRID_SELECTION
 from ui.display import show_chart
 from ui.layout import explain, fixed_slot, page_fragment, section, show_source
-from ui.pretrained_charts import GRID_SELECTION, attention_grid, attention_panels, close_up
 from ui.url_state import bound_slider
 
 #: Longest input drawn, in WordPiece tokens with [CLS] and [SEP] (72 maps of T x T cells must stay fast).
@@ -89,7 +90,7 @@ def close_up_section(run: ModelRun, checks: list[CrossCheck], model: PretrainedM
                                  help=f"Which of the {L} layers (1 = closest to the input)."))
         head = int(bound_slider("Head", "head", 1, H, 1, help=f"Which of the {H} heads of that layer."))
     A = run.weights[layer - 1, head - 1]
-    show_chart(close_up(A, run.tokens, title=f"layer {layer}, head {head}"))
+    show_chart(charts.close_up(A, run.tokens, title=f"layer {layer}, head {head}"))
     explain(
         "Left: the map; right: the same weights as lines from each token (left) to the tokens it attends "
         "to (right), thicker and darker for more weight. Hover a token on the left to keep only its lines."
@@ -119,7 +120,7 @@ def close_up_section(run: ModelRun, checks: list[CrossCheck], model: PretrainedM
 
 
 @page_fragment
-def live() -> None:
+def page_body() -> None:
     # The slow steps (loading the model, running it) come before the title, which is written into this slot
     # afterwards: once the title shows, the rest of the page follows at once.
     intro = st.container()
@@ -172,7 +173,7 @@ def live() -> None:
         r"A^{(l,h)} = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right),\quad "
         rf"l = 1..{L},\ h = 1..{H},\ d_k = {model.d_model} / {H} = {model.d_k}",
     )
-    show_chart(attention_grid(run.weights, run.tokens, title=f"{L} layers × {H} heads"),
+    show_chart(charts.attention_grid(run.weights, run.tokens, title=f"{L} layers × {H} heads"),
                on_select=pick_from_grid, selection_mode=GRID_SELECTION, key="grid_click")
 
     section(
@@ -204,9 +205,7 @@ def live() -> None:
         f"{L * H} heads. Early layers tend to stay local (the diagonal and its neighbours); later layers "
         "spread out or rest on the special tokens.",
     )
-    means = np.concatenate([run.weights.mean(axis=1), run.weights.mean(axis=(0, 1))[None]])  # (L+1, T, T)
-    names = [f"layer {k + 1}: mean of {H} heads" for k in range(L)] + [f"all {L * H} heads"]
-    show_chart(attention_panels(means, names, run.tokens, columns=4, cell_px=max(6, min(16, 240 // T))))
+    show_chart(charts.averaged_heads(run.weights, run.tokens))
 
     credits = model_credits()
     st.caption(
@@ -219,4 +218,4 @@ def live() -> None:
                 scaled_dot_product_attention, pattern_scores)
 
 
-live()
+page_body()

@@ -9,82 +9,54 @@ from core.attention import scaled_dot_product_attention
 from core.reference import max_abs_diff
 from core.scaling import (
     POWERS_OF_TWO_D_K,
+    ScalingExample,
     ScoreSweep,
     random_qkv,
     row_entropy,
+    scaling_example,
     score_sweep,
     softmax_jacobian_norm,
     torch_attention,
-    weight_stats,
 )
-from ui.charts import to_spec
+from ui.charts import scaled_attention as charts
+from ui.charts.scaled_attention import SCALED, UNSCALED
 from ui.display import show_chart
-from ui.layout import explain, fixed_slot, page_fragment, section, show_source
+from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
-from ui.scaling_charts import SCALED, UNSCALED, Panel, attention_maps, sweep_chart
-from ui.tooltips import softmax_tooltips
 from ui.url_state import bound_select_slider, bound_slider, bound_toggle, seed_slider
 
 MAX_SEQ_LEN = 32
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def cached_sweep(seq_len: int, seed: int) -> ScoreSweep:
+def sweep_at(seq_len: int, seed: int) -> ScoreSweep:
     """The d_k sweep (1 … 1024, ~512 query rows each) depends only on the seed and T: computed once per pair."""
     return score_sweep(seq_len, seed, POWERS_OF_TWO_D_K)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def chart_specs(seed: int, seq_len: int, d_k: int, scaled: bool) -> dict[str, dict]:
-    """The page's charts as Vega-Lite specs, built once per setting (building Altair charts is the slow part)."""
-    Q, K, V = random_qkv(seq_len, d_k, seed, max_seq_len=MAX_SEQ_LEN, max_d_k=POWERS_OF_TWO_D_K[-1])
-    _, weights = scaled_dot_product_attention(Q, K, V, scale=None if scaled else 1.0)
-    scores = (Q @ K.T) / (np.sqrt(d_k) if scaled else 1.0)  # (T, d_k) @ (d_k, T) -> (T, T)
-    labels = [f"t{i}" for i in range(seq_len)]
-    # stable: subtract each row's largest score before exp(), as a real softmax does. The weights do not change,
-    # but exp() stays finite, which matters here (unscaled scores at d_k = 1024 reach the hundreds).
-    arithmetic = softmax_tooltips(Q, K, row_labels=labels, col_labels=labels, scaled=scaled, stable=True)
-    maps = attention_maps(scores, weights, labels=labels,
-                          scores_title="scores QKᵀ / √d_k" if scaled else "scores QKᵀ", weight_tooltips=arithmetic)
-    sweep = cached_sweep(seq_len, seed)
-
-    def both(raw: np.ndarray, sc: np.ndarray) -> dict[str, np.ndarray]:
-        return {UNSCALED: raw, SCALED: sc}
-
-    sweep_kw = dict(current_d_k=d_k, active=SCALED if scaled else UNSCALED)
-    variance = sweep_chart(
-        sweep.d_k, [Panel("Variance of the scores", both(sweep.var_raw, sweep.var_scaled),
-                          references={"theory: d_k": sweep.d_k.astype(float), "theory: 1": 1.0})],
-        y_title="variance (log scale)", log_y=True, y_format=",.4~r", width=420, height=240, **sweep_kw)
-    saturation = sweep_chart(sweep.d_k, [
-        Panel("Largest weight in a row", both(sweep.max_weight_raw, sweep.max_weight_scaled),
-              references={"one-hot": 1.0, "uniform 1/T": 1 / seq_len}),
-        Panel("Row entropy (nats)", both(sweep.entropy_raw, sweep.entropy_scaled),
-              references={"uniform ln T": np.log(seq_len)}),
-        Panel("Softmax Jacobian norm ‖diag(p) − ppᵀ‖_F", both(sweep.jacobian_norm_raw, sweep.jacobian_norm_scaled),
-              references={"uniform √(T−1)/T": np.sqrt(seq_len - 1) / seq_len}),
-    ], y_title="mean over rows", y_format=".3f", **sweep_kw)
-    return {name: to_spec(chart, canvas=True)
-            for name, chart in (("maps", maps), ("variance", variance), ("saturation", saturation))}
+def chart_specs(seed: int, seq_len: int, d_k: int, scaled: bool,
+                _example: ScalingExample, _sweep: ScoreSweep) -> dict[str, dict]:
+    """The page's charts, built once per setting. The setting is the cache key; the results are its own."""
+    return charts.page_specs(_example, _sweep)
 
 
-st.title("Scaling by √d_k: the saturation lab")
-explain(
+introduction(
+    "Scaling by √d_k: the saturation lab",
     "A score is a dot product, a sum of d_k products qᵢkᵢ. If the entries of q and k are random with "
     "variance 1, each product has variance 1 too, and the variances of a sum add up: the scores' spread "
     "grows like √d_k. Wide heads would then feed the softmax numbers in the tens, and the softmax turns "
     "into an argmax: one weight near 1, all others near 0. There it is flat (its gradient vanishes), so the "
-    "queries and keys barely learn. Dividing by √d_k puts the variance back to 1 at every width."
-)
-st.latex(
+    "queries and keys barely learn. Dividing by √d_k puts the variance back to 1 at every width.",
     r"\operatorname{Attention}(Q,K,V) = \operatorname{softmax}\!\Big(\frac{QK^\top}{\sqrt{d_k}}\Big)V,"
     r"\qquad \operatorname{Var}(q\cdot k) = \sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i) = d_k,"
-    r"\qquad \operatorname{Var}\Big(\frac{q\cdot k}{\sqrt{d_k}}\Big) = 1"
+    r"\qquad \operatorname{Var}\Big(\frac{q\cdot k}{\sqrt{d_k}}\Big) = 1",
 )
 
+
 @page_fragment
-def live() -> None:
-    with st.container(horizontal=True, vertical_alignment="bottom"):
+def page_body() -> None:
+    with controls_row():
         seed = seed_slider(lesson_seed=False)
         seq_len = int(bound_slider("Sequence length T", "seq_len", 2, MAX_SEQ_LEN, 8,
                                    help="Number of tokens: each row of the attention map is a softmax over T keys."))
@@ -93,11 +65,9 @@ def live() -> None:
         scaled = bound_toggle("Divide by √d_k", "scaled", True,
                               help="On: softmax(QKᵀ/√d_k), as in the Transformer. Off: softmax(QKᵀ).")
 
-    Q, K, V = random_qkv(seq_len, d_k, seed, max_seq_len=MAX_SEQ_LEN, max_d_k=POWERS_OF_TWO_D_K[-1])
-    scale = None if scaled else 1.0  # None = the default 1/sqrt(d_k), on both the NumPy and the PyTorch side
-    output, weights = scaled_dot_product_attention(Q, K, V, scale=scale)
-    scores = (Q @ K.T) / (np.sqrt(d_k) if scaled else 1.0)  # (T, d_k) @ (d_k, T) -> (T, T): the softmax's input
-    now = weight_stats(weights)
+    example = scaling_example(seq_len, d_k, seed, scaled=scaled, max_seq_len=MAX_SEQ_LEN)
+    sweep = sweep_at(seq_len, seed)
+    now = example.stats
 
     score_name = "QKᵀ / √d_k" if scaled else "QKᵀ"
     section(
@@ -107,7 +77,7 @@ def live() -> None:
         "Hover over a weight to see the arithmetic that produced it.",
         keep_text=True,
     )
-    score_var = float(scores.var())
+    score_var = float(example.scores.var())
     with st.container(horizontal=True):
         st.metric("variance of these scores", f"{score_var:.3g}" if score_var < 1000 else f"{score_var:,.0f}",
                   help=f"Expected: {'1 (scaled)' if scaled else f'd_k = {d_k} (unscaled)'}. This is one sample of "
@@ -128,13 +98,12 @@ def live() -> None:
                 icon=":material/warning:",
             )
 
-    specs = chart_specs(seed, seq_len, d_k, scaled)
+    specs = chart_specs(seed, seq_len, d_k, scaled, example, sweep)
     show_chart(
         specs["maps"],
         alt="Heatmaps of the attention scores and the attention weights",
     )
 
-    sweep = cached_sweep(seq_len, seed)
     section(
         "2 · The same story over every d_k",
         f"Each point averages {sweep.n_samples} independent random {seq_len} × {seq_len} score matrices "
@@ -166,8 +135,8 @@ def live() -> None:
         + "Both sides run in float64, so any difference beyond rounding would be a bug.",
         keep_text=True,
     )
-    torch_out = torch_attention(Q, K, V, scale=scale)
-    st.metric("max |NumPy − PyTorch| of the output", f"{max_abs_diff(output, torch_out):.2e}")
+    torch_out = torch_attention(example.Q, example.K, example.V, scale=None if scaled else 1.0)
+    st.metric("max |NumPy − PyTorch| of the output", f"{max_abs_diff(example.output, torch_out):.2e}")
 
     small, big = 16, 256
     i_small, i_big = (int(np.flatnonzero(sweep.d_k == d)[0]) for d in (small, big))
@@ -183,7 +152,8 @@ def live() -> None:
         key="scaling_16x",
     )
 
-    show_source(random_qkv, score_sweep, row_entropy, softmax_jacobian_norm, scaled_dot_product_attention)
+    show_source(random_qkv, scaling_example, score_sweep, row_entropy, softmax_jacobian_norm,
+                scaled_dot_product_attention)
 
 
-live()
+page_body()

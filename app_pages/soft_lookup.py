@@ -7,11 +7,17 @@ import pandas as pd
 import streamlit as st
 
 from core.attention import softmax
-from core.lookup import fruit_dictionary, hard_lookup, similarity_scores, soft_lookup, temperature_sweep
-from ui.charts import side_by_side, to_spec
+from core.lookup import (
+    LookupComparison,
+    compare_lookups,
+    fruit_dictionary,
+    hard_lookup,
+    similarity_scores,
+    soft_lookup,
+)
+from ui.charts import soft_lookup as charts
 from ui.display import show_chart
-from ui.layout import explain, page_fragment, show_source
-from ui.lookup_charts import key_space_chart, lookup_weights_chart, temperature_chart
+from ui.layout import controls_row, explain, introduction, page_fragment, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_choice, bound_select_slider
 
@@ -23,40 +29,24 @@ SWEEP_TEMPERATURES = np.geomspace(TEMPERATURES[0], TEMPERATURES[-1], 121)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def chart_specs(query_name: str, temperature: float) -> dict[str, dict]:
-    """The page's two charts as Vega-Lite specs, built once per (query, temperature): building them is the slow part."""
-    shop = fruit_dictionary()
-    names = list(shop.key_names)
-    q = shop.queries[query_name]
-    scores = similarity_scores(q, shop.keys)
-    hard_result, hard_w = hard_lookup(q, shop.keys, shop.values)
-    _, soft_w = soft_lookup(q, shop.keys, shop.values, temperature)
-    sweep_results, sweep_w = temperature_sweep(q, shop.keys, shop.values, SWEEP_TEMPERATURES)
-    lookup = side_by_side(
-        key_space_chart(shop.keys, names, q, soft_w, scores, shop.values, dims=shop.key_dims,
-                        query_label=f"q: {query_name}", value_name=shop.value_name,
-                        title="Keys in (sweet, sour) space, sized by soft weight"),
-        lookup_weights_chart(names, hard_w, soft_w, title=f"Weights: hard vs soft at τ = {temperature:g}"),
-        spacing=48,
-    )
-    sweep = temperature_chart(SWEEP_TEMPERATURES, sweep_results, sweep_w, names, hard_result=float(hard_result),
-                              mean_value=float(shop.values.mean()), current=temperature, value_name=shop.value_name,
-                              ticks=(0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0))
-    return {"lookup": to_spec(lookup), "sweep": to_spec(sweep)}
+def chart_specs(query_name: str, temperature: float, _lookup: LookupComparison) -> dict[str, dict]:
+    """The page's charts, built once per (query, temperature), the cache key; `_lookup` is its result."""
+    return charts.page_specs(fruit_dictionary(), query_name, _lookup)
 
 
-st.title("Attention as a soft lookup")
-explain(
+introduction(
+    "Attention as a soft lookup",
     "A Python dictionary answers `prices[\"lemon\"]` by finding the one key equal to the query and handing "
     "back its value; anything else is a `KeyError`. Attention plays the same game with vectors. The query "
     "is compared with **every** key by a dot product, and instead of one value it returns a **blend of all "
     "the values**, weighted by a softmax of those similarities. Nothing is ever \"not found\", and because "
     "the blend changes smoothly with the query and the keys, gradients can flow through it: that is what "
-    "makes the lookup learnable."
+    "makes the lookup learnable.",
 )
 
+
 @page_fragment
-def live() -> None:
+def page_body() -> None:
     shop = fruit_dictionary()
     names = list(shop.key_names)
     st.markdown(
@@ -65,7 +55,7 @@ def live() -> None:
         "A query is a vector of what you are after."
     )
 
-    with st.container(horizontal=True, vertical_alignment="bottom"):
+    with controls_row():
         query_name = bound_choice(
             "Query", "query", list(shop.queries), default=next(iter(shop.queries)),
             help="What you are looking for, as a (sweet, sour) vector. 'very sweet' points the same way as "
@@ -78,11 +68,10 @@ def live() -> None:
         )
 
     q = shop.queries[query_name]
-    scores = similarity_scores(q, shop.keys)
-    hard_result, hard_w = hard_lookup(q, shop.keys, shop.values)
-    soft_result, soft_w = soft_lookup(q, shop.keys, shop.values, temperature)
-    best = int(np.argmax(hard_w))
-    gap = abs(float(soft_result) - float(hard_result))
+    lookup = compare_lookups(q, shop.keys, shop.values, temperature, SWEEP_TEMPERATURES)
+    hard_result, soft_result, soft_w = lookup.hard_result, lookup.soft_result, lookup.soft_weights
+    best = int(np.argmax(lookup.hard_weights))
+    gap = abs(soft_result - hard_result)
 
     st.header("1 · Hard lookup versus soft lookup")
     st.latex(
@@ -108,7 +97,7 @@ def live() -> None:
         st.metric("largest soft weight", f"{float(soft_w.max()):.4f}",
                   help="1 means the softmax has become a hard lookup; 1/N means it is uniform.")
 
-    specs = chart_specs(query_name, temperature)
+    specs = chart_specs(query_name, temperature, lookup)
     show_chart(
         specs["lookup"],
         alt="The keys as points sized by their weight with the query as an arrow; bar chart of hard and soft weights",
@@ -123,12 +112,12 @@ def live() -> None:
     table = pd.DataFrame({
         "key": names,
         f"k ({', '.join(shop.key_dims)})": [", ".join(f"{x:.2f}" for x in k) for k in shop.keys],
-        "score q·k": scores,
-        "score / τ": scores / temperature,
+        "score q·k": lookup.scores,
+        "score / τ": lookup.scaled_scores,
         "soft weight w": soft_w,
-        "hard weight": hard_w,
+        "hard weight": lookup.hard_weights,
         f"value v ({shop.value_name})": shop.values,
-        "w · v": soft_w * shop.values,
+        "w · v": lookup.weighted_values,
     })
     # A static table, not `st.dataframe`: the browser redraws the interactive grid on every slider step, the
     # largest part of a step here, for five rows nobody sorts.
@@ -140,7 +129,7 @@ def live() -> None:
         hide_index=True,
     )
     st.caption(
-        f"Sum of the weights: {float(soft_w.sum()):.6f}. Sum of w · v: {float(soft_w @ shop.values):.4f} "
+        f"Sum of the weights: {float(soft_w.sum()):.6f}. Sum of w · v: {float(lookup.weighted_values.sum()):.4f} "
         "= the soft result."
     )
 
@@ -153,7 +142,7 @@ def live() -> None:
         f"of the values ({uniform:.2f}). A longer query has the same effect as a lower temperature: "
         "compare *sweet* with *very sweet*."
     )
-    sweep_results, _ = temperature_sweep(q, shop.keys, shop.values, SWEEP_TEMPERATURES)
+    sweep_results = lookup.sweep_results
     show_chart(
         specs["sweep"],
         alt="The soft result and each key's weight plotted against the temperature",
@@ -180,4 +169,4 @@ def live() -> None:
     show_source(similarity_scores, hard_lookup, soft_lookup, softmax)
 
 
-live()
+page_body()

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-import pandas as pd
 import streamlit as st
-import torch
 from streamlit.delta_generator import DeltaGenerator
 
 from training.config import POSITIONAL, TASKS, TrainConfig
 from training.model import Block, MultiHeadSelfAttention, TinyTransformer, build_model, parameter_count
-from training.tasks import answer_attention, held_out_size, make_targets, parse_digits
+from training.tasks import answer_attention, held_out_size, make_targets, parse_digits, target_of
 from training.trainer import Trainer, TrainingResult, predict
+from ui.charts import training as charts
 from ui.display import show_chart
-from ui.layout import explain, page_fragment, show_source
-from ui.training_charts import attention_grid, curves_frame, probabilities_map, training_curves
+from ui.layout import controls_row, explain, introduction, page_fragment, show_source
 from ui.url_state import bound_choice, bound_select_slider, bound_slider, seed_slider, tokens_input
 
 #: session_state key of this session's runs: {TrainConfig: Trainer}, finished or stopped.
@@ -48,11 +45,6 @@ def n_parameters(config: TrainConfig) -> int:
     return parameter_count(build_model(config))
 
 
-def example_target(task: str, seq_len: int, vocab: int) -> list[int]:
-    x = torch.tensor([EXAMPLE[:seq_len]]) % vocab
-    return make_targets(x, task)[0].tolist()
-
-
 def remember(runs: dict[TrainConfig, Trainer], trainer: Trainer) -> None:
     """Keep `trainer` in the session, dropping the oldest runs beyond `MAX_RUNS`."""
     runs[trainer.config] = trainer
@@ -60,23 +52,10 @@ def remember(runs: dict[TrainConfig, Trainer], trainer: Trainer) -> None:
         runs.pop(next(iter(runs)))
 
 
-def readout(r: TrainingResult) -> str:
-    loss = f"{r.train_loss[-1]:.3f}" if r.train_loss else "–"
-    return (f"step {r.steps_done} / {r.config.steps} · batch loss {loss} · held-out accuracy "
-            f"{r.eval_accuracy[-1]:.1%} · {r.elapsed_s:.1f} s")
-
-
-def curves(r: TrainingResult, marker_step: int | None):
-    steps, batch_loss = r.windowed_train_loss()
-    loss = pd.concat([curves_frame(steps, {"training batches": batch_loss}),
-                      curves_frame(r.checkpoint_steps, {"held-out": r.eval_loss})], ignore_index=True)
-    acc = curves_frame(r.checkpoint_steps,
-                       {"per token": r.eval_accuracy, "whole sequence right": r.eval_sequence_accuracy})
-    return training_curves(loss, acc, marker_step=marker_step, chance=1.0 / r.config.vocab)
-
-
-def cell_size(seq_len: int) -> int:
-    return int(np.clip(230 // seq_len, 14, 34))
+def progress_text(result: TrainingResult) -> str:
+    loss = f"{result.train_loss[-1]:.3f}" if result.train_loss else "–"
+    return (f"step {result.steps_done} / {result.config.steps} · batch loss {loss} · held-out accuracy "
+            f"{result.eval_accuracy[-1]:.1%} · {result.elapsed_s:.1f} s")
 
 
 def train_live(config: TrainConfig, runs: dict[TrainConfig, Trainer], buttons: DeltaGenerator) -> None:
@@ -95,22 +74,23 @@ def train_live(config: TrainConfig, runs: dict[TrainConfig, Trainer], buttons: D
         trainer = Trainer(config)
         remember(runs, trainer)
     live_curves, live_maps, live_note = st.empty(), st.empty(), st.empty()
-    drawn, budget, redraws = -np.inf, UPDATE_EVERY_S, 0
+    drawn, budget, redraws = -float("inf"), UPDATE_EVERY_S, 0
     while not trainer.result.complete:
-        r = trainer.run(max_seconds=budget)
-        bar.progress(r.steps_done / r.config.steps, text=readout(r))
+        result = trainer.run(max_seconds=budget)
+        bar.progress(result.steps_done / result.config.steps, text=progress_text(result))
         budget = UPDATE_EVERY_S
-        if not r.complete and time.perf_counter() - drawn >= REDRAW_EVERY_S:
+        if not result.complete and time.perf_counter() - drawn >= REDRAW_EVERY_S:
             # Charts cost more to draw than the readout, in the browser too: redraw one of the two at a time.
             drawn = time.perf_counter()
             if redraws % 2 == 0:
                 with live_curves:
-                    show_chart(curves(r, r.steps_done), export=False)
+                    show_chart(charts.learning_curves(result, result.steps_done), export=False)
             else:
                 with live_maps:
-                    show_chart(attention_grid(r.attention[-1], r.probe,
-                                              cell_size=min(cell_size(len(r.probe)), LIVE_CELL)), export=False)
-                live_note.caption(f"Attention of a held-out sequence at step {r.checkpoint_steps[-1]}, "
+                    show_chart(charts.attention_grid(result.attention[-1], result.probe,
+                                                     cell_size=min(charts.map_cell_size(len(result.probe)), LIVE_CELL)),
+                               export=False)
+                live_note.caption(f"Attention of a held-out sequence at step {result.checkpoint_steps[-1]}, "
                                   "the latest snapshot.")
             redraws += 1
             # the next readout stays UPDATE_EVERY_S after this one: drawing time comes off the next chunk
@@ -118,23 +98,22 @@ def train_live(config: TrainConfig, runs: dict[TrainConfig, Trainer], buttons: D
     for placeholder in (stop, bar, live_curves, live_maps, live_note):
         placeholder.empty()
 
-st.title("Watch attention learn")
-explain(
+introduction(
+    "Watch attention learn",
     "Every other page uses random W_q, W_k and W_v. Here a tiny Transformer *learns* them, on this "
     "machine's CPU, in seconds. It reads a sequence of digits and must write, at every position, one "
     "output digit: the sequence reversed, copied, sorted, or its first digit repeated. Nobody tells it "
     "where to look; gradient descent on the prediction error shapes the attention maps until each "
-    "position looks where its answer is. Press **Train** and watch that happen."
-)
-st.latex(
+    "position looks where its answer is. Press **Train** and watch that happen.",
     r"\begin{gathered}"
     r"H = \operatorname{Embed}(x) + P,\qquad "
     r"H \leftarrow H + \operatorname{MultiHead}(\operatorname{LN}(H)),\qquad "
     r"H \leftarrow H + \operatorname{MLP}(\operatorname{LN}(H))\ \ (\times\,\text{layers})\\"
     r"\hat y_i = \operatorname{softmax}(h_i W_{out}),\qquad "
     r"\mathcal{L} = -\frac{1}{T}\sum_i \log \hat y_i[y_i]"
-    r"\end{gathered}"
+    r"\end{gathered}",
 )
+
 
 @page_fragment
 def show_results(trainer: Trainer) -> None:
@@ -143,26 +122,26 @@ def show_results(trainer: Trainer) -> None:
     A fragment nested in the page's: the checkpoint slider and the digits box rerun only this part, not the
     dozen settings above it.
     """
-    r, config = trainer.result, trainer.config
+    result, config = trainer.result, trainer.config
     task, pos, steps, seq_len, vocab = config.task, config.pos, config.steps, config.seq_len, config.vocab
-    if not r.complete:
-        st.warning(f"Training stopped at step {r.steps_done} of {steps}: everything below is the run so far. "
+    if not result.complete:
+        st.warning(f"Training stopped at step {result.steps_done} of {steps}: everything below is the run so far. "
                    "**Continue training** picks it up exactly where it stopped.", icon=":material/pause:")
 
     st.header("1 · Learning curves")
-    reached = r.steps_to_accuracy(TARGET_ACCURACY)
+    reached = result.steps_to_accuracy(TARGET_ACCURACY)
     with st.container(horizontal=True):
-        st.metric("Held-out accuracy, per token", f"{r.eval_accuracy[-1]:.1%}", border=True,
+        st.metric("Held-out accuracy, per token", f"{result.eval_accuracy[-1]:.1%}", border=True,
                   help="Share of output digits right on sequences never trained on.")
-        st.metric("Whole sequence right", f"{r.eval_sequence_accuracy[-1]:.1%}", border=True)
+        st.metric("Whole sequence right", f"{result.eval_sequence_accuracy[-1]:.1%}", border=True)
         st.metric(f"First step at ≥ {TARGET_ACCURACY:.0%}", "not reached" if reached is None else f"{reached}",
                   border=True)
-        st.metric("Training time", f"{r.elapsed_s:.1f} s", border=True, help="Wall time on this server's CPU.")
+        st.metric("Training time", f"{result.elapsed_s:.1f} s", border=True, help="Wall time on this server's CPU.")
 
     if pos == "none" and task != "copy":
         st.warning(
             f"**Without positional encoding the model cannot learn to {TASKS[task]}.** It reached "
-            f"{r.eval_accuracy[-1]:.1%} per-token accuracy on held-out sequences (guessing: {1 / vocab:.1%}). "
+            f"{result.eval_accuracy[-1]:.1%} per-token accuracy on held-out sequences (guessing: {1 / vocab:.1%}). "
             "Attention alone is blind to order: every position sees the same set of tokens plus its own, so "
             "position i cannot tell that it is position i, nor which key holds its answer. It beats guessing "
             "only by betting on digits it knows are in the sequence. Switch positional encoding back on and "
@@ -176,16 +155,16 @@ def show_results(trainer: Trainer) -> None:
                    f"where anything is, and the model cannot learn to {TASKS[task]}.")
 
     ckpt = int(bound_select_slider(
-        "Checkpoint (training step)", "ckpt", r.checkpoint_steps, r.checkpoint_steps[-1],
+        "Checkpoint (training step)", "ckpt", result.checkpoint_steps, result.checkpoint_steps[-1],
         help="Scrub through training: the black rule on the curves and the attention maps below follow it.",
     ))
-    c = r.checkpoint_steps.index(ckpt)
-    show_chart(curves(r, ckpt), alt="Loss and accuracy against the training step")
+    c = result.checkpoint_steps.index(ckpt)
+    show_chart(charts.learning_curves(result, ckpt), alt="Loss and accuracy against the training step")
 
     st.header("2 · Attention, checkpoint by checkpoint")
-    probe = r.probe
-    probe_target = make_targets(torch.as_tensor(probe)[None], task)[0].numpy()
-    at_ckpt = answer_attention(r.attention[c], probe, probe_target)  # (L, H)
+    probe = result.probe
+    probe_target = target_of(probe, task)
+    at_ckpt = answer_attention(result.attention[c], probe, probe_target)  # (L, H)
     explain(
         f"The held-out sequence {' '.join(map(str, probe))} through every layer and head at step {ckpt}. "
         f"Rows are queries (the position writing an answer), columns keys. For the {task} task, {PATTERN[task]}. "
@@ -194,7 +173,7 @@ def show_results(trainer: Trainer) -> None:
     st.latex(r"A = \operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right),\ "
              r"Q = \operatorname{LN}(H)\,W_q,\ K = \operatorname{LN}(H)\,W_k,\qquad "
              r"\text{attention on the answer} = \frac{1}{T}\sum_i \sum_{j:\,x_j = y_i} A_{ij}")
-    show_chart(attention_grid(r.attention[c], probe, cell_size=cell_size(seq_len)),
+    show_chart(charts.attention_grid(result.attention[c], probe, cell_size=charts.map_cell_size(seq_len)),
                alt=f"Attention maps of every layer and head at step {ckpt}")
     st.caption("Attention on the positions that hold the answer, at this checkpoint: " + "; ".join(
         f"layer {li + 1} head {h + 1}: {at_ckpt[li, h]:.0%}" for li in range(at_ckpt.shape[0])
@@ -213,8 +192,8 @@ def show_results(trainer: Trainer) -> None:
     if len(x) > seq_len:
         st.caption(f"Only the first {seq_len} of your {len(x)} digits are used: the model has {seq_len} positions.")
         x = x[:seq_len]
-    pred, probs, maps = predict(r.model_at(c), x)
-    target = make_targets(torch.as_tensor(x)[None], task)[0].numpy()
+    pred, probs, maps = predict(result.model_at(c), x)
+    target = target_of(x, task)
     n_right = int((pred == target).sum())
     st.markdown(
         f"input `{' '.join(map(str, x))}` → model `{' '.join(map(str, pred))}` · correct answer "
@@ -223,22 +202,22 @@ def show_results(trainer: Trainer) -> None:
     if len(x) < seq_len:
         st.caption(f"The model only ever saw sequences of {seq_len} digits; shorter ones put the last digit at a "
                    "position that meant something else in training, so expect mistakes.")
-    show_chart(attention_grid(maps, x, cell_size=cell_size(len(x))), alt="Attention maps for your input",
-               export=False)
-    show_chart(probabilities_map(probs, x, cell_size=cell_size(max(len(x), vocab))), export=False,
+    show_chart(charts.attention_grid(maps, x, cell_size=charts.map_cell_size(len(x))),
+               alt="Attention maps for your input", export=False)
+    show_chart(charts.probabilities_map(probs, x, cell_size=charts.map_cell_size(max(len(x), vocab))), export=False,
                alt="Predicted probability of every digit at every position")
 
 
 @page_fragment
-def live() -> None:
-    with st.container(horizontal=True, vertical_alignment="bottom"):
+def page_body() -> None:
+    with controls_row():
         task = bound_choice("Task", "task", list(TASKS), "reverse",
                             help="What the model must output at every position. "
                                  + " · ".join(f"{k}: {v}" for k, v in TASKS.items()))
         pos = bound_choice("Positional encoding", "pos", list(POSITIONAL), "sinusoidal",
                            help="How the model learns where each token sits. "
                                 + " · ".join(f"{k}: {v}" for k, v in POSITIONAL.items()))
-    with st.container(horizontal=True, vertical_alignment="bottom"):
+    with controls_row():
         seq_len = int(bound_slider("Sequence length T", "seq_len", 3, MAX_SEQ_LEN, 8,
                                    help=f"Digits per sequence (3 to {MAX_SEQ_LEN})."))
         vocab = int(bound_slider("Vocabulary", "vocab", 2, 10, 10, help="The digits 0 … vocab−1 (2 to 10)."))
@@ -246,7 +225,7 @@ def live() -> None:
         n_heads = int(bound_select_slider("Heads H", "heads", HEADS, 2,
                                           help="Attention heads per layer; each gets d_k = d_model / H columns."))
         n_layers = int(bound_choice("Layers", "layers", [1, 2], 1, help="Transformer layers (attention + MLP)."))
-    with st.container(horizontal=True, vertical_alignment="bottom"):
+    with controls_row():
         steps = int(bound_select_slider("Training steps", "steps", STEPS, 400,
                                         help="Adam steps, each on a fresh batch of 64 random sequences."))
         lr = float(bound_select_slider("Learning rate", "lr", LRS, 3e-3, format_func=lambda v: f"{v:g}",
@@ -259,7 +238,7 @@ def live() -> None:
     trainer = runs.get(config)
     st.caption(
         f"**Task: {TASKS[task]}**, e.g. {' '.join(str(d % vocab) for d in EXAMPLE[:seq_len])} → "
-        f"{' '.join(map(str, example_target(task, seq_len, vocab)))}. "
+        f"{' '.join(map(str, target_of([d % vocab for d in EXAMPLE[:seq_len]], task)))}. "
         f"{n_parameters(config):,} trainable numbers; d_k = {d_model // n_heads}; batches of {config.batch} fresh "
         f"random sequences; accuracy measured on {held_out_size(config):,} held-out sequences "
         "the model never trains on. Same settings and seed, same run, to the last digit."
@@ -283,4 +262,4 @@ def live() -> None:
         show_results(trainer)
 
 
-live()
+page_body()

@@ -8,17 +8,17 @@ import streamlit as st
 
 from core import LESSON_TOKENS, LESSON_X, WorkedExample, scaled_dot_product_attention, softmax, worked_example
 from core.user_input import format_matrix, parse_matrix, validate_input
-from ui.charts import grid, heatmap, side_by_side, to_spec, unique_labels
+from ui.charts import worked_example as charts
+from ui.charts.heatmap import unique_labels
 from ui.display import clicked_cell, show_chart
-from ui.layout import explain, fixed_slot, page_fragment, section, show_source
+from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
-from ui.tooltips import softmax_tooltips, weighted_sum_tooltips
 from ui.url_state import bound_choice, bound_stepper, seed_slider
 
 STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
 #: Session-state keys of this page (not in the URL): whether the own-input and value-vector expanders are open,
 #: the editor's widget state and the input it last accepted.
-OWN, VALUES, EDITOR, LAST_VALID = "own_input", "v_rows", "x_editor", "_worked_last_valid"
+OWN_INPUT_OPEN, VALUE_VECTORS_OPEN, EDITOR, LAST_VALID = "own_input", "v_rows", "x_editor", "_worked_last_valid"
 
 
 def url_input() -> tuple[tuple[str, ...], np.ndarray]:
@@ -55,11 +55,13 @@ def own_input() -> tuple[tuple[str, ...], np.ndarray]:
     if source is None or last is None or last[0] != url_tokens or not np.array_equal(last[1], url_X):
         source = st.session_state[source_key] = (url_tokens, url_X)
     base_tokens, base_X = source
-    if OWN not in st.session_state:  # opened by itself for a link with its own input, then the student's choice
+    if OWN_INPUT_OPEN not in st.session_state:
+        # Opened by itself for a link with its own input, then the student's choice
         # (not `expanded=`: a parameter that changed after the first edit would make it a new widget, always open)
         current_tokens, current_X = st.session_state.get(LAST_VALID, (base_tokens, base_X))
-        st.session_state[OWN] = current_tokens != LESSON_TOKENS or not np.array_equal(current_X, LESSON_X)
-    expander = st.expander("Use your own tokens and embeddings", icon=":material/edit:", key=OWN, on_change="rerun")
+        st.session_state[OWN_INPUT_OPEN] = current_tokens != LESSON_TOKENS or not np.array_equal(current_X, LESSON_X)
+    expander = st.expander("Use your own tokens and embeddings", icon=":material/edit:", key=OWN_INPUT_OPEN,
+                           on_change="rerun")
     if not expander.open:  # the link holds the last valid input; reopening builds the table from it
         st.session_state.pop(EDITOR, None)
         st.session_state[source_key] = st.session_state[LAST_VALID] = (url_tokens, url_X)
@@ -100,58 +102,15 @@ def own_input() -> tuple[tuple[str, ...], np.ndarray]:
     return tokens, X
 
 
-#: The page's charts, in the order they are drawn (`chart_spec`).
-CHARTS = ("X", "projections", "raw scores", "scores", "weights", "output")
-#: Charts drawn on a canvas (`ui.charts.CANVAS`): SVG charts updating their cells and labels in place cost more
-#: of a slider step than repainting canvases (docs/performance.md). The output, the page's
-#: result, stays SVG: its numbers stay in the page as text, selectable and read cell by cell by a screen reader
-#: (and by the browser tests).
-CANVAS_CHARTS = ("X", "projections", "raw scores", "scores", "weights")
-
-
 @st.cache_data(max_entries=512, show_spinner=False)
-def chart_spec(name: str, seed: int, tokens: tuple[str, ...], X: np.ndarray, cell: tuple[int, int] | None) -> dict:
-    """One of the page's `CHARTS` as a Vega-Lite spec, built once per input (building Altair charts is the slow part).
+def chart_spec(name: str, seed: int, tokens: tuple[str, ...], X: np.ndarray, cell: tuple[int, int] | None,
+               _ex: WorkedExample) -> dict:
+    """One of the page's charts, built once per input (the cache key); `_ex` is that input's worked example.
 
     One chart per call, so each is sent as soon as it is built (the browser draws the first while the next is
     built) and a clicked cell, which only highlights Q and K, rebuilds the projections alone.
     """
-    ex = worked_example(seed, X=X, tokens=tokens)
-    labels = unique_labels(ex.tokens)
-    n_tokens, d_model = ex.X.shape
-    dims = [f"d{j}" for j in range(d_model)]
-    qkv_kw = dict(row_labels=labels, col_labels=dims, x_title="dim", y_title="token")
-    score_kw = dict(row_labels=labels, col_labels=labels, x_title="key token", y_title="query token")
-    if name == "X":
-        chart = heatmap(ex.X, row_labels=labels, col_labels=dims, title="X", x_title="embedding dim", y_title="token")
-    elif name == "projections":
-        w_kw = dict(row_labels=dims, col_labels=dims, x_title="out dim", y_title="in dim", value_format=".1f")
-        q_row, k_row = (None, None) if cell is None else ([cell[0]], [cell[1]])
-        chart = grid(heatmap(ex.W_q, title="W_q", **w_kw), heatmap(ex.W_k, title="W_k", **w_kw),
-                     heatmap(ex.W_v, title="W_v", **w_kw),
-                     heatmap(ex.Q, title="Q", highlight_rows=q_row, **qkv_kw),
-                     heatmap(ex.K, title="K", highlight_rows=k_row, **qkv_kw),
-                     heatmap(ex.V, title="V", **qkv_kw), columns=3)
-    elif name in ("raw scores", "scores"):
-        products = np.array([[" + ".join(f"{a:.2f}×{b:.2f}" for a, b in zip(ex.Q[i], ex.K[j], strict=True))
-                              for j in range(n_tokens)] for i in range(n_tokens)], dtype=object)
-        scores_max = float(np.abs(ex.raw_scores).max()) or 1.0
-        raw = heatmap(ex.raw_scores, title="raw scores Q Kᵀ", domain=(-scores_max, scores_max),
-                      extra={"q_i · k_j": products}, **score_kw)
-        if name == "raw scores":
-            chart = side_by_side(raw, shared_color=True)
-        else:
-            scaled = heatmap(ex.scaled_scores, title=f"scaled scores Q Kᵀ / √{ex.d_k}",
-                             domain=(-scores_max, scores_max), **score_kw)
-            chart = side_by_side(raw, scaled, shared_color=True)
-    elif name == "weights":
-        chart = heatmap(ex.weights, signed=False, title="attention weights A", select="cell",
-                        extra=softmax_tooltips(ex.Q, ex.K, row_labels=labels, col_labels=labels), **score_kw)
-    elif name == "output":
-        chart = heatmap(ex.output, title="output = A V", extra=weighted_sum_tooltips(ex.weights, ex.V), **qkv_kw)
-    else:
-        raise ValueError(f"unknown chart {name!r}; the page's charts are {CHARTS}.")
-    return to_spec(chart, canvas=name in CANVAS_CHARTS)
+    return charts.chart_spec(name, _ex, cell)
 
 
 def fmt_vec(v: np.ndarray) -> str:
@@ -170,22 +129,23 @@ def explain_output(ex: WorkedExample, labels: list[str]) -> None:
     i = labels.index(token)
     terms = " + ".join(f"{ex.weights[i, j]:.3f}\\,v_{{{j + 1}}}" for j in range(n_tokens))
     st.latex(rf"\text{{output}}_{{\text{{{ex.tokens[i]}}}}} = {terms} = {fmt_vec(ex.output[i])}")
-    values = st.expander("The value vectors v₁ … v_T", key=VALUES, on_change="rerun")
+    values = st.expander("The value vectors v₁ … v_T", key=VALUE_VECTORS_OPEN, on_change="rerun")
     if values.open:  # sent only when open: closed, the browser would typeset it again on every step
         rows = r"\\".join(rf"v_{{{j + 1}}} = {fmt_vec(ex.V[j])}\ \ (\text{{{t}}})" for j, t in enumerate(ex.tokens))
         values.latex(r"\begin{gathered}" + rows + r"\end{gathered}")
 
 
-st.title("Worked example: three tokens, by hand")
-explain(
+introduction(
+    "Worked example: three tokens, by hand",
     "Tokens, each already an embedding vector, go through one attention head. Every matrix below is "
     "computed live by `core.worked_example`: move the seed to draw other weight matrices, or step "
-    "through the stages one at a time."
+    "through the stages one at a time.",
 )
 
+
 @page_fragment
-def live() -> None:
-    with st.container(horizontal=True, vertical_alignment="bottom"):
+def page_body() -> None:
+    with controls_row():
         seed = seed_slider()
     stage = STAGES.index(bound_stepper("Reveal up to", "reveal", STAGES, STAGES[-1],
                                        help="Show the computation one stage at a time; the stage is part of the link."))
@@ -199,10 +159,10 @@ def live() -> None:
     section("1 · Embeddings X", "One row per token: the input the head starts from.",
             rf"X \in \mathbb{{R}}^{{T \times d_{{model}}}},\quad T = {n_tokens},\ d_{{model}} = {d_model}")
 
-    def spec(name: str) -> dict:
-        return chart_spec(name, seed, ex.tokens, ex.X, cell if name == "projections" else None)
+    def stage_chart(name: str) -> dict:
+        return chart_spec(name, seed, ex.tokens, ex.X, cell if name == "projections" else None, ex)
 
-    show_chart(spec("X"), alt="Heatmap of the embedding matrix X")
+    show_chart(stage_chart("X"), alt="Heatmap of the embedding matrix X")
 
     if stage >= 1:
         section(
@@ -212,7 +172,7 @@ def live() -> None:
             "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them.",
             r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v",
         )
-        show_chart(spec("projections"), alt="Heatmaps of W_q, W_k and W_v, and below them Q, K and V")
+        show_chart(stage_chart("projections"), alt="Heatmaps of W_q, W_k and W_v, and below them Q, K and V")
         with fixed_slot():
             if cell is not None:
                 st.caption(f"Highlighted: the query of “{labels[cell[0]]}” and the key of “{labels[cell[1]]}”, "
@@ -227,7 +187,7 @@ def live() -> None:
                     "growing with the key width, which would push the softmax into saturation.",
                     r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}")
             scores = "scores"
-        show_chart(spec(scores), alt="Heatmaps of the raw and scaled attention scores")
+        show_chart(stage_chart(scores), alt="Heatmaps of the raw and scaled attention scores")
 
     if stage >= 3 and n_tokens >= 2:
         focus = 1  # "cat" in the lesson's example
@@ -246,7 +206,7 @@ def live() -> None:
                 "query token pays to every token, itself included. **Click a cell** to highlight the query and key "
                 "that produced it in Q and K above.",
                 r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_{j'} e^{\tilde S_{ij'}}},\qquad \sum_j A_{ij} = 1")
-        show_chart(spec("weights"), alt="Heatmap of the attention weights", on_select="rerun", key="cell",
+        show_chart(stage_chart("weights"), alt="Heatmap of the attention weights", on_select="rerun", key="cell",
                    selection_mode="cell")
         row_sums = ex.weights.sum(axis=1)  # (T,): 1 for every query
         st.caption("Row sums: " + ", ".join(f"{lab}: {s:.3f}" for lab, s in zip(labels, row_sums, strict=True)))
@@ -254,7 +214,7 @@ def live() -> None:
     if stage >= 5:
         section("6 · Output: a weighted blend of the values",
                 formula=r"\text{output} = A V,\qquad \text{output}_i = \sum_j A_{ij}\, v_j")
-        show_chart(spec("output"), alt="Heatmap of the output matrix")
+        show_chart(stage_chart("output"), alt="Heatmap of the output matrix")
 
         explain_output(ex, labels)
 
@@ -275,4 +235,4 @@ def live() -> None:
     show_source(worked_example, scaled_dot_product_attention, softmax)
 
 
-live()
+page_body()

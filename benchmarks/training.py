@@ -104,7 +104,7 @@ def time_to_accuracy(config: TrainConfig, threshold: float = 0.95) -> dict:
 
 def page_reruns(repeats: int) -> dict:
     """AppTest rerun medians of the training page (untrained, trained, heaviest) and of the worked example."""
-    from tests.apptest_helpers import run_page
+    from tests.helpers.apptest import run_page
 
     def median_rerun(at) -> float:
         return median_ms(time_reruns(at, repeats))

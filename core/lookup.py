@@ -165,6 +165,42 @@ def temperature_sweep(
     return weights @ v, weights  # (n_temps, N) @ (N,) -> (n_temps,)  or  @ (N, d_v) -> (n_temps, d_v)
 
 
+@dataclass(frozen=True)
+class LookupComparison:
+    """One query looked up the hard way and the soft way, and the soft way over a range of temperatures.
+
+    Arrays over the N keys are ``(N,)``; over the sweep, ``(n_temps,)`` and ``(n_temps, N)``.
+    """
+
+    temperature: float  #: τ of the soft lookup
+    scores: np.ndarray  #: (N,) q · k_j
+    scaled_scores: np.ndarray  #: (N,) q · k_j / τ, the softmax's input
+    hard_result: float  #: the value of the best-matching key
+    hard_weights: np.ndarray  #: (N,) one-hot on that key
+    soft_result: float  #: Σ_j w_j v_j
+    soft_weights: np.ndarray  #: (N,) w = softmax(q Kᵀ / τ)
+    weighted_values: np.ndarray  #: (N,) w_j v_j, which sum to the soft result
+    sweep_temperatures: np.ndarray  #: (n_temps,)
+    sweep_results: np.ndarray  #: (n_temps,) the soft result at each temperature
+    sweep_weights: np.ndarray  #: (n_temps, N) the soft weights at each temperature
+
+
+def compare_lookups(query: np.ndarray, keys: np.ndarray, values: np.ndarray, temperature: float,
+                    sweep_temperatures: np.ndarray) -> LookupComparison:
+    """`hard_lookup` and `soft_lookup` of one query with scalar values, and the `temperature_sweep` beside them."""
+    scores = similarity_scores(query, keys)
+    hard_result, hard_weights = hard_lookup(query, keys, values)
+    soft_result, soft_weights = soft_lookup(query, keys, values, temperature)
+    sweep_results, sweep_weights = temperature_sweep(query, keys, values, sweep_temperatures)
+    return LookupComparison(
+        temperature=float(temperature), scores=scores, scaled_scores=scores / temperature,
+        hard_result=float(hard_result), hard_weights=hard_weights,
+        soft_result=float(soft_result), soft_weights=soft_weights, weighted_values=soft_weights * values,
+        sweep_temperatures=np.asarray(sweep_temperatures, dtype=np.float64), sweep_results=sweep_results,
+        sweep_weights=sweep_weights,
+    )
+
+
 def _positive_temperature(temperature: object) -> float:
     try:
         tau = float(temperature)  # type: ignore[arg-type]

@@ -17,6 +17,7 @@ Shapes: ``T`` tokens, embedding width ``d_model``, query/key width ``d_k``, valu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,8 @@ import torch.nn.functional as F
 
 from core._checks import as_float_array, positive_int
 from core.attention import causal_mask, scaled_dot_product_attention
+from core.embeddings import embed_tokens, random_projections
+from core.positional import positional_encoding
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,15 @@ def masked_self_attention(
     for a in arrays.values():
         a.setflags(write=False)
     return MaskedAttention(**arrays)
+
+
+def sentence_self_attention(tokens: Sequence[str], d_model: int, seed: int = 0, *,
+                            causal: bool = True) -> MaskedAttention:
+    """One head of self-attention over a sentence: random token embeddings plus positional encodings,
+    random ``(d_model, d_model)`` projections W_q, W_k, W_v (so d_k = d_model), with or without the causal mask."""
+    X = embed_tokens(tokens, d_model, seed) + positional_encoding(len(tokens), d_model)  # (T, d_model)
+    W_q, W_k, W_v = random_projections(d_model, seed, n=3)
+    return masked_self_attention(X, W_q, W_k, W_v, causal=causal)
 
 
 def max_above_diagonal(weights: np.ndarray) -> float:

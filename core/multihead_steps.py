@@ -70,6 +70,7 @@ class MultiHeadSteps:
     q_heads: np.ndarray  # (H, T, d_k): head h's slice of Q
     k_heads: np.ndarray  # (H, T, d_k)
     v_heads: np.ndarray  # (H, T, d_k)
+    scores: np.ndarray  # (H, T, T) = Q_h K_hᵀ / √d_k, each head's softmax input
     weights: np.ndarray  # (H, T, T): one attention map per head
     head_outputs: np.ndarray  # (H, T, d_k): head_h = A_h V_h
     concat: np.ndarray  # (T, d_model) = Concat(head_1, ..., head_H)
@@ -103,12 +104,31 @@ def multi_head_steps(
     k = x @ np.asarray(w_k, dtype=np.float64)  # (T, d_model)
     v = x @ np.asarray(w_v, dtype=np.float64)  # (T, d_model)
     q_heads, k_heads, v_heads = (split_heads(m, n_heads) for m in (q, k, v))  # each (H, T, d_k)
+    scores = q_heads @ np.swapaxes(k_heads, -1, -2) / np.sqrt(d_k)  # (H, T, d_k) @ (H, d_k, T) -> (H, T, T)
     head_outputs, _ = scaled_dot_product_attention(q_heads, k_heads, v_heads)  # (H, T, d_k)
     concat = merge_heads(head_outputs)  # (H, T, d_k) -> (T, d_model)
     return MultiHeadSteps(
         n_heads=int(n_heads), d_k=d_k, q=q, k=k, v=v, q_heads=q_heads, k_heads=k_heads, v_heads=v_heads,
-        weights=weights, head_outputs=head_outputs, concat=concat, output=output,
+        scores=scores, weights=weights, head_outputs=head_outputs, concat=concat, output=output,
     )
+
+
+@dataclass(frozen=True)
+class HeadFocus:
+    """How sharply each head attends: the mean over queries of a row's largest weight, per head."""
+
+    peak: np.ndarray  # (H,): 1/T for uniform rows, 1 for one-hot rows
+    sharpest: int  # the head with the largest peak (0-based)
+    flattest: int  # the head with the smallest peak
+    spread: float  # largest difference between two heads' weights for the same (query, key)
+
+
+def head_focus(weights: np.ndarray) -> HeadFocus:
+    """`HeadFocus` of per-head attention maps ``(H, T, T)``."""
+    w = as_float_array(weights, "weights", min_ndim=3)
+    peak = w.max(axis=-1).mean(axis=-1)  # (H, T, T) -> (H, T) -> (H,)
+    return HeadFocus(peak=peak, sharpest=int(np.argmax(peak)), flattest=int(np.argmin(peak)),
+                     spread=float(np.ptp(w, axis=0).max()))  # (H, T, T) -> (T, T) -> ()
 
 
 def torch_multihead_module(

@@ -24,10 +24,12 @@ positions (for smooth curves), the position-by-position similarity, and its offs
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from core._checks import as_float_array, positive_int
+from core.positional import positional_encoding
 
 
 def angular_frequencies(d_model: int) -> np.ndarray:
@@ -151,3 +153,43 @@ def offset_invariance_error(pe: np.ndarray) -> float:
     s = similarity_at_offset(np.arange(t), d_model)  # (T,)
     p, q = np.triu_indices(t)  # every pair with q = p + k, k >= 0
     return float(np.max(np.abs(sim[p, q] - s[q - p])))
+
+
+@dataclass(frozen=True)
+class EncodingTable:
+    """The encoding of `positions` positions at width `d_model`, and how its rows relate."""
+
+    pe: np.ndarray  #: (T, d_model) the table
+    similarity: np.ndarray  #: (T, T) PE · PEᵀ
+    offset_formula: np.ndarray  #: (T,) Σ_i cos(ω_i k) for offsets k = 0 … T-1
+    offset_error: float  #: max |PE_p · PE_q − formula(q − p)| over all pairs
+    distinct: int  #: how many rows differ
+
+
+def encoding_table(positions: int, d_model: int) -> EncodingTable:
+    """`positional_encoding` with its similarity matrix and the offset-only check."""
+    pe = positional_encoding(positions, d_model)
+    return EncodingTable(pe=pe, similarity=position_similarity(pe),
+                         offset_formula=similarity_at_offset(np.arange(positions), d_model),
+                         offset_error=offset_invariance_error(pe), distinct=distinct_positions(pe))
+
+
+@dataclass(frozen=True)
+class SampledWaves:
+    """Chosen dimensions of the encoding as smooth curves and at the integer positions."""
+
+    dims: tuple[int, ...]
+    wavelengths: np.ndarray  #: (d_model,) λ of every dimension
+    fine_positions: np.ndarray  #: (P,) real positions, at least 25 per period of the fastest wave
+    fine_values: np.ndarray  #: (P, n_dims) the waves there
+    table_values: np.ndarray  #: (T, n_dims) the table's columns: the waves at 0 … T-1
+
+
+def sampled_waves(positions: int, d_model: int, dims: Sequence[int]) -> SampledWaves:
+    """`positional_encoding_at` on a fine grid over ``[0, positions - 1]`` and at the integer positions."""
+    span = max(positions - 1, 1)
+    fine = np.linspace(0.0, span, min(8 * span, 2048) + 1)  # >= 25 samples per period of the fastest wave
+    return SampledWaves(dims=tuple(int(d) for d in dims), wavelengths=wavelengths(d_model), fine_positions=fine,
+                        fine_values=positional_encoding_at(fine, d_model, dims),
+                        table_values=positional_encoding_at(np.arange(positions, dtype=np.float64), d_model, dims))
+

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from core._checks import as_float_array, positive_int
-from core.attention import softmax
+from core.attention import scaled_dot_product_attention, softmax
 
 #: The key widths swept on the scaling page: 1, 2, 4, ..., 1024.
 POWERS_OF_TWO_D_K: tuple[int, ...] = tuple(2**i for i in range(11))
@@ -130,6 +130,31 @@ def weight_stats(weights: np.ndarray) -> WeightStats:
         entropy=float(row_entropy(p).mean()),
         jacobian_norm=float(softmax_jacobian_norm(p).mean()),
     )
+
+
+@dataclass(frozen=True)
+class ScalingExample:
+    """One head at one setting of the lab: random Q, K, V, the scores the softmax sees, and what it makes of them."""
+
+    Q: np.ndarray  #: (T, d_k) standard-normal queries
+    K: np.ndarray  #: (T, d_k) keys
+    V: np.ndarray  #: (T, d_k) values
+    scaled: bool  #: whether the scores were divided by √d_k
+    scores: np.ndarray  #: (T, T) the softmax's input: QKᵀ/√d_k, or QKᵀ unscaled
+    weights: np.ndarray  #: (T, T) softmax(scores), one row per query
+    output: np.ndarray  #: (T, d_k) weights @ V
+    stats: WeightStats  #: how saturated the rows are
+
+
+def scaling_example(seq_len: int, d_k: int, seed: int = 0, *, scaled: bool = True, max_seq_len: int = 32,
+                    max_d_k: int = POWERS_OF_TWO_D_K[-1]) -> ScalingExample:
+    r"""Attention over `random_qkv` with or without the :math:`1/\sqrt{d_k}`: the lab's current setting."""
+    Q, K, V = random_qkv(seq_len, d_k, seed, max_seq_len=max_seq_len, max_d_k=max_d_k)
+    scale = 1.0 / np.sqrt(d_k) if scaled else 1.0
+    output, weights = scaled_dot_product_attention(Q, K, V, scale=scale)
+    scores = (Q @ K.T) * scale  # (T, d_k) @ (d_k, T) -> (T, T), as scaled_dot_product_attention scales them
+    return ScalingExample(Q=Q, K=K, V=V, scaled=scaled, scores=scores, weights=weights, output=output,
+                          stats=weight_stats(weights))
 
 
 @dataclass(frozen=True)

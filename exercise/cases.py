@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from core.attention import scaled_dot_product_attention
 from core.worked_example import worked_example
 from exercise.runner import FUNCTION_NAME
 
@@ -87,3 +88,22 @@ def exercise_cases(seed: int = 0) -> tuple[Case, ...]:
         Case("worked", Q, K, V),
         Case("worked_causal", Q, K, V, np.tril(np.ones((n, n), dtype=f32))),
     )
+
+
+@dataclass(frozen=True)
+class WorkedAnswers:
+    """What a right solution returns on the worked-example cases, to draw beside a student's numbers."""
+
+    tokens: tuple[str, ...]
+    output: np.ndarray  #: (3, 4) the lesson's worked-example output, float64
+    causal_weights: np.ndarray  #: (3, 3) the weights of ``worked_causal``, from the float32 inputs
+
+
+def worked_answers() -> WorkedAnswers:
+    """The right output of the worked example and the right weights under the causal mask."""
+    ex = worked_example(0)
+    causal = exercise_cases()[-1]
+    Q, K, V = (np.asarray(a, dtype=np.float64) for a in (causal.Q, causal.K, causal.V))
+    _, causal_weights = scaled_dot_product_attention(Q, K, V, mask=causal.mask == 1)  # (3, 3)
+    return WorkedAnswers(tokens=tuple(ex.tokens), output=ex.output, causal_weights=causal_weights)
+

@@ -13,6 +13,8 @@ sequences are never drawn for training.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
 
@@ -30,6 +32,11 @@ def make_targets(x: torch.Tensor, task: str) -> torch.Tensor:
     if task == "first":
         return x[:, :1].expand_as(x).clone()  # (B, 1) -> (B, T)
     raise ValueError(f"task must be one of {sorted(TASKS)}, got {task!r}.")
+
+
+def target_of(digits: Sequence[int], task: str) -> np.ndarray:
+    """`make_targets` for one sequence of digits: the answer ``(T,)`` the model must write."""
+    return make_targets(torch.as_tensor(np.asarray(digits, dtype=np.int64))[None], task)[0].numpy()  # (1, T) -> (T,)
 
 
 def sequence_codes(x: torch.Tensor, vocab: int) -> torch.Tensor:

@@ -19,13 +19,28 @@ from typing import Any
 import altair as alt
 import pyarrow as pa
 import streamlit as st
+from altair.utils.schemapi import disable_debug_mode
 
-from ui.charts import drawn_on_canvas, for_projector, stable_spec, to_spec, view_title, without_aria
+from ui.charts.altair_compose import compose_without_needless_copies
+from ui.charts.spec import drawn_on_canvas, for_projector, stable_spec, to_spec, view_title, without_aria
 from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
 from ui.url_state import presenter_mode
 
-# Charts are exported with to_dict() in show_chart; the pages bound their own data sizes.
-alt.data_transformers.disable_max_rows()
+
+def prepare_altair() -> None:
+    """Set Altair up for building the app's charts. Called by the router before every page; idempotent.
+
+    * No validation while building: Altair's "debug mode" checks every schema object (an axis, a scale, a step)
+      against the Vega-Lite schema as it is created. The app's charts are fixed code and the test suite
+      validates every whole spec, so it is switched off. That also ends a race between sessions' threads:
+      Altair's ``copy`` switches the flag off and back on around each copy.
+    * Composing charts copies a sub-chart only when there is a selection to lift (`ui.charts.altair_compose`).
+    * No row limit on a chart's data: the pages bound their own data sizes.
+    """
+    disable_debug_mode()
+    compose_without_needless_copies()
+    alt.data_transformers.disable_max_rows()
+
 
 def arrow_datasets(spec: dict) -> dict:
     """The spec with each inline dataset (a list of row dicts) as a `pyarrow.Table`.
@@ -54,7 +69,7 @@ def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs
     builders are validated once, by the test suite (``chart.to_dict()``), so
     here the spec is exported unvalidated and handed to ``st.vega_lite_chart``.
     A page may also pass a spec it built (and cached) itself.
-    In presenter mode fonts and cells are enlarged (`ui.charts.for_projector`).
+    In presenter mode fonts and cells are enlarged (`ui.charts.spec.for_projector`).
 
     Inside a `page_fragment` the chart joins the fragment's one export menu, drawn after the fragment's
     body; elsewhere it gets a menu of its own, right under it. Unless `export` is False.

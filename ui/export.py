@@ -6,7 +6,7 @@ A chart spec carries its matrices in one of two ways, and `chart_matrices` reads
 
 * a `ui.charts.heatmap` view: one record per cell with its indices and labels (``i``, ``j``,
   ``row``, ``col``, ``value``);
-* a faceted chart of `ui.multihead_charts`: its data is only the cell values, one ``{"value": x}``
+* a faceted chart of `ui.charts.facets`: its data is only the cell values, one ``{"value": x}``
   record per cell, and the spec's ``usermeta`` says how to cut them into matrices
   (`matrix_layout`), so the export needs no per-cell indices or labels in the data.
 """
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ui.charts import stable_spec, view_title
+from ui.charts.spec import stable_spec, view_title
 
 
 def spec_of(chart: Any) -> dict:
@@ -149,7 +149,7 @@ def matrix_layout(
             (the columns each head reads), one title per block.
         field: the dataset column that holds the cell values (``"value"`` unless the chart names it otherwise).
 
-    The layout has no ``width``/``height`` keys: presenter mode (`ui.charts.for_projector`) enlarges
+    The layout has no ``width``/``height`` keys: presenter mode (`ui.charts.spec.for_projector`) enlarges
     those wherever they are in a spec.
     """
     n, n_rows, n_cols = (int(d) for d in shape)

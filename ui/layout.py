@@ -1,9 +1,9 @@
-"""A page's layout: its live part as a fragment, sections and explanations, the real code, the share link.
+"""A page's layout: its interactive body as a fragment, its text, the real code, the share link.
 
-`page_fragment` runs everything of a page below its introduction, so that a widget step reruns only
-the page; `section` and `explain` write its text (hidden in presenter mode, where the lecturer speaks
-it); `show_source` shows the real code being taught; `link_slot` and `show_share_link` keep the
-sidebar's link to exactly this view.
+`introduction` writes a page's title, text and formula; `page_fragment` runs everything below it, so that a
+widget step reruns only the page; `controls_row` lines up its controls; `section` and `explain` write its text
+(hidden in presenter mode, where the lecturer speaks it); `show_source` shows the real code being taught;
+`link_slot` and `show_share_link` keep the sidebar's link to exactly this view.
 """
 
 from __future__ import annotations
@@ -60,6 +60,26 @@ def show_source(*objects: Callable[..., Any] | type, title: str = "Show the code
         for obj in objects:
             st.caption(f"`{obj.__module__}.{obj.__qualname__}`")
             st.code(_source(obj), language="python")
+
+
+def introduction(title: str, text: str, formula: str = "", *, keep_text: bool = False) -> None:
+    """A page's opening: its title, what it is about, and the formula it teaches (`st.latex`).
+
+    As with `explain`, presenter mode hides the text, unless `keep_text` (a page whose opening stays on the
+    projector too).
+    """
+    st.title(title)
+    if keep_text:
+        st.markdown(text)
+    else:
+        explain(text)
+    if formula:
+        st.latex(formula)
+
+
+def controls_row() -> Any:
+    """A row for a page's controls, aligned on their bottom edge: ``with controls_row(): seed = seed_slider()``."""
+    return st.container(horizontal=True, vertical_alignment="bottom")
 
 
 def explain(markdown: str) -> None:
@@ -155,16 +175,16 @@ _fragments = threading.local()
 
 
 def page_fragment(body: Callable[..., None]) -> Callable[..., None]:
-    """Run a page's live part as a fragment: a change to one of its widgets reruns only `body`.
+    """Run a page's interactive body as a fragment: a change to one of its widgets reruns only `body`.
 
     Use it on everything of a page below its title and introduction::
 
         @page_fragment
-        def live() -> None:
+        def page_body() -> None:
             seed = seed_slider()
             ...
 
-        live()
+        page_body()
 
     A full run redraws the router's navigation and sidebar too, on every slider step. A fragment rerun
     sends only `body`'s elements. The one app-wide element that follows the page's widgets, the share

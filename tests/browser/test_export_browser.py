@@ -7,7 +7,7 @@ import numpy as np
 from core.embeddings import embed_tokens, random_projections
 from core.permutation import permutation_check
 from devtools.browser import settle
-from tests.export_helpers import parse_csv, parse_latex
+from tests.helpers.exports import parse_csv, parse_latex
 
 
 def pick_and_download(page, option: str) -> tuple[str, str]:

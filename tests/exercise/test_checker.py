@@ -1,0 +1,298 @@
+"""The exercise checker's verdicts and diagnoses, on trusted code run in-process.
+
+The sandbox that runs untrusted code is tested in `tests/exercise/test_sandbox.py` (what a submission
+can and cannot do) and `tests/exercise/test_sandbox_security.py` (attacks, as root and unprivileged).
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+import core.exercise_solution as solution
+from core.attention import scaled_dot_product_attention as numpy_attention
+from core.worked_example import worked_example
+from exercise.cases import SKELETON, exercise_cases
+from exercise.demos import mistake_demo
+from exercise.mistakes import Mistake, all_mistakes, match_mistake, mistake_function, mistaken_attention
+from exercise.results import decode_case, run_trusted
+from exercise.verdicts import (
+    CHECK_ALLCLOSE,
+    CHECK_CAUSAL,
+    CHECK_NAMES,
+    CHECK_ROWS,
+    CHECK_RUNS,
+    CHECK_SHAPE,
+    CHECK_WORKED,
+    ExerciseReport,
+    evaluate,
+)
+from tests.helpers import lesson_values as lesson
+
+SOLUTION_SOURCE = inspect.getsource(solution)
+CASES = exercise_cases()
+
+
+def student(body: str) -> str:
+    """A complete submission around `body`, the inside of the student's function."""
+    return ("import math\nimport torch\nimport torch.nn.functional as F\n\n\n"
+            "def scaled_dot_product_attention(Q, K, V, mask=None):\n" + textwrap.indent(textwrap.dedent(body), "    "))
+
+
+def lesson_style(scores="Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))",
+                 fill="scores.masked_fill(mask == 0, float('-inf'))",
+                 softmax="F.softmax(scores, dim=-1)", ret="weights @ V, weights") -> str:
+    """The lesson's solution with one line swapped for a mistake."""
+    return student(f"""
+        scores = {scores}
+        if mask is not None:
+            scores = {fill}
+        weights = {softmax}
+        return {ret}
+    """)
+
+
+def trusted_report(source: str) -> ExerciseReport:
+    """Check source written in THIS test file by running it in-process (never do this with user code)."""
+    namespace: dict = {}
+    exec(compile(source, "<test submission>", "exec"), namespace)  # noqa: S102 - our own test code
+    return evaluate(run_trusted(namespace["scaled_dot_product_attention"], CASES), CASES)
+
+
+def verdicts(report: ExerciseReport) -> dict[str, bool]:
+    return {c.name: c.passed for c in report.checks}
+
+
+def message(report: ExerciseReport, name: str) -> str:
+    return next(c.message for c in report.checks if c.name == name)
+
+
+# =========================================================================== inputs and known mistakes
+
+
+def test_cases_are_the_lessons_inputs_in_float32():
+    by_name = {c.name: c for c in CASES}
+    assert by_name["random"].Q.shape == (2, 5, 16) and by_name["random"].Q.dtype == np.float32
+    assert by_name["probe"].Q.shape == (4, 4, 4)
+    ex = worked_example(0)
+    np.testing.assert_allclose(by_name["worked"].Q, lesson.Q, atol=1e-6)
+    np.testing.assert_allclose(by_name["worked"].V, lesson.V, atol=1e-6)
+    np.testing.assert_array_equal(by_name["worked_causal"].mask, np.tril(np.ones((3, 3))))
+    assert by_name["worked"].Q.dtype == np.float32 and ex.X.shape == (3, 4)
+
+
+def test_the_correct_formula_matches_core_and_pytorch():
+    for case in CASES:
+        out, weights = mistaken_attention(case.Q, case.K, case.V, mask=case.mask)
+        mask = None if case.mask is None else case.mask.astype(bool)
+        ref_out, ref_w = numpy_attention(case.Q, case.K, case.V, mask=mask)
+        np.testing.assert_allclose(out, ref_out, atol=1e-12)
+        np.testing.assert_allclose(weights, ref_w, atol=1e-12)
+        t = [torch.from_numpy(a) for a in (case.Q, case.K, case.V)]
+        attn_mask = None if mask is None else torch.from_numpy(mask)
+        torch_out = torch.nn.functional.scaled_dot_product_attention(*t, attn_mask=attn_mask).numpy()
+        np.testing.assert_allclose(out, torch_out, atol=1e-5)
+
+
+@pytest.mark.parametrize("mistake", [m for m in all_mistakes() if len(m.wrong_parts()) == 1], ids=repr)
+def test_every_single_mistake_is_recognised_as_itself(mistake):
+    for case in CASES[:2]:  # the lesson's shape if the mistake runs on it, else the square probe
+        try:
+            out, _ = mistaken_attention(case.Q, case.K, case.V, mistake)
+        except ValueError:
+            continue
+        assert match_mistake(case, out) == mistake
+        break
+    else:
+        pytest.fail(f"{mistake} runs on no test case")
+
+
+def test_mistake_list_has_no_duplicates_and_puts_simple_ones_first():
+    mistakes = all_mistakes()
+    assert len(set(mistakes)) == len(mistakes) and Mistake() not in mistakes
+    counts = [len(m.wrong_parts()) for m in mistakes]
+    assert counts == sorted(counts) and counts[0] == 1
+    assert all(m.describe() for m in mistakes)
+
+
+def test_mistaken_shapes_raise_like_pytorch():
+    case = CASES[0]  # (2, 5, 16): Q @ K cannot be multiplied
+    with pytest.raises(ValueError):
+        mistaken_attention(case.Q, case.K, case.V, Mistake(scores="QK"))
+
+
+# =========================================================================== verdicts (trusted, in-process)
+
+
+def test_the_reference_solution_passes_every_check_in_process():
+    report = trusted_report(SOLUTION_SOURCE)
+    assert report.passed and [c.name for c in report.checks] == list(CHECK_NAMES)
+    assert report.diagnoses == []
+    np.testing.assert_allclose(np.round(report.worked_output, 3), lesson.OUTPUT)
+    assert np.all(report.causal_weights[np.triu_indices(3, 1)] == 0)
+
+
+MISTAKES = {  # id: (the student's source, the first check that fails, words of the diagnosis)
+    "no scaling": (lesson_style(scores="Q @ K.transpose(-2, -1)"), CHECK_ALLCLOSE, "No scaling"),
+    "d_k, not sqrt": (lesson_style(scores="Q @ K.transpose(-2, -1) / Q.size(-1)"), CHECK_ALLCLOSE,
+                      "instead of √d_k"),
+    "times sqrt": (lesson_style(scores="Q @ K.transpose(-2, -1) * Q.size(-1) ** 0.5"), CHECK_ALLCLOSE,
+                   "Multiplied"),
+    "sqrt(T)": (lesson_style(scores="Q @ K.transpose(-2, -1) / math.sqrt(Q.size(1))"), CHECK_ALLCLOSE,
+                "wrong dimension"),
+    "softmax dim=-2": (lesson_style(softmax="F.softmax(scores, dim=-2)"), CHECK_ROWS,
+                       "Softmax over the wrong dimension"),
+    "softmax dim=1": (lesson_style(softmax="F.softmax(scores, dim=1)"), CHECK_ROWS,
+                      "Softmax over the wrong dimension"),
+    "softmax dim=0": (lesson_style(softmax="F.softmax(scores, dim=0)"), CHECK_ROWS, "batch dimension"),
+    "no softmax": (lesson_style(softmax="scores"), CHECK_ROWS, "No softmax"),
+    "K not transposed": (lesson_style(scores="Q @ K / math.sqrt(Q.size(-1))"), CHECK_RUNS, "K not transposed"),
+    "K.transpose(0, 1)": (lesson_style(scores="Q @ K.transpose(0, 1) / math.sqrt(Q.size(-1))"), CHECK_RUNS,
+                          "over the batch dimension"),
+    "K.T": (lesson_style(scores="Q @ K.T / math.sqrt(Q.size(-1))"), CHECK_RUNS, "reverses all three dimensions"),
+    "K @ Q^T": (lesson_style(scores="K @ Q.transpose(-2, -1) / math.sqrt(Q.size(-1))"), CHECK_ALLCLOSE, "swapped"),
+    "returns scores": (lesson_style(ret="scores, weights"), CHECK_SHAPE, "Returned the scores"),
+    "returns weights": (lesson_style(ret="weights, weights"), CHECK_SHAPE, "Returned the attention weights"),
+    "(weights, output)": (lesson_style(ret="weights, weights @ V"), CHECK_SHAPE, "Output and weights swapped"),
+    "K.transpose(1, 2)": (lesson_style(scores="Q @ K.transpose(1, 2) / math.sqrt(Q.size(-1))"), CHECK_WORKED,
+                          "assumes a batch dimension"),
+    "float16": (lesson_style(ret="(weights.half() @ V.half()).float(), weights"), CHECK_ALLCLOSE,
+                "lower precision"),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # PyTorch warns about K.T on 3-D tensors and dim-less softmax
+@pytest.mark.parametrize(("source", "failed", "diagnosis"), list(MISTAKES.values()), ids=list(MISTAKES))
+def test_each_common_mistake_gets_its_diagnosis(source, failed, diagnosis):
+    report = trusted_report(source)
+    assert not report.passed
+    first_failed = next(c.name for c in report.checks if not c.passed)
+    assert first_failed == failed
+    assert any(diagnosis in d for d in report.diagnoses), report.diagnoses
+
+
+def test_two_mistakes_at_once_are_both_named():
+    report = trusted_report(lesson_style(scores="Q @ K.transpose(-2, -1)", softmax="F.softmax(scores, dim=-2)"))
+    assert any("No scaling" in d for d in report.diagnoses)
+    assert any("wrong dimension" in d for d in report.diagnoses)
+
+
+@pytest.mark.parametrize(
+    ("fill", "expected"),
+    [
+        ("scores.masked_fill(mask == 1, float('-inf'))", "polarity reversed"),
+        ("scores.masked_fill(mask.bool(), -1e9)", "polarity reversed"),
+        ("scores.masked_fill(mask == 0, 0.0)", "e⁰ = 1"),
+        ("scores", "no effect"),
+        ("scores.masked_fill(mask == 0, -100.0)", "not exactly 0"),
+    ],
+)
+def test_mask_mistakes_are_diagnosed_in_the_causal_check(fill, expected):
+    report = trusted_report(lesson_style(fill=fill))
+    v = verdicts(report)
+    assert all(v[name] for name in CHECK_NAMES[:-1]) and not v[CHECK_CAUSAL]
+    assert expected in message(report, CHECK_CAUSAL)
+
+
+def test_weights_zeroed_after_the_softmax_are_diagnosed():
+    source = student("""
+        weights = F.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1)), dim=-1)
+        if mask is not None:
+            weights = weights * mask
+        return weights @ V, weights
+    """)
+    assert "after the softmax" in message(trusted_report(source), CHECK_CAUSAL)
+
+
+def test_a_boolean_only_mask_passes_with_a_note():
+    report = trusted_report(lesson_style(fill="scores.masked_fill(~mask, float('-inf'))"))
+    assert report.passed
+    assert "boolean mask" in message(report, CHECK_CAUSAL)
+
+
+def test_returning_only_the_output_passes_the_early_checks_and_says_so():
+    report = trusted_report(lesson_style(ret="weights @ V"))
+    v = verdicts(report)
+    assert v[CHECK_RUNS] and v[CHECK_SHAPE] and v[CHECK_ALLCLOSE] and v[CHECK_WORKED]
+    assert not v[CHECK_ROWS] and not v[CHECK_CAUSAL]
+    assert "only the output" in message(report, CHECK_RUNS)
+    assert "returns only the output" in message(report, CHECK_ROWS)
+
+
+def test_a_function_without_a_mask_parameter_is_told_to_add_one():
+    report = trusted_report(student("return F.softmax(Q @ K.transpose(-2, -1) / Q.size(-1) ** 0.5, -1) @ V, None")
+                            .replace(", mask=None", ""))
+    assert "mask=None" in message(report, CHECK_CAUSAL)
+
+
+def test_the_skeleton_fails_clearly():
+    report = trusted_report(SKELETON)
+    assert not report.passed
+    assert "NotImplementedError" in message(report, CHECK_RUNS)
+    assert "write your attention here" in message(report, CHECK_RUNS)
+
+
+def test_what_the_submission_says_cannot_become_markdown_on_the_page():
+    report = trusted_report(student('raise ValueError("[click me](http://x.example) $x^2$ :red[alarm] **bold**")'))
+    text = message(report, CHECK_RUNS)
+    assert r"\[click me\](http://x.example) \$x^2\$ :red\[alarm\] \*\*bold\*\*" in text
+
+
+def test_missing_return_is_pointed_out():
+    report = trusted_report(student("scores = Q @ K.transpose(-2, -1)"))
+    assert "forget `return`" in message(report, CHECK_RUNS)
+
+
+def test_mistake_demos_compute_the_quiz_answers():
+    d_k = mistake_demo(Mistake(scale="d_k"))
+    assert not d_k.allclose and d_k.max_abs_diff > 0.1
+    assert d_k.largest_weight < d_k.largest_weight_correct  # dividing by 16 flattens the rows
+    assert d_k.row_sum_range == pytest.approx((1.0, 1.0))
+    dim = mistake_demo(Mistake(softmax="queries"))
+    assert dim.first_failed_check == CHECK_ROWS
+    assert mistake_demo(Mistake(returns="scores")).first_failed_check == CHECK_SHAPE
+
+
+def test_mistake_function_runs_through_the_runner_like_a_submission():
+    run = run_trusted(mistake_function(Mistake()))
+    assert evaluate(run, CASES).passed
+
+
+# =========================================================================== untrusted data from the runner
+
+
+@pytest.mark.parametrize(
+    "msg",
+    [
+        {"stage": "case", "ok": True, "kind": "pair", "output": {"data": [[1, 2], [3]], "shape": [2, 2]}},
+        {"stage": "case", "ok": True, "kind": "pair", "output": {"data": [1, 2, 3], "shape": [2, 5, 16]}},
+        {"stage": "case", "ok": True, "kind": "pair", "output": {"data": "lots", "shape": "big"}, "weights": 7},
+        {"stage": "case", "ok": True, "kind": "surprise", "output": None},
+        {"stage": "case", "ok": False, "error": {"not": "a string"}},
+        {"stage": "case", "ok": True, "kind": "single", "output": {"data": [[1e400]], "shape": [1, 1]}},
+    ],
+)
+def test_malformed_runner_messages_never_raise(msg):
+    res = decode_case(msg)
+    run = run_trusted(solution.scaled_dot_product_attention)
+    run.cases["random"] = res
+    report = evaluate(run, CASES)
+    assert len(report.checks) == len(CHECK_NAMES)
+
+
+
+
+def test_worked_answers_are_pytorchs_on_the_worked_cases():
+    from exercise.cases import worked_answers
+
+    answers = worked_answers()
+    causal = exercise_cases()[-1]
+    q, k, v = (torch.from_numpy(a.astype(np.float64)) for a in (causal.Q, causal.K, causal.V))
+    scores = (q @ k.T / np.sqrt(q.shape[-1])).masked_fill(torch.from_numpy(causal.mask) == 0, float("-inf"))
+    np.testing.assert_allclose(answers.causal_weights, torch.softmax(scores, dim=-1).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(answers.output, lesson.OUTPUT, atol=5e-4)
+    assert answers.tokens == tuple(worked_example(0).tokens)

@@ -1,0 +1,79 @@
+"""AppTests of app_pages/attention_cost.py: defaults without measuring, the computed table, a tiny measurement."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from cost.measure import MODEL_SHAPES, context_table
+from tests.helpers.apptest import APP, chart_specs
+
+PAGE = "app_pages/attention_cost.py"
+LLAMA = "Llama-2-7B (32 layers × 32 heads)"
+
+
+def run(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)  # a measurement may take seconds on a busy machine
+    at.switch_page(PAGE)
+    at.query_params.update({k: str(v) for k, v in query.items()})
+    return at.run()
+
+
+def measurement_charts(at):
+    return [(spec, frames) for spec, frames in chart_specs(at) if "hconcat" in spec]
+
+
+def context_chart_rows(at):
+    (frames,) = [frames for spec, frames in chart_specs(at) if "hconcat" not in spec]
+    (df,) = frames.values()
+    return df
+
+
+def test_defaults_do_not_measure_and_show_the_computed_sizes():
+    at = run()
+    assert not at.exception and not at.error
+    assert "Press **Measure**" in at.info[0].value and "T = 64 … 2048" in at.info[0].value
+    assert not measurement_charts(at)  # nothing measured until the button is pressed
+    # Computed before measuring: one 2048 x 2048 float32 matrix; the naive version keeps three, plus Q, K, V, out.
+    assert [m.value for m in at.metric] == ["16.0 MiB", f"{(3 * 2048**2 + 4 * 2048 * 64) * 4 / 2**20:.1f} MiB"]
+    sizes = context_chart_rows(at)
+    per_layer = sizes[sizes["series"] == "per layer (float16)"].set_index("n")["GiB"]
+    assert per_layer[131_072] == pytest.approx(131_072**2 * 2 * 12 / 2**30)  # 12 heads of MiniLM
+    table = at.dataframe[0].value
+    expected = context_table([512, 2048, 8192, 32_768, 131_072], *MODEL_SHAPES[next(iter(MODEL_SHAPES))])
+    assert len(table) == len(expected) == 10
+    assert list(table["per head"])[:2] == ["512 KiB", "1 MiB"]  # 512² entries × 2 and × 4 bytes
+    assert table.iloc[-1]["per head"] == "64 GiB"  # 131072² × 4 bytes
+
+
+@pytest.mark.parametrize("max_len, d_k", [(256, 16), (4096, 128)])
+def test_slider_extremes_render(max_len, d_k):
+    at = run(max_len=max_len, d_k=d_k)
+    assert not at.exception
+    assert at.select_slider(key="max_len").value == max_len and at.select_slider(key="d_k").value == d_k
+    assert f"T = 64 … {max_len}" in at.info[0].value
+    assert at.metric[0].value == f"{max_len**2 * 4 / 2**20:.1f} MiB"
+
+
+def test_another_model_resizes_the_table():
+    at = run(arch=LLAMA)
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert "per layer (× 32 heads)" in table.columns and "all 32 layers" in table.columns
+    assert table.iloc[-1]["per layer (× 32 heads)"] == "2 TiB"  # 32 heads × 64 GiB
+    assert any("one layer of this model 1 TiB" in c.value for c in at.caption)  # float16: 32 × 32 GiB
+    sizes = context_chart_rows(at)
+    assert sizes[sizes["series"] == "all layers (float16)"]["GiB"].max() == pytest.approx(32 * 32 * 32)
+
+
+def test_a_tiny_measurement():
+    at = run(max_len=256, d_k=16)
+    at.button[0].click().run()
+    assert not at.exception and not at.warning
+    labels = [m.label for m in at.metric]
+    assert sum("slope of time" in lab for lab in labels) == 3 and labels.count("slope of memory") == 3
+    specs = measurement_charts(at)
+    assert len(specs) == 1 and len(specs[0][0]["hconcat"]) == 2  # time and memory, side by side
+    frames = specs[0][1]
+    measured = [df for df in frames.values() if "ms" in df.columns and len(df) == 9]
+    assert len(measured) == 1 and sorted(set(measured[0]["n"])) == [64, 128, 256]
+    at.run()  # a rerun draws the cached result, without measuring again
+    assert not at.exception and len(at.metric) == 2 + 6

@@ -1,0 +1,134 @@
+"""AppTests of app_pages/pretrained.py: the model's maps on the page, the cross-check, text limits, slider extremes."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from pretrained.model import load_model, run_model
+from pretrained.patterns import pattern_scores, strongest_heads
+from tests.helpers.apptest import APP, chart_specs, heatmaps
+from tests.helpers.exports import open_export_menus, page_matrices
+
+PAGE = "app_pages/pretrained.py"
+DEFAULT_TEXT = "The cat sat on the mat because it was tired."
+LONGEST = "a " * 30  # 30 word-pieces + [CLS] + [SEP] = the page's limit of 32
+TOO_LONG = "a " * 31
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model()
+
+
+def run(**query) -> AppTest:
+    """Like `tests.helpers.apptest.run_page`, with room for the first load of the model (seconds on a busy machine)."""
+    at = AppTest.from_file(APP, default_timeout=600)
+    at.switch_page(PAGE)
+    at.query_params.update({k: str(v) for k, v in query.items()})
+    return at.run()
+
+
+def grid_rows(at):
+    for _, frames in chart_specs(at):
+        if "attention_grid" in frames:
+            return frames["attention_grid"]
+    raise AssertionError("no attention grid on the page")
+
+
+def metrics(at) -> list[float]:
+    return [float(m.value) for m in at.metric]
+
+
+def test_defaults_show_the_models_own_weights(model):
+    at = run()
+    assert not at.exception and not at.error
+    expected = run_model(DEFAULT_TEXT, model)
+    t = len(expected.tokens)
+    shown = " ".join(m.value for m in at.markdown)
+    assert f"The {t} tokens the model sees" in shown and "`[CLS]`" in shown and "`[SEP]`" in shown
+    grid = grid_rows(at)
+    assert len(grid) == 6 * 12 * t * t
+    cell = grid[(grid["layer"] == 2) & (grid["head"] == 5)].sort_values(["i", "j"])["weight"]
+    np.testing.assert_allclose(cell.to_numpy().reshape(t, t), expected.weights[1, 4], atol=1e-6)
+    np.testing.assert_allclose(heatmaps(at)["layer 1, head 1"], expected.weights[0, 0], atol=1e-12)
+    head_diff, layer_diff = metrics(at)
+    assert 0 <= head_diff <= layer_diff < 1e-5  # the lesson's formula reproduces the encoder's maps
+    assert at.slider(key="layer").value == 1 and at.slider(key="head").value == 1
+    captions = " ".join(c.value for c in at.caption)
+    # The cross-check says what it compares, and where the comparison with transformers is made.
+    assert "same X, W_q and W_k" in captions and "test suite against Hugging Face `transformers`" in captions
+    assert "`pretrained.minilm`" in captions
+
+
+def test_every_chart_is_exported_and_the_close_up_exports_its_matrix(model):
+    at = run()
+    open_export_menus(at)
+    menus = [s for s in at.selectbox if s.key.startswith("export_")]
+    # The close-up reruns alone (a fragment of its own), so it has its own menu; the page's has the other two.
+    assert len(menus) == 2 and len(at.get("vega_lite_chart")) == 3
+    options = [o for m in menus for o in m.options]
+    assert len([o for o in options if o.endswith(" · PNG image")]) == 3
+    assert len([o for o in options if o.endswith(" · SVG drawing")]) == 3
+    assert any("layer 1, head 1 · CSV" in m.options for m in menus)
+    # The grid and the averaged view export their maps too, as the model computed them.
+    assert any("layer 2, head 5 (grid) · CSV" in m.options for m in menus)
+    assert any("all 72 heads · LaTeX bmatrix" in m.options for m in menus)
+    expected = run_model(DEFAULT_TEXT, model)
+    matrices = page_matrices(at)
+    np.testing.assert_allclose(matrices["layer 2, head 5 (grid)"][0], expected.weights[1, 4], atol=1e-6)
+    np.testing.assert_allclose(matrices["all 72 heads"][0], expected.weights.mean(axis=(0, 1)), atol=1e-12)
+    assert matrices["all 72 heads"][1] == matrices["layer 1, head 1"][1]  # the same token labels
+
+
+def test_the_page_never_imports_transformers():
+    """The page runs the model with `pretrained.minilm`: transformers (hundreds of MB with scipy) stays out."""
+    code = (
+        "import sys\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        f"at = AppTest.from_file({APP!r}, default_timeout=600)\n"
+        f"at.switch_page({PAGE!r})\n"
+        "at.run()\n"
+        "assert not at.exception and not at.error and len(at.metric) == 2, 'the page did not run'\n"
+        "print([m for m in ('transformers', 'huggingface_hub', 'sentence_transformers', 'scipy') if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(APP).parent, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]", f"imported: {done.stdout}"
+
+
+def test_slider_maxima_and_a_pattern_button(model):
+    at = run(layer=6, head=12)
+    assert not at.exception
+    expected = run_model(DEFAULT_TEXT, model)
+    np.testing.assert_allclose(heatmaps(at)["layer 6, head 12"], expected.weights[5, 11], atol=1e-12)
+    assert max(metrics(at)) < 1e-5
+    best = {name: (layer, head) for name, layer, head, _, _ in strongest_heads(pattern_scores(expected))}
+    at.button(key="show_previous token").click().run()
+    layer, head = best["previous token"]
+    assert (at.slider(key="layer").value, at.slider(key="head").value) == (layer + 1, head + 1)
+    assert f"layer {layer + 1}, head {head + 1}" in heatmaps(at)
+
+
+def test_longest_text_is_drawn_and_longer_is_refused():
+    at = run(text=LONGEST)
+    assert not at.exception and not at.error
+    assert len(grid_rows(at)) == 6 * 12 * 32 * 32
+    at.text_input(key="text").set_value(TOO_LONG).run()
+    assert not at.exception
+    assert "33 WordPiece tokens" in at.error[0].value and "at most 32" in at.error[0].value
+    assert len(grid_rows(at)) == 6 * 12 * 32 * 32  # the last valid text stays on screen
+
+
+def test_empty_text_and_malformed_url_values_fall_back():
+    at = run(layer="abc", head="99")
+    assert not at.exception
+    assert at.slider(key="layer").value == 1 and at.slider(key="head").value == 1
+    at.text_input(key="text").set_value("   ").run()
+    assert not at.exception
+    assert "no token the model can read" in at.error[0].value
+    assert "layer 1, head 1" in heatmaps(at) and len(grid_rows(at)) == 6 * 12 * 13 * 13

@@ -1,0 +1,86 @@
+"""The soft-lookup page, run headless: defaults, both temperature extremes, the query choice."""
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.lookup import fruit_dictionary, hard_lookup, soft_lookup
+from tests.helpers.apptest import chart_specs, run_page
+
+PAGE = "app_pages/soft_lookup.py"
+SHOP = fruit_dictionary()
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def displayed(table) -> pd.DataFrame:
+    """The text a static `st.table` shows in its cells (its Styler's formatted values)."""
+    return pa.ipc.open_stream(table.proto.arrow_data.styler.display_values).read_pandas()
+
+
+def soft_weights_on_page(at: AppTest) -> np.ndarray:
+    """The soft bars of the hard-vs-soft weights chart."""
+    for spec, frames in chart_specs(at):
+        for sub in spec.get("hconcat", [spec]):
+            if "data" in sub and "xOffset" in sub.get("encoding", {}):
+                df = frames[sub["data"]["name"]]
+                return df[df["lookup"].str.startswith("soft")]["weight"].to_numpy()
+    raise AssertionError("no hard-vs-soft weights chart on the page")
+
+
+def test_defaults_show_the_lookup_computed_by_core():
+    at = run_page(PAGE)
+    assert not at.exception
+    assert at.title[0].value == "Attention as a soft lookup"
+    assert at.radio(key="query").value == "sweet" and at.select_slider(key="temp").value == 0.2
+    m = metrics(at)
+    soft, w = soft_lookup(SHOP.queries["sweet"], SHOP.keys, SHOP.values, 0.2)
+    hard, _ = hard_lookup(SHOP.queries["sweet"], SHOP.keys, SHOP.values)
+    assert m["hard result: banana"] == f"{float(hard):.2f}"
+    assert float(m["soft result"]) == pytest.approx(float(soft), abs=1e-4)
+    assert float(m["|soft − hard|"]) == pytest.approx(abs(float(soft) - float(hard)), rel=1e-2)
+    np.testing.assert_allclose(soft_weights_on_page(at), w)
+    (table,) = at.table  # a static table: redrawing an interactive grid cost ~200 ms per step in the browser
+    np.testing.assert_allclose(table.value["soft weight w"], w)
+    assert list(table.value["key"]) == list(SHOP.key_names)
+    shown = displayed(table)
+    assert list(shown["soft weight w"]) == [f"{x:.4f}" for x in w]
+    assert list(shown["hard weight"]) == ["1" if k == "banana" else "0" for k in SHOP.key_names]
+    assert len(at.get("expander")) >= 1  # the source code
+
+
+@pytest.mark.parametrize("query, winner", [("sweet", "banana"), ("sweet and sour", "pineapple")])
+def test_lowest_temperature_is_the_hard_lookup(query, winner):
+    at = run_page(PAGE, query=query, temp="0.01")
+    assert not at.exception
+    m = metrics(at)
+    assert float(m["|soft − hard|"]) < 1e-4
+    assert float(m["largest soft weight"]) > 0.9999
+    assert float(m["soft result"]) == pytest.approx(float(m[f"hard result: {winner}"]), abs=1e-4)
+
+
+def test_highest_temperature_is_nearly_uniform():
+    at = run_page(PAGE, temp="10")
+    assert not at.exception
+    m = metrics(at)
+    assert float(m["largest soft weight"]) < 0.22  # uniform would be 1/5
+    assert float(m["soft result"]) == pytest.approx(SHOP.values.mean(), abs=0.1)
+    assert np.ptp(soft_weights_on_page(at)) < 0.03
+
+
+def test_moving_the_controls_updates_the_page():
+    at = run_page(PAGE)
+    at.radio(key="query").set_value("sour").run()
+    at.select_slider(key="temp").set_value(1.0).run()
+    assert not at.exception
+    _, w = soft_lookup(SHOP.queries["sour"], SHOP.keys, SHOP.values, 1.0)
+    np.testing.assert_allclose(soft_weights_on_page(at), w)
+    assert "hard result: lemon" in metrics(at)
+    # a bad URL value falls back to the default instead of failing
+    at = run_page(PAGE, query="bitter", temp="0.03")
+    assert not at.exception
+    assert at.radio(key="query").value == "sweet" and at.select_slider(key="temp").value == 0.2

@@ -1,0 +1,197 @@
+"""Worked-example page: stage-by-stage reveal, own input from the link, bad input, sharing, presenter mode."""
+
+import numpy as np
+import pytest
+
+from core import LESSON_TOKENS, LESSON_X, worked_example
+from core.user_input import format_matrix
+from tests.helpers import lesson_values as lesson
+from tests.helpers.apptest import chart_specs, heatmap_tooltips, heatmaps, run_page, section_titles, share_link
+from ui.charts.spec import drawn_on_canvas, view_title
+
+PAGE = None  # the worked example is the landing page
+OWN = "own_input"  # session-state key of its own-input expander (app_pages/worked_example.py)
+
+
+
+def test_reveal_from_the_link_shows_only_the_first_stages():
+    at = run_page(PAGE, reveal="raw scores")
+    assert not at.exception
+    assert section_titles(at) == ["1 · Embeddings X", "2 · Queries, keys and values", "3 · Raw scores"]
+    assert "attention weights A" not in heatmaps(at)
+
+
+def test_next_and_previous_step_through_the_stages():
+    at = run_page(PAGE, reveal="X")
+    assert section_titles(at) == ["1 · Embeddings X"]
+    at.button(key="reveal_next").click().run()
+    assert at.select_slider(key="reveal").value == "Q, K, V" and len(section_titles(at)) == 2
+    for _ in range(10):  # clicking past the end stays on the last stage
+        at.button(key="reveal_next").click().run()
+    assert at.select_slider(key="reveal").value == "output"
+    assert "Cross-check with PyTorch" in section_titles(at)
+    at.button(key="reveal_prev").click().run()
+    assert at.select_slider(key="reveal").value == "softmax" and "6 · Output: a weighted blend of the values" \
+        not in section_titles(at)
+
+
+def test_every_control_round_trips_through_the_link():
+    query = dict(seed="5", reveal="softmax", present="true")
+    at = run_page(PAGE, **query)
+    assert at.slider(key="seed").value == 5 and at.select_slider(key="reveal").value == "softmax"
+    assert at.toggle(key="present").value is True
+    link = share_link(at)
+    for key, value in query.items():
+        assert f"{key}={value}" in link
+    np.testing.assert_allclose(heatmaps(at)["attention weights A"], worked_example(5).weights)
+
+
+def test_own_tokens_and_matrix_from_the_link():
+    X = np.array([[1.0, 0.5], [0.0, -1.0], [2.0, 0.25], [0.5, 0.5]])
+    at = run_page(PAGE, tokens="a b c a", X=format_matrix(X), token="c")
+    assert not at.exception and not at.error
+    maps = heatmaps(at)
+    expected = worked_example(0, X=X, tokens=("a", "b", "c", "a"))
+    np.testing.assert_allclose(maps["attention weights A"], expected.weights)
+    assert maps["attention weights A"].shape == (4, 4)  # the repeated "a" keeps its own row
+    assert "tokens=a+b+c+a" in share_link(at)
+
+
+def editor_table(at) -> tuple[list[str], np.ndarray] | None:
+    """The own-input table the page sent (tokens, X), or None when it sent none."""
+    if not at.dataframe:
+        return None
+    table = at.dataframe[0].value
+    return table["token"].tolist(), table.drop(columns="token").astype(float).to_numpy()
+
+
+def test_the_own_input_table_is_sent_only_while_its_expander_is_open():
+    """A closed expander's table would still be sent, and the browser would load and draw its data editor."""
+    at = run_page(PAGE)
+    assert not at.exception and editor_table(at) is None
+    assert any(e.label == "Use your own tokens and embeddings" for e in at.expander)
+    at.session_state[OWN] = True
+    at.run()
+    tokens, X = editor_table(at)
+    assert tokens == list(LESSON_TOKENS)
+    np.testing.assert_array_equal(X, LESSON_X)
+
+
+def test_a_link_with_its_own_input_opens_the_table_and_closing_it_keeps_that_input():
+    X = np.array([[1.0, 0.5], [0.0, -1.0], [2.0, 0.25]])
+    at = run_page(PAGE, tokens="a b c", X=format_matrix(X))
+    tokens, shown = editor_table(at)
+    assert tokens == ["a", "b", "c"]
+    np.testing.assert_array_equal(shown, X)
+    at.session_state[OWN] = False
+    at.run()
+    assert not at.exception and editor_table(at) is None
+    np.testing.assert_array_equal(heatmaps(at)["X"], X)
+    assert at.query_params["tokens"] == "a b c" and at.query_params["X"] == format_matrix(X)
+    at.session_state[OWN] = True
+    at.run()
+    tokens, shown = editor_table(at)
+    assert tokens == ["a", "b", "c"]
+    np.testing.assert_array_equal(shown, X)
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        (dict(X="1,0;0,abc;1,1"), "not a number"),
+        (dict(X="1,0;0,nan;1,1"), "NaN"),
+        (dict(X="1,0;0,inf;1,1"), "infinite"),
+        (dict(X="1,0;0,1,2;1,1"), "rectangular"),
+        (dict(X="1,0;;1,1"), "is empty"),
+        (dict(tokens="a b", X="1,0;0,1;1,1"), "2 tokens but X has 3 rows"),
+        (dict(tokens=" ".join(["w"] * 9), X=";".join(["1"] * 9)), "more than 8"),
+        (dict(tokens="x" * 10_000), "tokens but X has"),
+        (dict(X="1," * 3000), "at most 2000"),
+    ],
+)
+def test_bad_input_in_the_link_shows_a_message_and_the_lesson(query, message):
+    at = run_page(PAGE, **query)
+    assert not at.exception
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+    np.testing.assert_array_equal(np.round(heatmaps(at)["attention weights A"], 3), lesson.WEIGHTS)
+
+
+@pytest.mark.parametrize("query", [dict(seed="abc"), dict(reveal="step 9"), dict(token="dog"), dict(present="maybe")])
+def test_malformed_controls_fall_back_with_a_visible_notice(query):
+    at = run_page(PAGE, **query)
+    assert not at.exception
+    (key,) = query
+    assert any(f"`{key}`" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_tooltips_carry_the_arithmetic():
+    """Hovering a weight shows the lesson's steps, and the numbers it shows give the lesson's weights."""
+    at = run_page(PAGE)
+
+    views = {v.get("title"): (v, frames) for spec, frames in chart_specs(at) for v in spec.get("hconcat", [spec])}
+    titles = {t["title"] for v, _ in views.values() for t in v.get("encoding", {}).get("tooltip", [])}
+    assert {"raw score q_i · k_j", "scaled score q_i · k_j / √4", "exp(scaled)", "row sum of exp",
+            "A_ij = exp / row sum", "Σ_j A_ij · V_jd", "q_i · k_j"} <= titles
+    tips = heatmap_tooltips(at, "attention weights A")
+    shown = [float(text.rsplit("= ", 1)[1]) for text in tips["A_ij = exp / row sum"].ravel()]
+    np.testing.assert_array_equal(np.round(np.reshape(shown, (3, 3)), 3), lesson.WEIGHTS)
+    np.testing.assert_array_equal(np.round(tips["raw score q_i · k_j"].astype(float), 3), lesson.RAW_SCORES)
+
+
+
+def test_predict_then_reveal_asks_before_it_tells():
+    at = run_page(PAGE)
+    quiz = at.radio(key="quiz_worked_focus_choice")
+    assert quiz.value is None and "cat" in quiz.label
+    assert not at.success and not at.warning
+    quiz.set_value("sat").run()
+    at.button(key="quiz_worked_focus_reveal").click().run()
+    assert not at.exception
+    # computed: "cat" puts 0.486 on "sat" in the lesson's numbers
+    assert any("sat" in s.value for s in at.success), [s.value for s in at.success]
+
+
+@pytest.mark.parametrize("present", ["false", "true"])
+def test_each_section_is_one_element_and_presenter_mode_drops_its_explanation(present):
+    """Heading, explanation and formula travel as one Markdown element; on a projector only the first and last."""
+    at = run_page(PAGE, present=present)
+    sections = [m.value for m in at.markdown if m.value.startswith("## ")]
+    assert len(sections) == len(section_titles(at)) == 7  # six stages and the PyTorch cross-check
+    first = sections[0]
+    assert first.startswith("## 1 · Embeddings X\n\n")
+    assert r"T = 3,\ d_{model} = 4" in first and first.endswith("\n$$")  # the formula, computed from X
+    assert ("One row per token" in first) is (present == "false")
+    assert not at.header and not any(r"\frac{Q K^\top}{\sqrt{d_k}}" in m.value for m in at.latex)
+
+
+def test_a_clicked_cell_rebuilds_only_the_projections(monkeypatch):
+    """Each chart is built by its own cached call: a click only highlights rows of Q and K, so only the grid of
+    W_q, W_k, W_v, Q, K and V (six heatmaps) is built again; the other charts come from the cache."""
+    import streamlit as st
+
+    import ui.charts.worked_example
+    from tests.helpers.clicks import click_cell
+
+    st.cache_data.clear()
+    at = run_page(PAGE, seed="7")
+    built: list[str] = []
+    heatmap = ui.charts.worked_example.heatmap
+
+    def counting_heatmap(matrix, **kwargs):
+        built.append(kwargs.get("title", ""))
+        return heatmap(matrix, **kwargs)
+
+    monkeypatch.setattr(ui.charts.worked_example, "heatmap", counting_heatmap)
+    at = click_cell(at, "cell", 1, 2)
+    assert not at.exception
+    assert sorted(built) == ["K", "Q", "V", "W_k", "W_q", "W_v"]
+
+
+def test_every_chart_but_the_output_is_drawn_on_a_canvas_without_aria():
+    """Canvases repaint faster than SVG updates its cells; the output keeps its numbers in the page as SVG text."""
+    drawn = {}
+    for spec, frames in chart_specs(run_page(PAGE)):
+        views = spec.get("hconcat") or spec.get("concat") or [spec]
+        drawn[view_title(views[0], frames)] = (drawn_on_canvas(spec), spec.get("config", {}).get("aria", True))
+    assert drawn == {"X": (True, False), "W_q": (True, False), "raw scores Q Kᵀ": (True, False),
+                     "attention weights A": (True, False), "output = A V": (False, True)}

@@ -1,0 +1,52 @@
+"""The layering of docs/architecture.md, checked on the import statements of every module."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted(p.stem for p in (ROOT / "app_pages").glob("*.py"))
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module `path` imports, at any depth of its code (``from a.b import c`` gives ``a.b``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def top_levels(path: Path) -> set[str]:
+    return {name.split(".")[0] for name in imported_modules(path)}
+
+
+def modules_of(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", modules_of("core"), ids=lambda p: p.name)
+def test_core_is_maths_only(path):
+    assert not top_levels(path) & {"streamlit", "altair", "pandas", "ui", "app_pages", "exercise", "training",
+                                   "pretrained", "cost"}
+
+
+@pytest.mark.parametrize("path", modules_of("ui/charts"), ids=lambda p: p.name)
+def test_chart_modules_do_not_use_streamlit(path):
+    assert "streamlit" not in top_levels(path)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_page_draws_through_its_own_chart_module_without_altair_or_pytorch(page):
+    imports = imported_modules(ROOT / "app_pages" / f"{page}.py")
+    assert (ROOT / "ui" / "charts" / f"{page}.py").is_file()
+    assert f"ui.charts.{page}" in imports
+    assert not {name.split(".")[0] for name in imports} & {"altair", "torch"}
+    assert not any(name.startswith("ui.charts.") and name.split(".")[2] in PAGES and name.split(".")[2] != page
+                   for name in imports), "a page uses another page's chart module"

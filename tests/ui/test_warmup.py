@@ -1,0 +1,122 @@
+"""`ui.warmup`: slow imports started in the background, once."""
+
+import asyncio
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from streamlit.web.server.app_discovery import discover_asgi_app
+
+from tests.helpers.fresh_process import fresh_python
+from ui import warmup
+from ui.warmup import import_in_background
+
+
+def test_imports_in_the_background_once():
+    name = "colorsys"  # a small standard-library module this test suite does not import otherwise
+    sys.modules.pop(name, None)
+    thread = import_in_background(name)
+    assert thread is not None and thread.daemon
+    thread.join(timeout=60)
+    assert name in sys.modules
+    assert import_in_background(name) is None  # already imported (and already started): nothing to do
+
+
+def test_a_failing_import_does_not_raise():
+    thread = import_in_background("no_such_module_for_the_warmup_test")
+    assert thread is not None
+    thread.join(timeout=60)
+    assert "no_such_module_for_the_warmup_test" not in sys.modules
+
+
+def test_the_import_waits_for_its_delay():
+    name = "tabnanny"  # a small standard-library module the suite does not import otherwise
+    sys.modules.pop(name, None)
+    thread = import_in_background(name, delay_s=30.0)
+    thread.join(timeout=0.5)
+    assert thread.is_alive() and name not in sys.modules  # still waiting, nothing imported yet
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_streamlit_run_serves_the_router_as_an_app_with_a_light_import():
+    """`streamlit run streamlit_app.py` finds `app` and imports the file to serve it. That import must not run the
+    router or import the first page's libraries itself: the lifespan imports them while the browser loads."""
+    found = discover_asgi_app(ROOT / "streamlit_app.py")
+    assert found.is_asgi_app and found.import_string == "streamlit_app:app"
+    probe = ("import sys, streamlit as st, streamlit_app as m; print(isinstance(m.app, st.App), "
+             "m.app.script_path.name, 'altair' in sys.modules, 'pandas' in sys.modules)")
+    assert fresh_python(probe).split() == ["True", "streamlit_app.py", "False", "False"]
+
+
+def test_the_lifespan_starts_the_first_page_imports_and_returns_at_once(monkeypatch):
+    imported = []
+    monkeypatch.setattr(warmup, "import_in_background", lambda *modules, **kw: imported.append(modules))
+
+    async def serve() -> None:
+        async with warmup.lifespan(None):
+            imported.append("serving")
+
+    with ThreadPoolExecutor(1) as pool:  # a thread of its own: an earlier test may leave an event loop running here
+        pool.submit(asyncio.run, serve()).result(timeout=60)
+    assert imported == [warmup.FIRST_PAGE_MODULES, "serving"]
+
+
+def test_the_warm_up_leaves_nothing_big_for_the_landing_page_to_import():
+    """With `FIRST_PAGE_MODULES` imported, the landing page's first run (in a fresh process) imports none of our
+    modules, none of the big libraries and neither of Streamlit's name lists: the warm-up list is complete."""
+    probe = (
+        "import sys, importlib, streamlit; from streamlit.testing.v1 import AppTest; from ui import warmup; "
+        "[importlib.import_module(m) for m in warmup.FIRST_PAGE_MODULES]; before = set(sys.modules); "
+        "AppTest.from_file('streamlit_app.py', default_timeout=120).run(); "
+        "print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    out = fresh_python(probe)
+    big = ("altair", "pandas", "pyarrow", "numpy", "jsonschema", "streamlit.emojis", "streamlit.material_icon_names")
+    late = [m for m in out.split() if m.split(".")[0] in ("ui", "core") or m in big]
+    assert late == []
+
+
+def _probe(tmp_path: Path, body: str) -> list[str]:
+    """Run `body` in a fresh process that can import two probe modules recording whether the collector was on
+    while they were imported: ``gc_probe_quick``, and ``gc_probe_slow``, which waits for ``builtins.go_on``."""
+    (tmp_path / "gc_probe_quick.py").write_text("import gc\nENABLED = gc.isenabled()\n")
+    (tmp_path / "gc_probe_slow.py").write_text(
+        "import builtins, gc\nbuiltins.go_on.wait(60)\nENABLED = gc.isenabled()\n")
+    setup = (f"import builtins, gc, sys, threading, time\nsys.path.insert(0, {str(tmp_path)!r})\n"
+             "builtins.go_on = threading.Event()\nfrom ui.warmup import import_in_background\n")
+    return fresh_python(setup + textwrap.dedent(body)).split()
+
+
+def test_the_collector_is_paused_while_the_warm_up_imports_then_what_it_loaded_is_frozen(tmp_path):
+    assert _probe(tmp_path, """
+        assert gc.isenabled() and gc.get_freeze_count() == 0
+        import_in_background("gc_probe_quick").join(60)
+        import gc_probe_quick
+        print(gc_probe_quick.ENABLED, gc.isenabled(), gc.get_freeze_count() > 1000)
+    """) == ["False", "True", "True"]
+
+
+def test_overlapping_warm_ups_bring_the_collector_back_only_when_the_last_ends(tmp_path):
+    assert _probe(tmp_path, """
+        slow = import_in_background("gc_probe_slow")
+        deadline = time.monotonic() + 30
+        while "gc_probe_slow" not in sys.modules and time.monotonic() < deadline:  # its import has begun
+            time.sleep(0.01)
+        import_in_background("gc_probe_quick").join(60)
+        during = gc.isenabled()
+        builtins.go_on.set()
+        slow.join(60)
+        import gc_probe_slow
+        print(during, gc_probe_slow.ENABLED, gc.isenabled())
+    """) == ["False", "False", "True"]
+
+
+def test_a_collector_turned_off_before_stays_off(tmp_path):
+    assert _probe(tmp_path, """
+        gc.disable()
+        import_in_background("gc_probe_quick").join(60)
+        print(gc.isenabled())
+    """) == ["False"]

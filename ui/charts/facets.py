@@ -1,0 +1,409 @@
+"""Faceted heatmaps for the multi-head and permutation pages.
+
+`head_blocks`: matrices cut into one block of columns per head; `head_maps`: one attention
+map per head; `matrix_panels`: same-shaped matrices side by side, each with its own label
+order (a matrix next to its reordering). Pure functions (no Streamlit), tested through
+``chart.to_dict()``. Each returns ONE faceted chart, so any number of heads or panels costs
+one ``show_chart`` call, and all panels share one colour scale. Colours follow `ui.charts.heatmap`:
+diverging centred at 0 for signed values, viridis on [0, 1] for weights.
+
+Built to stay fast at the heavy end of the sliders (64 heads x 16 x 16 = 16 384 cells):
+
+* the data is just the cell values, one ``{"value": x}`` record per cell in row-major
+  order; each cell's indices (from its record number), every label (token, head,
+  dimension) and the text colour are computed in the browser by ``window``/``calculate``
+  transforms indexing short label arrays, so no per-cell indices or strings are built,
+  serialised or hashed in Python;
+* the charts are built with constructors (every chained ``.encode()``/``.properties()``
+  deep-copies the chart) and without Altair's per-object validation (`ui.display.prepare_altair`
+  turns it off; the tests validate the finished spec);
+* the value labels, a second layer, are only added when the cells are big enough.
+
+Every chart records how its values make matrices in the spec's ``usermeta``
+(`ui.export.matrix_layout`: the stack's shape, the titles and the labels, at most a few kB),
+so the export menu offers each matrix (each head's map, each head's block of Q, K, V) as CSV
+and LaTeX without any per-cell index in the data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import altair as alt
+import numpy as np
+
+from ui.charts.heatmap import DIVERGING_SCHEME, MAX_LABELLED_CELLS, SEQUENTIAL_SCHEME, unique_labels
+from ui.charts.spec import CANVAS, domain_from_data, tooltip_expr
+from ui.export import LAYOUT_KEY, matrix_layout
+
+#: Cells smaller than this (pixels) get no printed values.
+MIN_LABELLED_CELL = 28
+#: Pixels between the head blocks of `head_blocks` (fewer pixels when there are many heads).
+HEAD_GAP, HEAD_GAP_MANY = 12, 3
+
+
+def cell_values(values: np.ndarray, **constants: float) -> dict[str, list[dict[str, float]]]:
+    """Inline Vega-Lite data: one record ``{"value": x, **constants}`` per entry of `values`, in C (row-major) order.
+
+    The position of each cell is not stored: `_cell_index` recovers it in the browser from the
+    record's place in the list, which keeps the data (and Altair's JSON hash of it) small.
+    `constants` are repeated in every record: the colour domain ``lo``, ``hi`` (`ui.charts.spec.domain_from_data`).
+    """
+    return {"values": [{"value": x, **constants} for x in np.asarray(values, dtype=np.float64).ravel().tolist()]}
+
+
+def _cell_index(shape: tuple[int, ...], names: Sequence[str]) -> list[Any]:
+    """Transforms that number the records 0, 1, ... and split that number into one index per axis of `shape`.
+
+    ``_cell_index((H, T, T), ("h", "q", "k"))`` gives record ``n`` the fields ``h = n // (T*T)``,
+    ``q = (n // T) % T`` and ``k = n % T``, exactly NumPy's row-major order.
+    """
+    steps: list[Any] = [alt.WindowTransform(window=[alt.WindowFieldDef(op="row_number", **{"as": "_n"})])]
+    stride = int(np.prod(shape))
+    for name, size in zip(names, shape, strict=True):
+        stride //= size
+        steps += _calc(**{name: f"floor((datum._n - 1) / {stride}) % {size}"})
+    return steps
+
+
+def _js(values: Sequence[Any]) -> str:
+    """A JSON array literal, which is also a valid Vega expression."""
+    return json.dumps(list(values), ensure_ascii=False)
+
+
+def _calc(**fields: str) -> list[alt.CalculateTransform]:
+    """``calculate`` transforms, one per new field: ``_calc(row='["a","b"][datum.q]')``."""
+    return [alt.CalculateTransform(**{"calculate": expr, "as": name}) for name, expr in fields.items()]
+
+
+def head_label(h: int, d_k: int, width_px: float) -> str:
+    """Facet header for head `h` (0-based) owning columns ``h*d_k .. (h+1)*d_k - 1``, shortened to fit `width_px`."""
+    lo, hi = h * d_k, (h + 1) * d_k - 1
+    dims = f"dim {lo}" if lo == hi else f"dims {lo}–{hi}"
+    if width_px >= 110:
+        return f"head {h + 1} · {dims}"
+    if width_px >= 44:
+        return f"head {h + 1}"
+    return str(h + 1)
+
+
+def _cells(
+    *,
+    x: alt.X,
+    y: alt.Y,
+    color: alt.Color,
+    tooltip: list[alt.Tooltip],
+    cell_size: int,
+    show_values: bool,
+    value_format: str,
+    font_size: int,
+    shape: tuple[int, int] | None = None,
+    params: list[Any] | None = None,
+    emphasis: dict[str, Any] | None = None,
+    values_where: str | None = None,
+) -> alt.Chart | alt.LayerChart:
+    """The per-panel heatmap (rect, plus value labels in the ``ink`` colour if `show_values`), to be faceted.
+
+    Panels are sized by step (`cell_size` per row/column), or, if `shape` ``(rows, cols)`` is given,
+    by the fixed pixel size of that shape, which Vega needs when the y scales are independent.
+    `values_where` (a Vega expression) prints the values of those cells only.
+    """
+    if shape is None:
+        size = dict(width=alt.Step(cell_size), height=alt.Step(cell_size))
+    else:
+        size = dict(width=shape[1] * cell_size, height=shape[0] * cell_size)
+    tip = tooltip_expr(tooltip)  # on the marks, not as an encoding channel: cheaper to evaluate per cell
+    rect_mark = alt.MarkDef(type="rect", stroke="white", strokeWidth=0.5 if cell_size >= 9 else 0, tooltip=tip)
+    extra = emphasis or {}  # e.g. opacity and stroke encodings that single out some cells
+    rect_params = params or alt.Undefined
+    if not show_values:
+        return alt.Chart(mark=rect_mark, params=rect_params, **size,
+                         encoding=alt.FacetedEncoding(x=x, y=y, color=color, **extra))
+    rect = alt.Chart(mark=rect_mark, params=rect_params, encoding=alt.FacetedEncoding(color=color, **extra))
+    only = [alt.FilterTransform(filter=values_where)] if values_where else alt.Undefined
+    text_mark = alt.MarkDef(type="text", fontSize=font_size, tooltip=tip)
+    text = alt.Chart(mark=text_mark, transform=only, encoding=alt.FacetedEncoding(
+        text=alt.Text(field="value", type="quantitative", format=value_format),
+        # "white"/"black" used as-is; `fill`, not `color`, so it shares no scale (or legend) with the cells
+        fill=alt.Fill(field="ink", type="nominal", scale=None, legend=None),
+    ))
+    return alt.LayerChart(layer=[rect, text], encoding=alt.SharedEncoding(x=x, y=y), **size)
+
+
+def _facet_chart(
+    data: dict[str, list[dict[str, float]]],
+    transform: list[Any],
+    cells: alt.Chart | alt.LayerChart,
+    facet: alt.FacetMapping | alt.FacetFieldDef,
+    *,
+    spacing: int | dict,
+    columns: int | None = None,
+    independent: tuple[str, ...] = (),
+    title: str = "",
+    layout: dict[str, Any],
+) -> alt.FacetChart:
+    """``alt.FacetChart`` built in one constructor call (no chained copies); colour is shared across panels.
+
+    `layout` (`ui.export.matrix_layout`) goes into the spec's ``usermeta``, for the export menu.
+    """
+    resolve = (alt.Resolve(scale=alt.ScaleResolveMap(**dict.fromkeys(independent, "independent")))
+               if independent else alt.Undefined)
+    # `data` is a plain {"values": [...]} dict: Altair moves it to the top-level datasets after building the
+    # spec (a DataFrame would first be converted record by record; records inside the spec tree would be
+    # walked one by one by Altair's to_dict, far slower still).
+    return alt.FacetChart(data=data, transform=transform, facet=facet, spec=cells,
+                          spacing=spacing, columns=columns or alt.Undefined, resolve=resolve,
+                          title=title or alt.Undefined, usermeta={LAYOUT_KEY: [layout], **CANVAS})
+
+
+def head_blocks(
+    matrices: Mapping[str, np.ndarray],
+    n_heads: int,
+    *,
+    row_labels: Sequence[str],
+    title: str = "",
+    y_title: str = "token",
+    cell_size: int = 24,
+    show_values: bool | Literal["highlighted"] | None = None,
+    value_format: str = ".2f",
+    font_size: int = 10,
+    highlight: Mapping[str, tuple[int, int]] | None = None,
+) -> alt.FacetChart:
+    """``(T, d_model)`` matrices (one facet row each) cut into `n_heads` blocks of ``d_k`` columns (facet columns).
+
+    The gap between the blocks is the split: head ``h`` reads only the columns in its block.
+    One colour scale, symmetric around 0, is shared by every panel. `highlight` maps a matrix name to
+    ``(row, head)``: that row of that head's block stays bright and every other cell is faded.
+    ``show_values="highlighted"`` prints the values of the bright cells only, and none without a
+    highlight (cells smaller than `MIN_LABELLED_CELL` print none either way).
+
+    Data: one ``value`` per cell, in the order of ``np.stack(matrices)``; the indices ``m`` (which
+    matrix), ``t`` (token), ``j`` (dimension) and the labels ``matrix``, ``head``, ``row``, ``col``
+    are computed in the browser. Exported: every matrix whole, and every head's block of it
+    (``"Q · head 2 · dims 4–7"``).
+    """
+    if not matrices:
+        raise ValueError("head_blocks needs at least one matrix.")
+    names = list(matrices)
+    mats = [np.asarray(m, dtype=np.float64) for m in matrices.values()]
+    labels = unique_labels(row_labels)
+    for name, m in zip(names, mats, strict=True):
+        if m.ndim != 2 or m.shape[1] % n_heads:
+            raise ValueError(f"{name} must be 2-D with a width divisible by n_heads={n_heads}, got shape {m.shape}.")
+        if m.shape != mats[0].shape or len(labels) != m.shape[0]:
+            raise ValueError(f"{len(labels)} row labels and {name} of shape {m.shape}: every matrix must be "
+                             f"{len(labels)} x d_model, like the first, {mats[0].shape}.")
+    t, d_model = mats[0].shape
+    d_k = d_model // n_heads
+    stack = np.stack(mats)  # (n_matrices, T, d_model)
+    only_bright = show_values == "highlighted"
+    if only_bright:
+        show_values = bool(highlight) and cell_size >= MIN_LABELLED_CELL
+    elif show_values is None:
+        show_values = stack.size <= MAX_LABELLED_CELLS and cell_size >= MIN_LABELLED_CELL
+    m = float(np.max(np.abs(stack))) or 1.0
+    heads = [head_label(h, d_k, d_k * cell_size) for h in range(n_heads)]
+    calc = dict(matrix=f"{_js(names)}[datum.m]", row=f"{_js(labels)}[datum.t]", col="'' + datum.j",
+                head=f"{_js(heads)}[floor(datum.j / {d_k})]")
+    if show_values:
+        calc["ink"] = "abs(datum.value) > 0.6 * datum.hi ? 'white' : 'black'"
+
+    dim_labels = cell_size >= 14  # narrower cells: the head headers and the tooltips say which dims they are
+    x = alt.X(field="col", type="ordinal", sort=None, title=None,
+              axis=alt.Axis(labelAngle=0 if cell_size >= 20 else -90, orient="top", labels=dim_labels,
+                            ticks=dim_labels, labelFontSize=min(11, cell_size - 2)))
+    y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
+    color = alt.Color(field="value", type="quantitative", title=None,
+                      scale=alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0),
+                      legend=alt.Legend(orient="right"))
+    tooltip = [
+        alt.Tooltip(field="matrix", type="nominal", title="matrix"),
+        alt.Tooltip(field="head", type="nominal", title="head"),
+        alt.Tooltip(field="row", type="nominal", title=y_title),
+        alt.Tooltip(field="col", type="nominal", title="dimension"),
+        alt.Tooltip(field="value", type="quantitative", title="value", format=value_format),
+    ]
+    emphasis = None
+    if highlight:
+        bright = np.zeros(stack.shape, dtype=bool)  # (n_matrices, T, d_model)
+        for name, (row_t, h) in highlight.items():
+            bright[names.index(name), row_t, h * d_k:(h + 1) * d_k] = True
+        # the record numbers (1-based, as `_cell_index` numbers them) of the bright cells
+        calc["alpha"] = f"indexof({_js((np.flatnonzero(bright) + 1).tolist())}, datum._n) >= 0 ? 1 : 0.2"
+        calc["edge"] = "datum.alpha == 1 ? 'black' : 'white'"
+        emphasis = {"opacity": alt.Opacity(field="alpha", type="quantitative", scale=None, legend=None),
+                    "stroke": alt.Stroke(field="edge", type="nominal", scale=None, legend=None)}
+    cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, emphasis=emphasis,
+                   show_values=show_values, value_format=value_format, font_size=font_size,
+                   values_where="datum.alpha == 1" if only_bright else None)
+    column = alt.FacetFieldDef(field="head", type="ordinal", sort=heads, title=None,
+                               header=alt.Header(labelFontSize=11, labelAngle=0 if d_k * cell_size >= 14 else -90))
+    row = (alt.FacetFieldDef(field="matrix", type="nominal", sort=names, title=None,
+                             header=alt.Header(labelFontSize=14, labelFontWeight="bold", labelAngle=0))
+           if len(names) > 1 else alt.Undefined)
+    transform = _cell_index(stack.shape, ("m", "t", "j")) + _calc(**calc)
+    layout = matrix_layout(stack.shape, names, labels, [str(j) for j in range(d_model)],
+                           name=title or f"{', '.join(names)} by head",
+                           blocks=(d_k, [head_label(h, d_k, width_px=np.inf) for h in range(n_heads)]))
+    return _facet_chart(cell_values(stack, lo=-m, hi=m), transform, cells, alt.FacetMapping(row=row, column=column),
+                        title=title,
+                        independent=("x",), spacing={"column": HEAD_GAP_MANY if n_heads > 16 else HEAD_GAP, "row": 8},
+                        layout=layout)
+
+
+def head_maps(
+    weights: np.ndarray,
+    labels: Sequence[str],
+    *,
+    title: str = "",
+    columns: int | None = None,
+    cell_size: int = 30,
+    show_values: bool | None = None,
+    value_format: str = ".2f",
+    font_size: int = 10,
+    select: str | None = None,
+) -> alt.FacetChart:
+    """One attention map per head, side by side (wrapping after `columns`), on ONE viridis scale fixed to [0, 1].
+
+    Equal colours mean equal weights in every panel, so heads can be compared by eye. `select` names a
+    click selection of one cell (fields ``h``, ``q``, ``k``), for a page drawn with ``on_select``.
+
+    Data: one ``value`` per cell, in the order of `weights`; the indices ``h`` (head, 0-based), ``q``
+    (query), ``k`` (key) and the labels ``head``, ``row``, ``col`` are computed in the browser.
+    Exported: one matrix per head (``"attention weights · head 1"``), query tokens on the rows.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim != 3 or w.shape[1] != w.shape[2]:
+        raise ValueError(f"weights must have shape (H, T, T), got {w.shape}.")
+    n_heads, t, _ = w.shape
+    if len(labels) != t:
+        raise ValueError(f"{len(labels)} token labels for attention maps of shape {w.shape}.")
+    if show_values is None:
+        show_values = w.size <= MAX_LABELLED_CELLS and cell_size >= MIN_LABELLED_CELL
+    tokens = _js(unique_labels(labels))
+    calc = dict(head="'head ' + (datum.h + 1)", row=f"{tokens}[datum.q]", col=f"{tokens}[datum.k]")
+    if show_values:
+        calc["ink"] = "datum.value < 0.55 ? 'white' : 'black'"
+    readable = cell_size >= 9  # below this the token names overlap: tooltips only
+    x = alt.X(field="col", type="ordinal", sort=None, title="key token",
+              axis=alt.Axis(labelAngle=-90 if t > 4 or cell_size < 20 else 0, labels=readable, ticks=readable))
+    y = alt.Y(field="row", type="ordinal", sort=None, title="query token",
+              axis=alt.Axis(labels=readable, ticks=readable))
+    color = alt.Color(field="value", type="quantitative", title="weight",
+                      scale=alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=[0.0, 1.0]),
+                      legend=alt.Legend(orient="right"))
+    tooltip = [
+        alt.Tooltip(field="head", type="nominal", title="head"),
+        alt.Tooltip(field="row", type="nominal", title="query token"),
+        alt.Tooltip(field="col", type="nominal", title="key token"),
+        alt.Tooltip(field="value", type="quantitative", title="weight", format=".3f"),
+    ]
+    params = (None if select is None else
+              [alt.selection_point(name=select, fields=["h", "q", "k"], on="click", clear="dblclick").param])
+    cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, params=params,
+                   show_values=show_values, value_format=value_format, font_size=font_size)
+    facet = alt.FacetFieldDef(field="head", type="ordinal", sort=[f"head {k + 1}" for k in range(n_heads)],
+                              title=None, header=alt.Header(labelFontSize=12))
+    transform = _cell_index(w.shape, ("h", "q", "k")) + _calc(**calc)
+    what = title or "attention weights"
+    layout = matrix_layout(w.shape, [f"{what} · head {h + 1}" for h in range(n_heads)], unique_labels(labels),
+                           unique_labels(labels), name=f"{what}, every head")
+    return _facet_chart(cell_values(w), transform, cells, facet, columns=columns or n_heads, spacing=10, title=title,
+                        layout=layout)
+
+
+def matrix_panels(
+    panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequence[str]]],
+    *,
+    signed: bool = True,
+    domain: tuple[float, float] | None = None,
+    x_title: str = "column",
+    y_title: str = "row",
+    cell_size: int = 30,
+    show_values: bool | None = None,
+    value_format: str = ".2f",
+    font_size: int = 10,
+) -> alt.FacetChart:
+    """Titled matrices ``(title, matrix, row_labels, col_labels)`` of one shape, in one row, on ONE colour scale.
+
+    The same picture as `ui.charts.side_by_side` of `ui.charts.heatmap` s with ``shared_color=True``,
+    built as a single faceted chart (about half the cost). Each panel keeps its own row and column
+    labels in its own order, so a reordered matrix can sit next to the original.
+
+    Data: one ``value`` per cell, panel after panel, row-major; the indices ``p`` (panel), ``r``, ``c``
+    and the labels ``panel``, ``row``, ``col`` are computed in the browser. Exported: one matrix
+    per panel, under its title, with its own labels.
+    """
+    if not panels:
+        raise ValueError("matrix_panels needs at least one panel.")
+    mats = [np.asarray(p[1], dtype=np.float64) for p in panels]
+    for (title, _, rows, cols), m in zip(panels, mats, strict=True):
+        if m.ndim != 2 or (len(rows), len(cols)) != m.shape:
+            raise ValueError(f"panel {title!r}: {len(rows)} row and {len(cols)} column labels for shape {m.shape}.")
+    shapes = {m.shape for m in mats}
+    if len(shapes) != 1:
+        raise ValueError(f"matrix_panels needs matrices of one shape, got {sorted(shapes)}.")
+    (shape,) = shapes
+    stack = np.stack(mats)  # (n_panels, rows, cols)
+    if show_values is None:
+        show_values = mats[0].size <= MAX_LABELLED_CELLS and cell_size >= 22
+    if domain is None:
+        m = float(np.max(np.abs(stack))) or 1.0
+        domain = (-m, m) if signed else (0.0, 1.0)
+    lo, hi = domain
+    titles = [p[0] for p in panels]
+    row_labels = [unique_labels(p[2]) for p in panels]
+    col_labels = [unique_labels(p[3]) for p in panels]
+    calc = dict(panel=f"{_js(titles)}[datum.p]", row=f"{_js(row_labels)}[datum.p][datum.r]",
+                col=f"{_js(col_labels)}[datum.p][datum.c]")
+    if show_values:  # white text on the dark ends of the scale, as in ui.charts.heatmap
+        t = "((datum.value - datum.lo) / (datum.hi - datum.lo || 1))"
+        calc["ink"] = (f"abs({t} - 0.5) > 0.3" if signed else f"{t} < 0.55") + " ? 'white' : 'black'"
+    scale = (alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0) if signed
+             else alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=domain_from_data()))
+    longest = max(len(str(c)) for cols in col_labels for c in cols)
+    x = alt.X(field="col", type="ordinal", sort=None, title=x_title,
+              axis=alt.Axis(labelAngle=0 if 7 * longest <= cell_size else -90, orient="top"))
+    y = alt.Y(field="row", type="ordinal", sort=None, title=y_title or None)
+    color = alt.Color(field="value", type="quantitative", title=None, scale=scale,
+                      legend=alt.Legend(orient="right", gradientLength=int(np.clip(shape[0] * cell_size, 60, 200))))
+    tooltip = [
+        alt.Tooltip(field="panel", type="nominal", title="matrix"),
+        alt.Tooltip(field="row", type="nominal", title=y_title or "row"),
+        alt.Tooltip(field="col", type="nominal", title=x_title),
+        alt.Tooltip(field="value", type="quantitative", title="value", format=".3f"),
+    ]
+    cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, show_values=show_values,
+                   value_format=value_format, font_size=font_size, shape=shape)
+    column = alt.FacetFieldDef(field="panel", type="nominal", sort=titles, title=None,
+                               header=alt.Header(labelFontSize=13, labelFontWeight="bold"))
+    transform = _cell_index(stack.shape, ("p", "r", "c")) + _calc(**calc)
+    layout = matrix_layout(stack.shape, titles, _shared_or_each(row_labels), _shared_or_each(col_labels))
+    # Independent x and y: every panel shows its own labels in its own order (fixed pixel size, see `_cells`).
+    return _facet_chart(cell_values(stack, lo=lo, hi=hi), transform, cells, alt.FacetMapping(column=column), spacing=24,
+                        independent=("x", "y"), layout=layout)
+
+
+def _shared_or_each(labels: list[list[str]]) -> list[str] | list[list[str]]:
+    """One list of labels if every panel has the same, else one per panel (keeps the spec's ``usermeta`` small)."""
+    return labels[0] if all(ls == labels[0] for ls in labels) else labels
+
+
+def facets_side_by_side(*charts: alt.FacetChart, spacing: int = 36) -> alt.HConcatChart:
+    """Charts from this module in one row, each with its own colour scale (`ui.charts.arrange.side_by_side` for facets).
+
+    Vega-Lite allows ``usermeta`` only at the top level, so each chart's matrix layouts move
+    there, marked with the chart's place (``"view": k``).
+    """
+    views, layouts = [], []
+    for k, chart in enumerate(charts):
+        meta = chart.usermeta if isinstance(chart.usermeta, dict) else {}
+        layouts += [{**layout, "view": k} for layout in meta.get(LAYOUT_KEY, [])]
+        view = chart.copy(deep=False)
+        view.usermeta = alt.Undefined
+        views.append(view)
+    return alt.HConcatChart(hconcat=views, spacing=spacing,
+                            usermeta={LAYOUT_KEY: layouts, **CANVAS} if layouts else CANVAS,
+                            resolve=alt.Resolve(scale=alt.ScaleResolveMap(color="independent")))

@@ -1,0 +1,230 @@
+"""The heatmap every page draws a matrix with, and its long-form data.
+
+Colour conventions, used on every page:
+
+* signed matrices (X, W, Q, K, V, scores, outputs): a diverging, colour-blind-safe scheme centred at 0
+  (blue negative, orange positive), its domain ``[-m, m]`` with m the largest ``|value|``;
+* attention weights (probabilities in [0, 1]): a sequential scheme (viridis), with the domain fixed to [0, 1]
+  so maps can be compared by eye.
+
+Colour is never the only carrier: small matrices print their values in the cells and every cell has a tooltip.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from ui.charts.arrange import independent_colours
+from ui.charts.spec import domain_from_data, title_from_data
+
+DIVERGING_SCHEME = "blueorange"
+SEQUENTIAL_SCHEME = "viridis"
+#: Above this many cells the values are no longer printed in the cells (only in tooltips).
+MAX_LABELLED_CELLS = 400
+
+
+def unique_labels(labels: Sequence[str]) -> list[str]:
+    """Make axis labels unique, so a repeated token gets its own row.
+
+    ``["the", "cat", "the"] -> ["the (0)", "cat", "the (2)"]``: Vega-Lite merges
+    equal category names, which would silently fold two positions into one.
+    """
+    counts = Counter(labels)
+    return [f"{lab} ({i})" if counts[lab] > 1 else str(lab) for i, lab in enumerate(labels)]
+
+
+#: A long-form table as columns: name -> one array per column, all of the same length.
+Columns = dict[str, np.ndarray]
+
+
+def matrix_columns(
+    matrix: np.ndarray,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+) -> Columns:
+    """Long-form columns of a 2-D matrix, one entry per cell: ``row``, ``col``, ``i``, ``j``, ``value``, row-major."""
+    m = np.asarray(matrix, dtype=np.float64)
+    if m.ndim != 2:
+        raise ValueError(f"a heatmap needs a 2-D matrix, got shape {m.shape}.")
+    n_rows, n_cols = m.shape
+    rows = unique_labels(row_labels) if row_labels is not None else [str(i) for i in range(n_rows)]
+    cols = unique_labels(col_labels) if col_labels is not None else [str(j) for j in range(n_cols)]
+    if len(rows) != n_rows or len(cols) != n_cols:
+        raise ValueError(f"{len(rows)} row and {len(cols)} column labels for a matrix of shape {m.shape}.")
+    i, j = np.divmod(np.arange(m.size), n_cols)
+    return {"row": np.asarray(rows, dtype=object)[i], "col": np.asarray(cols, dtype=object)[j], "i": i, "j": j,
+            "value": m.ravel()}
+
+
+def matrix_frame(
+    matrix: np.ndarray,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """`matrix_columns` as a pandas DataFrame: one row per cell with ``row``, ``col``, ``i``, ``j``, ``value``."""
+    return pd.DataFrame(matrix_columns(matrix, row_labels, col_labels))
+
+
+def records(columns: Columns) -> list[dict[str, Any]]:
+    """`columns` as JSON-ready records, one dict per row; a non-finite number becomes None (null), as Altair
+    does for a DataFrame (the masked −∞ scores are drawn as missing cells)."""
+    lists = {}
+    for name, values in columns.items():
+        arr = np.asarray(values)
+        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            lists[name] = [v if np.isfinite(v) else None for v in arr.tolist()]
+        else:
+            lists[name] = arr.tolist()
+    return [dict(zip(lists, row, strict=True)) for row in zip(*lists.values(), strict=True)]
+
+
+def extra_tooltip_lines(
+    df: pd.DataFrame | Columns, extra: Mapping[str, np.ndarray] | None, shape: tuple[int, ...], value_format: str
+) -> list[alt.Tooltip]:
+    """Add the `extra` arrays (``{label: array of the matrix's shape}``) to a `matrix_frame` (or `matrix_columns`)
+    as columns ``x0, x1, …`` and return their tooltip lines: numbers shown with `value_format`, strings as they are."""
+    lines = []
+    for k, (label, values) in enumerate((extra or {}).items()):
+        arr = np.asarray(values)
+        if arr.shape != tuple(shape):
+            raise ValueError(f"extra tooltip {label!r} has shape {arr.shape}, the matrix {tuple(shape)}.")
+        df[f"x{k}"] = arr.ravel()
+        numeric = np.issubdtype(arr.dtype, np.number)
+        lines.append(alt.Tooltip(field=f"x{k}", type="quantitative" if numeric else "nominal", title=label,
+                                 format=value_format if numeric else alt.Undefined))
+    return lines
+
+
+def emphasis_encoding(
+    df: pd.DataFrame | Columns, highlight_rows: Sequence[int] | None, highlight_cols: Sequence[int] | None
+) -> dict[str, Any]:
+    """Fade every cell of a `matrix_frame` (or `matrix_columns`) outside the highlighted rows and columns, and
+    outline the others.
+
+    Adds the columns ``alpha`` and ``edge`` and returns the rect encodings that use them (none without highlight).
+    """
+    if highlight_rows is None and highlight_cols is None:
+        return {}
+    on = np.ones(len(df["i"]), dtype=bool)
+    if highlight_rows is not None:
+        on &= np.isin(np.asarray(df["i"]), list(highlight_rows))
+    if highlight_cols is not None:
+        on &= np.isin(np.asarray(df["j"]), list(highlight_cols))
+    df["alpha"] = np.where(on, 1.0, 0.25)
+    df["edge"] = np.where(on, "black", "white")
+    return {"opacity": alt.Opacity(field="alpha", type="quantitative", scale=None),
+            "stroke": alt.Stroke(field="edge", type="nominal", scale=None)}
+
+
+def heatmap(
+    matrix: np.ndarray,
+    *,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+    title: str = "",
+    x_title: str = "column",
+    y_title: str = "row",
+    signed: bool = True,
+    domain: tuple[float, float] | None = None,
+    show_values: bool | None = None,
+    value_format: str = ".3f",
+    cell_size: int = 44,
+    font_size: int = 12,
+    extra: Mapping[str, np.ndarray] | None = None,
+    highlight_rows: Sequence[int] | None = None,
+    highlight_cols: Sequence[int] | None = None,
+    select: str | None = None,
+    title_in_data: bool = False,
+) -> alt.LayerChart:
+    """A labelled heatmap of `matrix`, rows top to bottom as in the printed matrix.
+
+    Its data is records built from `matrix_columns`, not a DataFrame: Altair then has nothing to convert,
+    which makes a heatmap faster to build.
+
+    Args:
+        signed: diverging scale centred at 0 if True, sequential if False
+            (attention weights).
+        domain: colour domain; defaults to symmetric ``[-m, m]`` for signed
+            matrices and ``[0, 1]`` for weights.
+        show_values: print each value in its cell; defaults to True for
+            matrices of at most `MAX_LABELLED_CELLS` cells.
+        extra: more tooltip lines, ``{label: array of the matrix's shape}``;
+            numbers are shown with `value_format`, strings as they are (e.g.
+            the arithmetic that produced the cell).
+        highlight_rows, highlight_cols: row / column indices to emphasise;
+            every other cell is faded.
+        select: name of a click selection (fields ``i``, ``j``) to add, so a
+            page can react to the clicked cell (``on_select="rerun"``).
+        title_in_data: keep `title` in the data (`title_from_data`), for a title
+            that quotes a slider: the spec then stays the same as the slider moves.
+    """
+    df = matrix_columns(matrix, row_labels, col_labels)
+    extra_tooltips = extra_tooltip_lines(df, extra, np.shape(matrix), value_format)
+    emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
+    emphasise = bool(emphasis)
+    if show_values is None:
+        show_values = len(df["value"]) <= MAX_LABELLED_CELLS
+    if domain is None:
+        if signed:
+            m = float(np.max(np.abs(df["value"]))) or 1.0
+            domain = (-m, m)
+        else:
+            domain = (0.0, 1.0)
+    lo, hi = domain
+    # Text colour that stays readable on the cell: white on the dark ends of each scheme.
+    t = (df["value"] - lo) / ((hi - lo) or 1.0)
+    dark = (np.abs(t - 0.5) > 0.3) if signed else (t < 0.55)
+    df["ink"] = np.where(dark, "white", "black")
+    n_cells = len(df["value"])
+    df["lo"], df["hi"] = np.full(n_cells, float(lo)), np.full(n_cells, float(hi))  # read by `domain_from_data`
+    n_rows, n_cols = np.shape(matrix)
+
+    scale = (
+        alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0)
+        if signed
+        else alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=domain_from_data())
+    )
+    x = alt.X(field="col", type="ordinal", sort=None, title=x_title, axis=alt.Axis(labelAngle=0, orient="top"))
+    y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
+    tooltip = [
+        alt.Tooltip(field="row", type="nominal", title=y_title),
+        alt.Tooltip(field="col", type="nominal", title=x_title),
+        alt.Tooltip(field="value", type="quantitative", title="value", format=value_format),
+        *extra_tooltips,
+    ]
+    rect_enc: dict[str, Any] = dict(
+        color=alt.Color(field="value", type="quantitative", scale=scale, title=None,
+                        legend=alt.Legend(orient="right",
+                                          gradientLength=int(np.clip(cell_size * n_rows - 20, 60, 300)))),
+    )
+    rect_enc.update(emphasis)
+    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1 if not emphasise else 2).encode(**rect_enc)
+    if select is not None:
+        rect = rect.add_params(alt.selection_point(name=select, fields=["i", "j"], on="click", clear="dblclick"))
+    layers: list[alt.Chart] = [rect]
+    if show_values:
+        layers.append(
+            alt.Chart().mark_text(fontSize=font_size).encode(
+                text=alt.Text(field="value", type="quantitative", format=value_format),
+                # scale=None: the column holds the colours themselves (cheaper than alt.condition)
+                color=alt.Color(field="ink", type="nominal", scale=None),
+            )
+        )
+    if title_in_data and title:
+        df["title"] = np.full(len(df["value"]), title, dtype=object)  # read by `title_from_data`
+        title = title_from_data()
+    # One constructor call rather than chained `.encode().resolve_scale().properties()`: each of those deep-copies
+    # the chart, re-creating its layers and every encoding object.
+    return alt.LayerChart(
+        layer=layers, data=alt.InlineData(values=records(df)), title=title or alt.Undefined,
+        encoding=alt.FacetedEncoding(x=x, y=y, tooltip=tooltip),
+        resolve=independent_colours(),  # the cell colours' scale is not the text's ink
+        width=alt.Step(cell_size), height=alt.Step(cell_size),
+    )
+

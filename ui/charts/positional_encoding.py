@@ -1,0 +1,192 @@
+"""The positional-encoding page's charts: the table, the sine and cosine curves with every dimension's
+wavelength, and the similarity of positions. A matrix too big for rect marks is drawn as one image."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from core.positional_analysis import EncodingTable, SampledWaves
+from ui.charts.arrange import side_by_side
+from ui.charts.heatmap import heatmap
+from ui.charts.raster import default_domain, raster_heatmap, raster_image_uri
+from ui.charts.spec import to_spec
+
+#: Draw a matrix as rect marks (with tooltips) up to this many cells; above it, as one image.
+MAX_RECT_CELLS = 2500
+#: Smallest rect cell (px) before switching to the image; cells print their values from `LABEL_CELL` px.
+MIN_CELL, LABEL_CELL, MAX_CELL = 8, 46, 58
+#: Width in px a heatmap aims for.
+TARGET_PX = 620
+MAX_DOTS = 64  # draw the table's values as dots on the curves up to this many positions
+
+
+def wave_chart(
+    curves: pd.DataFrame,
+    samples: pd.DataFrame | None = None,
+    *,
+    series_order: Sequence[str] | None = None,
+    title: str = "",
+    width: int = 480,
+    height: int = 260,
+) -> alt.LayerChart:
+    """Smooth curves (`curves`: ``position``, ``value``, ``series``) and, optionally, dots at the table's positions.
+
+    `samples` has the same columns at integer positions: the values the encoding
+    table actually holds. `series_order` fixes the legend order and colours.
+    """
+    domain = list(series_order) if series_order is not None else alt.Undefined
+    color = alt.Color(field="series", type="nominal", title=None, sort=domain,
+                      scale=alt.Scale(scheme="tableau10", domain=domain),
+                      legend=alt.Legend(orient="bottom", columns=2, labelLimit=320))
+    x = alt.X(field="position", type="quantitative", title="position p", axis=alt.Axis(tickMinStep=1))
+    y = alt.Y(field="value", type="quantitative", title="PE value", scale=alt.Scale(domain=[-1.05, 1.05]))
+    tooltip = [alt.Tooltip(field="series", type="nominal", title="dimension"),
+               alt.Tooltip(field="position", type="quantitative", title="position", format=".2f"),
+               alt.Tooltip(field="value", type="quantitative", title="value", format=".3f")]
+    layers = [alt.Chart(curves).mark_line(strokeWidth=2).encode(x=x, y=y, color=color, tooltip=tooltip)]
+    if samples is not None and len(samples):
+        layers.append(alt.Chart(samples).mark_point(filled=True, size=45, opacity=1).encode(
+            x=x, y=y, color=color, tooltip=tooltip))
+    return alt.layer(*layers, title=title or alt.Undefined).properties(width=width, height=height)
+
+
+def wavelength_chart(
+    ladder: pd.DataFrame,
+    chosen: pd.DataFrame,
+    *,
+    series_order: Sequence[str],
+    title: str = "",
+    width: int = 260,
+    height: int = 260,
+) -> alt.LayerChart:
+    """Wavelength of every dimension on a log axis (`ladder`: ``dimension``, ``wavelength``), chosen dims marked.
+
+    `chosen` has ``dimension``, ``wavelength``, ``series`` for the curves drawn
+    next to it, coloured like them.
+    """
+    x = alt.X(field="dimension", type="quantitative", title="dimension", scale=alt.Scale(nice=False),
+              axis=alt.Axis(format="d", tickMinStep=1))
+    y = alt.Y(field="wavelength", type="quantitative", title="wavelength λ (positions, log scale)",
+              scale=alt.Scale(type="log"))
+    tooltip = [alt.Tooltip(field="dimension", type="quantitative", title="dimension"),
+               alt.Tooltip(field="wavelength", type="quantitative", title="wavelength λ", format=",.2f")]
+    line = alt.Chart(ladder).mark_line(color="#9e9e9e", interpolate="step-after").encode(x=x, y=y, tooltip=tooltip)
+    marks = alt.Chart(chosen).mark_point(filled=True, size=90, opacity=1).encode(
+        x=x, y=y, tooltip=tooltip,
+        color=alt.Color(field="series", type="nominal", sort=list(series_order), legend=None,
+                        scale=alt.Scale(scheme="tableau10", domain=list(series_order))),
+    )
+    return alt.layer(line, marks, title=title or alt.Undefined).properties(width=width, height=height)
+
+
+def with_legend_length(chart: alt.LayerChart, length: int) -> alt.LayerChart:
+    """A copy of a `ui.charts.heatmap` whose colour legend is `length` px long.
+
+    `heatmap` sizes its legend for its default 44 px cells (40 px per row); with
+    small cells that legend would be far taller than the matrix.
+    """
+    out = chart.copy(deep=True)
+    out.layer[0].encoding.color.legend = alt.Legend(orient="right", gradientLength=int(length))
+    return out
+
+
+def line_chart(
+    df: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    color: str | None = None,
+    title: str = "",
+    x_title: str | None = None,
+    y_title: str | None = None,
+    log_x: bool = False,
+    log_y: bool = False,
+    points: bool = True,
+    width: int = 360,
+    height: int = 240,
+    y_format: str = ".3g",
+) -> alt.Chart:
+    """Lines of `y` against quantitative `x`, one per value of `color`, with a tooltip on every point."""
+    x_enc = alt.X(field=x, type="quantitative", title=x_title or x,
+                  scale=alt.Scale(type="log", base=2) if log_x else alt.Undefined)
+    y_enc = alt.Y(field=y, type="quantitative", title=y_title or y,
+                  scale=alt.Scale(type="log") if log_y else alt.Undefined)
+    tooltip = [alt.Tooltip(field=x, type="quantitative", title=x_title or x),
+               alt.Tooltip(field=y, type="quantitative", title=y_title or y, format=y_format)]
+    enc: dict = dict(x=x_enc, y=y_enc, tooltip=tooltip)
+    if color is not None:
+        enc["color"] = alt.Color(field=color, type="nominal", title=color,
+                                 scale=alt.Scale(scheme="tableau10"), legend=alt.Legend(orient="bottom"))
+        tooltip.insert(0, alt.Tooltip(field=color, type="nominal", title=color))
+    mark = alt.Chart(df, title=title or alt.Undefined).mark_line(point=points, strokeWidth=2)
+    return mark.encode(**enc).properties(width=width, height=height)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def matrix_chart(matrix: np.ndarray, target_px: int = TARGET_PX, **kw) -> tuple[alt.TopLevelMixin, bool]:
+    """Rect heatmap (tooltips, values in small cells) when it fits, else one image; returns (chart, is_image)."""
+    n_rows, n_cols = matrix.shape
+    cell = min(MAX_CELL, target_px // max(n_rows, n_cols))
+    if matrix.size <= MAX_RECT_CELLS and cell >= MIN_CELL:
+        show = matrix.size <= 400 and cell >= LABEL_CELL
+        chart = heatmap(matrix, cell_size=cell, show_values=show, **kw)
+        return with_legend_length(chart, max(60, min(240, cell * n_rows - 20))), False
+    kw = {k: v for k, v in kw.items() if k in ("title", "x_title", "y_title")}  # an image: redrawn anyway
+    chart = raster_heatmap(raster_image_uri(matrix, signed=True), matrix.shape, domain=default_domain(matrix, True),
+                           max_size=target_px, **kw)
+    return chart, True
+
+
+def table_spec(table: EncodingTable) -> tuple[dict, bool]:
+    """The encoding table as a Vega-Lite spec, and whether it is drawn as an image."""
+    positions, d_model = table.pe.shape
+    chart, is_image = matrix_chart(
+        table.pe, row_labels=[str(p) for p in range(positions)], col_labels=[str(d) for d in range(d_model)],
+        title=f"PE ({plural(positions, 'position')} × {plural(d_model, 'dim')})", x_title="dimension",
+        y_title="position", title_in_data=True)
+    return to_spec(chart, canvas=True), is_image
+
+
+def wave_names(waves: SampledWaves) -> list[str]:
+    """A legend label per chosen dimension: its index, sine or cosine, and its wavelength."""
+    return [f"dim {d} · {'sin' if d % 2 == 0 else 'cos'} · λ = {waves.wavelengths[d]:,.2f}" for d in waves.dims]
+
+
+def waves_spec(waves: SampledWaves) -> dict:
+    """The chosen dimensions' waves beside the wavelength of every dimension."""
+    names = wave_names(waves)
+    n_fine, positions = len(waves.fine_positions), len(waves.table_values)
+    curves = pd.DataFrame({"position": np.tile(waves.fine_positions, len(names)),
+                           "value": waves.fine_values.T.ravel(), "series": np.repeat(names, n_fine)})
+    samples = pd.DataFrame({"position": np.tile(np.arange(positions, dtype=np.float64), len(names)),
+                            "value": waves.table_values.T.ravel(), "series": np.repeat(names, positions)})
+    lam = waves.wavelengths
+    ladder = pd.DataFrame({"dimension": np.arange(len(lam)), "wavelength": lam})
+    chosen = pd.DataFrame({"dimension": list(waves.dims), "wavelength": lam[list(waves.dims)], "series": names})
+    return to_spec(side_by_side(
+        wave_chart(curves, samples if positions <= MAX_DOTS else None, series_order=names,
+                   title="PE value against position"),
+        wavelength_chart(ladder, chosen, series_order=names, title="wavelength of every dimension"),
+    ), canvas=True)
+
+
+def similarity_spec(table: EncodingTable) -> dict:
+    """PE · PEᵀ beside the similarity against the offset."""
+    positions = len(table.pe)
+    labels = [str(p) for p in range(positions)]
+    offset_df = pd.DataFrame({"offset k": np.arange(positions), "PE_0 · PE_k": table.similarity[0],
+                              "formula": table.offset_formula})
+    sim_chart, _ = matrix_chart(table.similarity, row_labels=labels, col_labels=labels,
+                                title="PE · PEᵀ (position × position)", x_title="position q", y_title="position p",
+                                value_format=".2f", target_px=480)
+    return to_spec(side_by_side(
+        sim_chart, line_chart(offset_df, x="offset k", y="PE_0 · PE_k", title="similarity against offset",
+                              x_title="offset k", y_title="PE_0 · PE_k", points=positions <= MAX_DOTS),
+    ), canvas=True)

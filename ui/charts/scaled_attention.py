@@ -1,0 +1,217 @@
+"""The scaling page's charts: the attention map at one setting, and statistics against d_k (log axis), with
+and without the 1/sqrt(d_k).
+
+Pure functions (`core.scaling` results in, `alt.Chart` or spec out), tested through ``to_dict()``. The two
+series are told apart by colour (a colour-blind-safe blue/red pair) *and* by point
+shape; the current d_k is a vertical rule with the active series' value ringed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from core.scaling import ScalingExample, ScoreSweep
+from ui.charts.arrange import side_by_side
+from ui.charts.heatmap import heatmap
+from ui.charts.spec import to_spec
+from ui.charts.tooltips import softmax_tooltips
+
+UNSCALED = "unscaled: Q Kᵀ"
+SCALED = "scaled: Q Kᵀ / √d_k"
+#: Series colours and point shapes, fixed so every panel (and the page's text) agrees.
+SERIES_COLORS = {UNSCALED: "#e45756", SCALED: "#4c78a8"}
+SERIES_SHAPES = {UNSCALED: "triangle-up", SCALED: "circle"}
+REFERENCE_COLOR = "#7f7f7f"
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One panel of a `sweep_chart`: a statistic against d_k, one curve per series.
+
+    ``series`` maps a name (`UNSCALED`, `SCALED`, ...) to one value per d_k;
+    ``references`` maps a label to a constant or one value per d_k (e.g. the theory
+    ``d_k``), drawn dashed grey and labelled at the right end.
+    """
+
+    title: str
+    series: Mapping[str, np.ndarray]
+    references: Mapping[str, np.ndarray | float] = field(default_factory=dict)
+
+
+def sweep_frame(d_k: np.ndarray, panels: Sequence[Panel]) -> pd.DataFrame:
+    """One long-form table for all panels: ``panel, role ("series"/"reference"), name, d_k, value``."""
+    d = np.asarray(d_k)
+    parts = []
+    for p in panels:
+        for role, curves in (("series", p.series), ("reference", p.references)):
+            for name, ys in curves.items():
+                vals = np.asarray(ys, dtype=np.float64)
+                if role == "series" and vals.shape != d.shape:
+                    raise ValueError(f"series {name!r} of panel {p.title!r} has shape {vals.shape}, "
+                                     f"but d_k has shape {d.shape}.")
+                try:
+                    vals = np.broadcast_to(vals, d.shape)
+                except ValueError:
+                    raise ValueError(f"reference {name!r} of panel {p.title!r} has shape {vals.shape}, "
+                                     f"but d_k has shape {d.shape}.") from None
+                parts.append(pd.DataFrame({"panel": p.title, "role": role, "name": name, "d_k": d, "value": vals}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def _where(**equal: object) -> str:
+    """A Vega expression that is true where every field equals its value, e.g. ``datum["role"] === "series"``."""
+    return " && ".join(f"datum[{json.dumps(k)}] === {json.dumps(v, ensure_ascii=False)}" for k, v in equal.items())
+
+
+def sweep_chart(
+    d_k: np.ndarray,
+    panels: Sequence[Panel],
+    *,
+    current_d_k: int,
+    active: str | None = None,
+    y_title: str = "value",
+    log_y: bool = False,
+    y_format: str = ".3g",
+    columns: int = 3,
+    width: int = 210,
+    height: int = 200,
+) -> alt.FacetChart:
+    """Statistics against d_k (log2 axis), one facet per panel, each with its own y range.
+
+    Every panel marks ``current_d_k`` with a vertical rule and rings (and prints)
+    the value of the ``active`` series there. This is one faceted layer chart
+    over one table (`sweep_frame`), not a grid of separate charts: Altair deep-copies
+    every sub-chart when it composes layers and concatenations, which made a
+    four-panel grid cost about half a second per rerun.
+    """
+    if not panels:
+        raise ValueError("sweep_chart needs at least one panel.")
+    d = np.asarray(d_k)
+    current = int(current_d_k)
+    if current not in d.tolist():
+        raise ValueError(f"current_d_k={current} is not one of the swept widths {d.tolist()}.")
+    df = sweep_frame(d, panels)
+    names = list(dict.fromkeys(n for p in panels for n in p.series))
+    if active is not None and active not in names:
+        raise ValueError(f"active series {active!r} is not one of {names}.")
+    domain = [n for n in SERIES_COLORS if n in names] + [n for n in names if n not in SERIES_COLORS]
+    palette = ["#54a24b", "#b279a2", "#eeca3b"]
+    colors = [SERIES_COLORS.get(n) or palette[i % len(palette)] for i, n in enumerate(domain)]
+    shapes = [SERIES_SHAPES.get(n, "square") for n in domain]
+    x = alt.X(field="d_k", type="quantitative", title="d_k (log scale)",
+              scale=alt.Scale(type="log", base=2, domain=[int(d.min()), int(d.max())], nice=False),
+              axis=alt.Axis(values=[int(v) for v in d], format="d"))
+    y = alt.Y(field="value", type="quantitative", title=y_title,
+              scale=alt.Scale(type="log") if log_y else alt.Scale(zero=True))
+    tooltip = [alt.Tooltip(field="panel", type="nominal", title="statistic"),
+               alt.Tooltip(field="name", type="nominal", title="series"),
+               alt.Tooltip(field="d_k", type="quantitative", title="d_k"),
+               alt.Tooltip(field="value", type="quantitative", title="value", format=y_format)]
+    series = _where(role="series")
+    at_end = current == int(d.max())
+    here = _where(role="series", name=active if active is not None else names[0], d_k=current)
+
+    layers = [
+        alt.Chart().transform_filter(_where(role="reference")).mark_line(
+            color=REFERENCE_COLOR, strokeDash=[5, 4], strokeWidth=1.5).encode(
+            y=y, detail=alt.Detail(field="name", type="nominal"), tooltip=tooltip),
+        alt.Chart().transform_filter(_where(role="reference", d_k=int(d.max()))).mark_text(
+            align="right", dx=-2, dy=-7, fontSize=10, color=REFERENCE_COLOR).encode(
+            y=y, text=alt.Text(field="name", type="nominal")),
+        alt.Chart().transform_filter(series).mark_line(strokeWidth=2, point=alt.OverlayMarkDef(
+            filled=True, size=45, opacity=1)).encode(
+            color=alt.Color(field="name", type="nominal", title=None, scale=alt.Scale(domain=domain, range=colors),
+                            legend=alt.Legend(orient="bottom")),
+            shape=alt.Shape(field="name", type="nominal", title=None, scale=alt.Scale(domain=domain, range=shapes),
+                            legend=alt.Legend(orient="bottom")),
+            y=y, tooltip=tooltip),
+        alt.Chart().transform_filter(here).mark_rule(color="black", strokeDash=[2, 2]).encode(
+            tooltip=[alt.Tooltip(field="d_k", type="quantitative", title="current d_k")]),  # no y: full height
+    ]
+    if active is not None:
+        layers += [
+            alt.Chart().transform_filter(here).mark_point(size=260, strokeWidth=2.5, color="black", filled=False)
+            .encode(y=y, tooltip=tooltip),
+            # printed to the right of the ring, or to its left at the last d_k so it stays inside the plot
+            alt.Chart().transform_filter(here).mark_text(
+                align="right" if at_end else "left", dx=-11 if at_end else 11, dy=-12, fontSize=12, fontWeight="bold")
+            .encode(y=y, text=alt.Text(field="value", type="quantitative", format=y_format)),
+        ]
+    return (
+        alt.layer(*layers, data=df)
+        .encode(x=x)
+        .properties(width=width, height=height)
+        .facet(facet=alt.Facet(field="panel", type="nominal", title=None, sort=[p.title for p in panels],
+                               header=alt.Header(labelFontSize=13, labelFontWeight="bold")),
+               columns=columns, spacing=28)
+        .resolve_scale(y="independent")
+    )
+
+
+def attention_maps(
+    scores: np.ndarray,
+    weights: np.ndarray,
+    *,
+    labels: Sequence[str],
+    scores_title: str,
+    weights_title: str = "attention weights",
+    max_side: int = 360,
+    weight_tooltips: Mapping[str, np.ndarray] | None = None,
+) -> alt.HConcatChart:
+    """The scores (diverging, centred at 0) and the weights (viridis on [0, 1]) of one attention map, side by side.
+
+    Cells shrink with the sequence length so both maps and their legends fit in
+    about ``2 * max_side + 220`` pixels at any T; values are printed in the cells up
+    to T = 10, and each colour legend is as tall as its map. `weight_tooltips` adds
+    lines to a weight cell's tooltip (``{label: (T, T) array}``), e.g. the arithmetic behind it.
+    """
+    t = len(labels)
+    cell = int(np.clip(max_side // t, 11, 44))
+    kw = dict(row_labels=labels, col_labels=labels, x_title="key", y_title="query", cell_size=cell,
+              show_values=t <= 10, value_format=".2f", font_size=11 if t <= 8 else 10)
+    maps = [heatmap(scores, title=scores_title, **kw),
+            heatmap(weights, signed=False, title=weights_title, extra=weight_tooltips, **kw)]
+    for m in maps:
+        # ui.charts.heatmap sizes its legend for 40-pixel cells; match it to these cells (layer 0 is the rects).
+        m.layer[0].encoding.color["legend"]["gradientLength"] = max(60, cell * t)
+    return side_by_side(*maps, spacing=40)
+
+
+def page_specs(example: ScalingExample, sweep: ScoreSweep) -> dict[str, dict]:
+    """The page's three charts as Vega-Lite specs: the attention map ("maps"), the score variance against d_k
+    ("variance") and the softmax's saturation against d_k ("saturation")."""
+    seq_len, d_k = example.Q.shape
+    labels = [f"t{i}" for i in range(seq_len)]
+    # stable: subtract each row's largest score before exp(), as a real softmax does. The weights do not change,
+    # but exp() stays finite, which matters here (unscaled scores at d_k = 1024 reach the hundreds).
+    arithmetic = softmax_tooltips(example.Q, example.K, row_labels=labels, col_labels=labels, scaled=example.scaled,
+                                  stable=True)
+    maps = attention_maps(example.scores, example.weights, labels=labels,
+                          scores_title="scores QKᵀ / √d_k" if example.scaled else "scores QKᵀ",
+                          weight_tooltips=arithmetic)
+
+    def unscaled_and_scaled(unscaled: np.ndarray, scaled: np.ndarray) -> dict[str, np.ndarray]:
+        return {UNSCALED: unscaled, SCALED: scaled}
+
+    at_this_setting = dict(current_d_k=d_k, active=SCALED if example.scaled else UNSCALED)
+    variance = sweep_chart(
+        sweep.d_k, [Panel("Variance of the scores", unscaled_and_scaled(sweep.var_raw, sweep.var_scaled),
+                          references={"theory: d_k": sweep.d_k.astype(float), "theory: 1": 1.0})],
+        y_title="variance (log scale)", log_y=True, y_format=",.4~r", width=420, height=240, **at_this_setting)
+    saturation = sweep_chart(sweep.d_k, [
+        Panel("Largest weight in a row", unscaled_and_scaled(sweep.max_weight_raw, sweep.max_weight_scaled),
+              references={"one-hot": 1.0, "uniform 1/T": 1 / seq_len}),
+        Panel("Row entropy (nats)", unscaled_and_scaled(sweep.entropy_raw, sweep.entropy_scaled),
+              references={"uniform ln T": np.log(seq_len)}),
+        Panel("Softmax Jacobian norm ‖diag(p) − ppᵀ‖_F",
+              unscaled_and_scaled(sweep.jacobian_norm_raw, sweep.jacobian_norm_scaled),
+              references={"uniform √(T−1)/T": np.sqrt(seq_len - 1) / seq_len}),
+    ], y_title="mean over rows", y_format=".3f", **at_this_setting)
+    return {name: to_spec(chart, canvas=True)
+            for name, chart in (("maps", maps), ("variance", variance), ("saturation", saturation))}
