@@ -182,16 +182,17 @@ def page_body() -> None:
         "*your* text is found by measuring how much attention each token puts where the habit says, "
         "averaged over the tokens (compare with what an even spread would give).",
     )
-    for name, layer_i, head_i, score, baseline in strongest_heads(scores):
-        c1, c2 = st.columns([5, 1], vertical_alignment="center")
-        weak = " No head does this clearly in this text." if score < 2 * baseline else ""
-        c1.markdown(
-            f"**{name}** — layer {layer_i + 1}, head {head_i + 1} {PATTERN_NOTES[name]}: "
-            f"on average **{score:.2f}** of a token's attention goes there (an even spread would give {baseline:.2f})."
-            + weak
-        )
-        c2.button(f"Show L{layer_i + 1} H{head_i + 1}", key=f"show_{name}", on_click=select_head,
-                  args=(layer_i + 1, head_i + 1), help="Show this head up close below")
+    with fixed_slot():  # one row per habit found in this text: their number varies with the text
+        for name, layer_i, head_i, score, baseline in strongest_heads(scores):
+            c1, c2 = st.columns([5, 1], vertical_alignment="center")
+            weak = " No head does this clearly in this text." if score < 2 * baseline else ""
+            c1.markdown(
+                f"**{name}** — layer {layer_i + 1}, head {head_i + 1} {PATTERN_NOTES[name]}: "
+                f"on average **{score:.2f}** of a token's attention goes there "
+                f"(an even spread would give {baseline:.2f}).{weak}"
+            )
+            c2.button(f"Show L{layer_i + 1} H{head_i + 1}", key=f"show_{name}", on_click=select_head,
+                      args=(layer_i + 1, head_i + 1), help="Show this head up close below")
     missing = [p for p in PATTERN_NOTES if p not in scores]
     with fixed_slot():
         if missing:

@@ -11,11 +11,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
+from streamlit.errors import StreamlitInvalidLayoutContextError
 
 from ui.display import one_export_menu
 from ui.url_state import presenter_mode, share_link
@@ -80,6 +82,20 @@ def introduction(title: str, text: str, formula: str = "", *, keep_text: bool = 
 def controls_row() -> Any:
     """A row for a page's controls, aligned on their bottom edge: ``with controls_row(): seed = seed_slider()``."""
     return st.container(horizontal=True, vertical_alignment="bottom")
+
+
+_MARKDOWN_SPECIALS = str.maketrans({c: "\\" + c for c in "\\`*_[]$<>~|:"})
+_CODE_SPAN = re.compile(r"(`[^`\n]+`)")
+
+
+def as_markdown(text: str) -> str:
+    """Plain text (a check's message, an error a student's code raised) as Markdown that shows it as written.
+
+    Inside `backtick` spans the text is code already; elsewhere every character Markdown or Streamlit would
+    interpret (emphasis, links, ``$`` for LaTeX, ``:red[…]`` colour directives) is escaped.
+    """
+    return "".join(part if _CODE_SPAN.fullmatch(part) else part.translate(_MARKDOWN_SPECIALS)
+                   for part in _CODE_SPAN.split(text))
 
 
 def explain(markdown: str) -> None:
@@ -159,15 +175,42 @@ _copy_link_button = st.components.v2.component("copy_link", html=_COPY_LINK_HTML
                                                js=_COPY_LINK_JS)
 
 
-def show_share_link() -> None:
-    """Write the link to the current view into the slot the router reserved (nothing when there is none)."""
+def show_share_link() -> bool:
+    """Write the link to the current view into the slot the router reserved (nothing when there is none).
+
+    False, with nothing written, when the running fragment may not write there (see `_reserve_link_slot`).
+    """
     slot = st.session_state.get(LINK_SLOT)
     if slot is None:
-        return
-    with slot.container():
+        return True
+    try:
+        link_box = slot.container()
+    except StreamlitInvalidLayoutContextError:
+        return False
+    with link_box:
         link = share_link(st.context.url)  # a real browser always has an address; AppTest has none
         st.markdown(f"`{link}`" if link else "")
         _copy_link_button(key="copy_link")
+    return True
+
+
+def _reserve_link_slot() -> None:
+    """Let a nested fragment write the share link later, when it reruns alone.
+
+    Streamlit lets a fragment rerun write outside its own body only into a container it also wrote to on the
+    last full run of the app. So a nested fragment writes the sidebar's slot (empty: the outer fragment fills it
+    with the link when it finishes) on every run it takes part in. A nested fragment that first appears during
+    a rerun of its outer fragment (a section revealed by a step, or moved by one) cannot: Streamlit refuses.
+    Then the app runs once in full, which gives every fragment of the page its place; this happens on the
+    step that revealed or moved the section, and never twice in a row (a full run reserves every slot).
+    """
+    slot = st.session_state.get(LINK_SLOT)
+    if slot is None:
+        return
+    try:
+        slot.empty()
+    except StreamlitInvalidLayoutContextError:
+        st.rerun(scope="app")
 
 
 #: How deep the running script is in nested `page_fragment` s (each session's script runs in its own thread).
@@ -205,18 +248,15 @@ def page_fragment(body: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(body)
     def run(*args: Any, **kwargs: Any) -> None:
         depth = getattr(_fragments, "depth", 0)  # fragments of this script run already entered
-        slot = st.session_state.get(LINK_SLOT)
-        if depth > 0 and slot is not None:
-            # Streamlit lets a fragment rerun write outside its body only where it wrote on the last bigger run.
-            # The outer fragment overwrites this placeholder with the link when it finishes.
-            slot.empty()
+        if depth > 0:
+            _reserve_link_slot()
         _fragments.depth = depth + 1
         try:
             with one_export_menu(key=f"export_{body.__name__}"):  # its own charts only
                 body(*args, **kwargs)
         finally:  # also after st.stop() in the body, so the link is always there
             _fragments.depth = depth
-            if depth == 0:
-                show_share_link()
+            if depth == 0 and not show_share_link():
+                st.rerun(scope="app")  # see `_reserve_link_slot`: a fragment without its place in the sidebar
 
     return run

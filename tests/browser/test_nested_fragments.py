@@ -1,0 +1,75 @@
+"""Nested fragments in the browser: a section that is a fragment of its own, first drawn by a rerun of the page's.
+
+`ui.layout.page_fragment` nests: the worked example's "explain the output" and the real-model page's close-up
+are fragments inside the page's. When such a section first appears during a rerun of the page's fragment (the
+lecturer steps "Reveal up to" back and forward, or a new sentence moves the close-up), it has no place
+reserved in the sidebar, outside its body. AppTest only runs whole scripts, so these paths are driven here.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+from devtools.browser import SHARE_LINK, settle
+from tests.browser.test_browser import app_console_errors, exceptions, open_page
+
+
+def click_and_settle(page, name: str) -> None:
+    page.get_by_role("button", name=name, exact=True).click()
+    page.wait_for_timeout(300)
+    settle(page)
+
+
+def assert_clean_and_linked(page, what: str) -> None:
+    assert exceptions(page) == [], f"after {what}"
+    assert app_console_errors(page) == [], f"after {what}"
+    link = page.locator(SHARE_LINK).inner_text().strip()
+    assert parse_qs(urlparse(link).query) == parse_qs(urlparse(page.url).query), f"share link behind after {what}"
+
+
+def pick_token(page, token: str) -> None:
+    page.locator('[data-testid="stRadio"]').filter(has_text="Explain the output of token").get_by_text(
+        token, exact=True).click()
+    page.wait_for_function("(t) => location.search.includes('token=' + t)", arg=token)
+    page.wait_for_timeout(300)
+    settle(page)
+
+
+def test_stepping_back_and_forward_to_the_output_and_explaining_a_token(page, app_url):
+    open_page(page, app_url, "")
+    click_and_settle(page, "Previous")
+    assert_clean_and_linked(page, "Previous")
+    click_and_settle(page, "Next")
+    assert_clean_and_linked(page, "Previous then Next")
+    pick_token(page, "cat")
+    assert_clean_and_linked(page, "picking a token")
+    assert "text{cat}" in page.content()
+
+
+def test_revealing_the_output_step_by_step_from_the_first_stage(page, app_url):
+    open_page(page, app_url, "", "reveal=X")
+    for step in range(5):
+        click_and_settle(page, "Next")
+        assert_clean_and_linked(page, f"Next #{step + 1}")
+    pick_token(page, "sat")
+    assert_clean_and_linked(page, "picking a token")
+    assert "text{sat}" in page.content()
+
+
+def test_a_new_sentence_on_the_real_model_page_then_a_head_step(page, app_url):
+    open_page(page, app_url, "pretrained")
+    box = page.get_by_role("textbox", name="Your text")
+    box.fill("Good morning, everyone.")  # no repeated or split word: one habit fewer, so the close-up moves up
+    box.press("Enter")
+    page.wait_for_function("() => location.search.includes('morning')")
+    page.wait_for_timeout(300)
+    settle(page)
+    assert_clean_and_linked(page, "a new sentence")
+    layer = page.locator('[data-testid="stSlider"]').filter(has_text="Layer").locator('input[type="range"]')
+    layer.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => location.search.includes('layer=2')")
+    page.wait_for_timeout(300)
+    settle(page)
+    assert_clean_and_linked(page, "a layer step")
+    assert "layer 2 head 1" in page.content()  # the close-up's cross-check
