@@ -16,7 +16,7 @@ from exercise.sandbox import DISABLE_SETTING, OFFLINE_HINT, Availability, Sandbo
 from exercise.verdicts import CHECK_NAMES, ExerciseReport
 from ui.charts import exercise as charts
 from ui.display import show_chart
-from ui.layout import explain, introduction, page_fragment, show_source
+from ui.layout import as_markdown, explain, introduction, page_fragment, show_source
 from ui.quiz import predict_then_reveal
 
 CODE_KEY = "exercise_code"
@@ -69,7 +69,7 @@ def checklist_markdown(report: ExerciseReport) -> str:
     lines = []
     for i, check in enumerate(report.checks, start=1):
         mark = PASS_MARK if check.passed else FAIL_MARK
-        lines.append(f"{mark} **{i}. {check.name}**  \n{check.message}")
+        lines.append(f"{mark} **{i}. {check.name}**  \n{as_markdown(check.message)}")
     return "\n\n".join(lines)
 
 
@@ -86,7 +86,8 @@ st.markdown(
     "**The checklist:**\n"
     + "\n".join(f"{i}. {name}" for i, name in enumerate(CHECK_NAMES, start=1))
     + f"\n\nThe random test uses Q, K, V of shape ({BATCH}, {SEQ_LEN}, {D_K}) (batch, seq_len, d_k); the "
-    "stretch runs the worked example's three tokens, without a batch dimension, and adds a causal mask."
+    "stretch runs the worked example's three tokens, without a batch dimension, then adds a causal mask to it and "
+    "to the batched test."
 )
 
 
@@ -162,7 +163,7 @@ def page_body() -> None:
         if report.diagnoses:
             st.subheader("Diagnosis")
             for text in report.diagnoses:
-                st.warning(text, icon=":material/troubleshoot:")
+                st.warning(as_markdown(text), icon=":material/troubleshoot:")
 
         stretch_chart = results_chart(report.worked_output, report.causal_weights)
         if stretch_chart is not None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import textwrap
 from pathlib import Path
@@ -22,16 +21,6 @@ from exercise.readback import absorb_messages
 from exercise.results import RunResult
 from exercise.runner import run_source
 from exercise.verdicts import ExerciseReport, evaluate
-
-_ESCAPED = re.compile(r"\\([\\`*_\[\]$<>~|])")
-_CODE_SPAN = re.compile(r"(?<!\\)(`[^`]*`)")
-_BOLD = re.compile(r"\*\*(.+?)\*\*")
-
-
-def plain(markdown: str) -> str:
-    """A check message for a terminal: bold markers dropped and escapes undone outside `code` spans."""
-    parts = _CODE_SPAN.split(markdown)
-    return "".join(part if part.startswith("`") else _ESCAPED.sub(r"\1", _BOLD.sub(r"\1", part)) for part in parts)
 
 
 def check_file_in_process(source: str) -> ExerciseReport:
@@ -50,11 +39,11 @@ def format_report(report: ExerciseReport, name: str) -> str:
     lines = [f"Checking scaled_dot_product_attention in {name}", ""]
     for i, check in enumerate(report.checks, start=1):
         lines.append(f"  {'PASS' if check.passed else 'FAIL'}  {i}. {check.name}")
-        lines.extend(wrap.wrap(plain(check.message)))
+        lines.extend(wrap.wrap(check.message))
     if report.diagnoses:
         lines += ["", "Diagnosis:"]
         for text in report.diagnoses:
-            lines.extend(textwrap.wrap(plain(text), width=100, initial_indent="  - ", subsequent_indent="    "))
+            lines.extend(textwrap.wrap(text, width=100, initial_indent="  - ", subsequent_indent="    "))
     n_passed = sum(c.passed for c in report.checks)
     verdict = ("All checks pass, the stretch included. This is attention." if report.passed
                else f"{n_passed} of {len(report.checks)} checks pass.")

@@ -72,7 +72,9 @@ def exercise_cases(seed: int = 0) -> tuple[Case, ...]:
     * ``probe``: ``(4, 4, 4)``: batch = T = d_k, so that even a mistaken transpose runs and
       can be recognised;
     * ``worked``: the lesson's worked example, ``Q = X W_q`` etc. in float32, ``(3, 4)``;
-    * ``worked_causal``: the same with the causal mask ``tril(ones(3, 3))``.
+    * ``worked_causal``: the same with the causal mask ``tril(ones(3, 3))``;
+    * ``random_causal``: the random test's tensors with the causal mask ``tril(ones(5, 5))``, so that a
+      function's mask is also checked on batched input.
     """
     rng = np.random.default_rng(seed)
     f32 = np.float32
@@ -87,6 +89,7 @@ def exercise_cases(seed: int = 0) -> tuple[Case, ...]:
         Case("probe", *probe),
         Case("worked", Q, K, V),
         Case("worked_causal", Q, K, V, np.tril(np.ones((n, n), dtype=f32))),
+        Case("random_causal", *rand, np.tril(np.ones((SEQ_LEN, SEQ_LEN), dtype=f32))),
     )
 
 
@@ -102,7 +105,7 @@ class WorkedAnswers:
 def worked_answers() -> WorkedAnswers:
     """The right output of the worked example and the right weights under the causal mask."""
     ex = worked_example(0)
-    causal = exercise_cases()[-1]
+    causal = next(c for c in exercise_cases() if c.name == "worked_causal")
     Q, K, V = (np.asarray(a, dtype=np.float64) for a in (causal.Q, causal.K, causal.V))
     _, causal_weights = scaled_dot_product_attention(Q, K, V, mask=causal.mask == 1)  # (3, 3)
     return WorkedAnswers(tokens=tuple(ex.tokens), output=ex.output, causal_weights=causal_weights)

@@ -1,4 +1,5 @@
-"""Which mistake the student made: found by comparing their numbers with the usual wrong versions."""
+"""Which mistake the student made: found by measuring their numbers and by comparing them with the usual
+wrong versions. Every diagnosis is plain text that names what to fix and the numbers that show it."""
 
 from __future__ import annotations
 
@@ -7,31 +8,42 @@ import math
 import numpy as np
 
 from exercise.cases import Case
+from exercise.measures import added_mask_weights, named_number, recovered_scale, sequence_first_attention
 from exercise.mistakes import match_mistake, mistaken_attention, same_values, softmax_over
 from exercise.results import RunResult
 
 
 def mask_diagnosis(run: RunResult, case: Case, w: np.ndarray) -> str:
-    allowed = case.mask.astype(bool) if case.mask is not None else None
-    assert allowed is not None
+    """Why the weights of a masked case (unbatched ``(T, T)`` or batched ``(B, T, T)``) are not exactly zero
+    above the diagonal."""
+    assert case.mask is not None
+    allowed = case.mask.astype(bool)  # (T, T), broadcast over a batch
     T = allowed.shape[0]
-    unmasked = run.cases.get("worked")
+    unmasked = run.cases.get("worked" if w.ndim == 2 else "random")
     if unmasked is not None and same_values(w, unmasked.weights):
         return ("Your mask has no effect: the weights are the same as without it. Before the softmax, set the "
                 "forbidden scores to -inf: `scores.masked_fill(mask == 0, float('-inf'))`.")
-    rows = range(T - 1)  # every row but the last still has a future key to (wrongly) attend to
-    above = w[~allowed]
-    if all(np.all(np.abs(w[i, : i + 1]) < 1e-6) for i in rows) and np.any(np.nan_to_num(above) > 0):
-        msg = ("**Mask polarity reversed**: the weights on and below the diagonal are 0 and those above it are "
-               "not, so each token attends only to the future. The mask is 1 where attending is *allowed*: "
+    above = w[..., ~allowed]
+    visible_rows = [w[..., i, : i + 1] for i in range(T - 1)]  # every row but the last still sees a future key
+    if all(np.all(np.abs(row) < 1e-6) for row in visible_rows) and np.any(np.nan_to_num(above) > 0):
+        msg = ("Mask polarity reversed: the weights on and below the diagonal are 0 and those above it are "
+               "not, so each token attends only to the future. The mask is 1 where attending is allowed: "
                "fill where `mask == 0`, not where `mask == 1`.")
-        if np.isnan(w[T - 1]).any():
+        if np.isnan(w[..., T - 1, :]).any():
             msg += " (The last row has no key left at all, hence the NaN.)"
         return msg
+    if same_values(w, added_mask_weights(case)):
+        largest = float(np.max(np.abs(above)))
+        return ("You added the mask to the scores (`scores + mask`), as PyTorch's documented reference does with a "
+                "float mask: there a float mask is a bias, 0 where attending is allowed and -inf where it is not. "
+                "The lesson's mask is 1 where a query may attend and 0 where it may not, so adding it only raises "
+                f"the allowed scores by 1, and the future keep weights up to {largest:.3f}. Turn the 0s into -inf: "
+                "`scores.masked_fill(mask == 0, float('-inf'))`.")
     if np.all(np.isfinite(above)) and float(np.max(np.abs(above))) < 1e-6:
         return (f"Almost: the weights above the diagonal are tiny ({np.max(np.abs(above)):.1e}) but not exactly 0. "
                 "Fill with `float('-inf')`, whose exponential is exactly 0.")
-    scores = case.Q.astype(np.float64) @ case.K.astype(np.float64).T / math.sqrt(case.Q.shape[-1])  # (3, 3)
+    Q, K = (np.asarray(a, dtype=np.float64) for a in (case.Q, case.K))
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])  # (..., T, d_k) @ (..., d_k, T) -> (..., T, T)
     if same_values(w, softmax_over(np.where(allowed, scores, 0.0), -1)):
         return ("You set the forbidden scores to 0, but e⁰ = 1, so future tokens still get weight. "
                 "Fill them with `float('-inf')` instead.")
@@ -39,32 +51,66 @@ def mask_diagnosis(run: RunResult, case: Case, w: np.ndarray) -> str:
             "tokens still attend to the future.")
 
 
+def scale_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None) -> str | None:
+    """The factor the scores were scaled by, when a wrong constant factor is the whole mistake."""
+    factor = recovered_scale(case, output, weights)
+    if factor is None or factor <= 0:
+        return None
+    d_k = np.shape(case.Q)[-1]
+    right = f"the formula divides them by √d_k = √{d_k} = {math.sqrt(d_k):g}"
+    if factor >= 1:
+        said = f"Your scores are multiplied by {named_number(factor)}, while {right}."
+    else:
+        said = f"Your scores are divided by {named_number(1 / factor)}, while {right}."
+    return (said + " d_k is the size of the last dimension of Q and K: `Q.size(-1)`, and the divisor is its "
+                   "square root: `Q.size(-1) ** 0.5`.")
+
+
+def sequence_first_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None) -> str | None:
+    """Attention computed over the first dimension, as if the tensors were ``(seq_len, batch, d_k)``."""
+    if np.ndim(case.Q) != 3:
+        return None
+    expected_out, expected_w = sequence_first_attention(case)
+    if not same_values(output, expected_out):
+        return None
+    B, T, d_k = np.shape(case.Q)
+    shape = "" if weights is None else f" (your weights have shape {tuple(weights.shape)}: {B} × {B} maps)"
+    return (f"Your function reads the first dimension as the sequence: on Q of shape ({B}, {T}, {d_k}) each of the "
+            f"{T} positions attends across the {B} items of the batch{shape}. That is the (seq_len, batch, d_k) "
+            "layout of nn.MultiheadAttention without batch_first=True; the exercise's tensors are "
+            "(batch, seq_len, d_k), so a query attends over dim -2: `Q @ K.transpose(-2, -1)` with no transpose "
+            "of the first two dimensions.")
+
+
 def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
-    """Recognise the usual mistakes by comparing the returned tensors with known wrong variants."""
+    """Recognise the mistake: the usual wrong versions first, then what the numbers measure."""
     by_name = {c.name: c for c in cases}
     found: list[str] = []
-    rand = run.cases.get("random")
-    probe = run.cases.get("probe")
-    worked = run.cases.get("worked")
     expected = {name: mistaken_attention(c.Q, c.K, c.V, mask=c.mask) for name, c in by_name.items()}
 
     # Which case shows the mistake: the lesson's shape if the function ran on it, else the square probe.
-    for name, res in (("random", rand), ("probe", probe)):
+    for name in ("random", "probe"):
+        res = run.cases.get(name)
         if res is None or not res.ok or res.output is None:
             continue
         exp_out, exp_w = expected[name]
+        weights = res.weights if res.kind == "pair" else None
         if res.kind == "pair" and same_values(res.output, exp_w) and same_values(res.weights, exp_out):
-            found.append("**Output and weights swapped**: you return `(weights, output)`; the lesson's order is "
+            found.append("Output and weights swapped: you return `(weights, output)`; the lesson's order is "
                          "`(output, weights)`.")
             break
         if same_values(res.output, exp_out):
             if res.kind == "pair" and res.weights is not None and not same_values(res.weights, exp_w):
                 found.append("Your output is right, but the second value you return is not the attention weights: "
-                             "return the weights *after* the softmax.")
+                             "return the weights after the softmax.")
             break
         mistake = match_mistake(by_name[name], res.output)
+        measured = (sequence_first_diagnosis(by_name[name], res.output, weights)
+                    or scale_diagnosis(by_name[name], res.output, weights))
         if mistake is not None:
             found.extend(mistake.describe())
+        elif measured is not None:
+            found.append(measured)
         elif same_values(res.output, exp_out, rtol=1e-2, atol=1e-3):
             found.append("Close, but not within `allclose`'s tolerance: did you compute in lower precision "
                          f"(float16 / bfloat16)? Your output is {res.output_desc}.")
@@ -73,8 +119,4 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
                          "scores `Q @ K.transpose(-2, -1)`, divided by `Q.size(-1) ** 0.5`, `softmax(dim=-1)`, "
                          "then `@ V`.")
         break
-    if rand is not None and rand.ok and worked is not None and not worked.ok:
-        found.append("Your function assumes a batch dimension: it works on (2, 5, 16) tensors but fails on the "
-                     "worked example's 2-D (3, 4) ones. Count dimensions from the end: `K.transpose(-2, -1)`, "
-                     "`softmax(dim=-1)`, `Q.size(-1)`.")
     return found

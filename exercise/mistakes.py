@@ -20,30 +20,30 @@ import torch
 from exercise.cases import Case
 
 _MISTAKE_TEXT: dict[tuple[str, str], str] = {
-    ("scale", "none"): "**No scaling**: the scores are never divided by √d_k. Divide `Q @ Kᵀ` by `d_k ** 0.5`.",
-    ("scale", "d_k"): "**Scaled by d_k instead of √d_k**: you divide by d_k = 16 where the formula divides by "
+    ("scale", "none"): "No scaling: the scores are never divided by √d_k. Divide `Q @ Kᵀ` by `d_k ** 0.5`.",
+    ("scale", "d_k"): "Scaled by d_k instead of √d_k: you divide by d_k = 16 where the formula divides by "
                       "√16 = 4. Use `d_k ** 0.5` (or `math.sqrt(d_k)`).",
-    ("scale", "times"): "**Multiplied by √d_k instead of dividing**: the scores must get *smaller*, `/ d_k ** 0.5`.",
-    ("scale", "sqrt_T"): "**d_k taken from the wrong dimension**: you divide by √seq_len (√5) instead of √d_k "
-                         "(√16). d_k is the *last* dimension: `Q.size(-1)`.",
-    ("scores", "QK"): "**K not transposed**: `Q @ K` multiplies the wrong dimensions. Use "
+    ("scale", "times"): "Multiplied by √d_k instead of dividing: the scores must get *smaller*, `/ d_k ** 0.5`.",
+    ("scale", "sqrt_T"): "d_k taken from the wrong dimension: you divide by √seq_len (√5) instead of √d_k "
+                         "(√16). d_k is the last dimension: `Q.size(-1)`.",
+    ("scores", "QK"): "K not transposed: `Q @ K` multiplies the wrong dimensions. Use "
                       "`Q @ K.transpose(-2, -1)`.",
-    ("scores", "K_batch"): "**K transposed over the batch dimension**: `K.transpose(0, 1)` swaps batch and "
+    ("scores", "K_batch"): "K transposed over the batch dimension: `K.transpose(0, 1)` swaps batch and "
                            "sequence. Transpose the last two dimensions: `K.transpose(-2, -1)`.",
-    ("scores", "K_all"): "**`K.T` on a 3-D tensor reverses all three dimensions** (batch included). Use "
+    ("scores", "K_all"): "`K.T` on a 3-D tensor reverses all three dimensions (batch included). Use "
                          "`K.transpose(-2, -1)` (or `K.mT`).",
-    ("scores", "KQ"): "**Queries and keys swapped**: `K @ Qᵀ` is the transpose of the score matrix, so each row "
+    ("scores", "KQ"): "Queries and keys swapped: `K @ Qᵀ` is the transpose of the score matrix, so each row "
                       "now belongs to a key. Use `Q @ K.transpose(-2, -1)`.",
-    ("softmax", "queries"): "**Softmax over the wrong dimension**: `dim=-2` (`dim=1` on these 3-D tensors) "
-                            "normalises each *column*, over the queries. Use `dim=-1`, so that each query's row "
+    ("softmax", "queries"): "Softmax over the wrong dimension: `dim=-2` (`dim=1` on these 3-D tensors) "
+                            "normalises each column, over the queries. Use `dim=-1`, so that each query's row "
                             "sums to 1.",
-    ("softmax", "batch"): "**Softmax over the batch dimension**: `dim=0` (also what `F.softmax` picks on a 3-D "
+    ("softmax", "batch"): "Softmax over the batch dimension: `dim=0` (also what `F.softmax` picks on a 3-D "
                           "tensor when `dim` is left out) mixes different sequences. Use `dim=-1`.",
-    ("softmax", "none"): "**No softmax**: the scores go straight into the weighted sum, so the weights are not "
+    ("softmax", "none"): "No softmax: the scores go straight into the weighted sum, so the weights are not "
                          "a probability distribution. Apply `torch.softmax(scores, dim=-1)`.",
-    ("returns", "scores"): "**Returned the scores instead of the weighted values**: the output is "
+    ("returns", "scores"): "Returned the scores instead of the weighted values: the output is "
                            "`weights @ V`, one d_v-vector per query.",
-    ("returns", "weights"): "**Returned the attention weights instead of the output**: multiply them by V: "
+    ("returns", "weights"): "Returned the attention weights instead of the output: multiply them by V: "
                             "`output = weights @ V`.",
 }
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from exercise.limits import MEMORY_BUDGET_BYTES, OUTPUT_CAP_BYTES, RESULT_CAP_BYTES
-from exercise.results import RunResult, decode_case, escape_markdown, student_error
+from exercise.results import RunResult, decode_case, student_error
 
 
 @dataclass
@@ -138,7 +138,7 @@ def absorb_messages(messages: list[dict[str, Any]], run: RunResult, timeout_s: f
         stages.add(stage)
         if stage == "fatal":
             run.incident = ("The sandbox could not be set up, so your code was not run: "
-                            f"{escape_markdown(str(msg.get('error'))[:300])}")
+                            f"{str(msg.get('error'))[:300]}")
         elif stage == "ready":
             limits = msg.get("limits")
             if isinstance(limits, dict):
@@ -152,7 +152,7 @@ def absorb_messages(messages: list[dict[str, Any]], run: RunResult, timeout_s: f
                               else student_error(str(msg["error"])[:800]))
             run.found = bool(msg.get("found", True))
             if isinstance(msg.get("callables"), list):
-                run.callables = [escape_markdown(str(c)[:60]) for c in msg["callables"][:20]]
+                run.callables = [str(c)[:60] for c in msg["callables"][:20]]
         elif stage == "case" and isinstance(msg.get("name"), str):
             run.cases[msg["name"]] = decode_case(msg)
         elif stage == "done":

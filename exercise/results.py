@@ -2,7 +2,8 @@
 
 The sandbox, the offline command and the trusted in-process runs all end in a `RunResult` (one
 `CaseResult` per test case), built from the same JSON messages by the same decoding. Everything
-in it that came from the student's code is untrusted data, checked and Markdown-escaped here.
+in it that came from the student's code is untrusted data, checked here and kept as plain text (the page
+escapes it for Markdown, `ui.layout.as_markdown`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ class CaseResult:
     weights: np.ndarray | None = None
     output_desc: str = ""
     weights_desc: str = ""
-    mask_note: str | None = None
+    mask_note: str | None = None  # the error with the lesson's float mask, when a boolean one worked
+    batch_note: str | None = None  # the error without a batch dimension, when a batch of one worked
 
 
 @dataclass
@@ -58,25 +60,13 @@ class RunResult:
     probe: dict[str, str] = field(default_factory=dict)
 
 
-_MARKDOWN_SPECIALS = str.maketrans({c: "\\" + c for c in "\\`*_[]$<>~|"})
-
-
-def escape_markdown(text: str) -> str:
-    """`text` with Markdown's special characters escaped: what the student's code says is shown as typed.
-
-    Check messages are Markdown; an error message from the submission must not turn into a link,
-    an image, LaTeX (``$``) or a coloured ``:red[...]`` directive on the page.
-    """
-    return text.translate(_MARKDOWN_SPECIALS)
-
-
 def _describe(info: dict[str, Any] | None) -> str:
     if not isinstance(info, dict):
         return "nothing"
-    kind = escape_markdown(str(info.get("type", "?"))[:40])
+    kind = str(info.get("type", "?"))[:40]
     shape = info.get("shape")
     if isinstance(shape, list):
-        return f"a {kind} of shape {tuple(shape)} ({escape_markdown(str(info.get('dtype'))[:20])})"
+        return f"a {kind} of shape {tuple(shape)} ({str(info.get('dtype'))[:20]})"
     return f"a {kind}"
 
 
@@ -108,13 +98,12 @@ _HINTS = (
 
 
 def student_error(error: str) -> str:
-    """An error reported by the submission, Markdown-escaped, plus a plain-words reason when it comes
-    from one of the sandbox's limits."""
-    text = escape_markdown(error)
+    """An error reported by the submission, plus a plain-words reason when it comes from one of the sandbox's
+    limits."""
     for needles, hint in _HINTS:
         if any(n in error for n in needles):
-            return f"{text}. In other words: {hint}."
-    return text
+            return f"{error}. In other words: {hint}."
+    return error
 
 
 def decode_case(msg: dict[str, Any]) -> CaseResult:
@@ -128,7 +117,9 @@ def decode_case(msg: dict[str, Any]) -> CaseResult:
         res.weights = _decode_array(msg.get("weights"))
         res.weights_desc = _describe(msg.get("weights"))
     if isinstance(msg.get("mask_note"), str):
-        res.mask_note = escape_markdown(msg["mask_note"][:800])
+        res.mask_note = msg["mask_note"][:800]
+    if isinstance(msg.get("batch_note"), str):
+        res.batch_note = msg["batch_note"][:800]
     return res
 
 

@@ -93,28 +93,55 @@ def split_result(result: Any) -> dict[str, Any]:
             "returned": short(type(result).__name__, 80)}
 
 
+def _without_batch(result: Any) -> Any:
+    """`result` of a call on a batch of one, with that batch dimension taken off every tensor in it."""
+    def drop(x: Any) -> Any:
+        shape = getattr(x, "shape", None)
+        return x[0] if shape is not None and len(shape) >= 1 and shape[0] == 1 else x
+
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        return drop(result[0]), drop(result[1])
+    return drop(result)
+
+
 def run_case(fn: Callable[..., Any], case: dict[str, Any]) -> dict[str, Any]:
     """Call ``fn(Q, K, V)`` (or ``fn(Q, K, V, mask)``) on one test case, in float32, never raising.
 
     `case` holds ``name``, ``Q``, ``K``, ``V`` and ``mask`` (nested lists or arrays; ``mask``
     may be None). A masked case uses the lesson's float mask of 1s and 0s; if that raises, it
-    is retried once with the same mask as booleans, and the first error is kept as a note.
+    is retried once with the same mask as booleans, and the first error is kept as a note
+    (``mask_note``). A case without a batch dimension that raises is retried once with a batch of
+    one (``Q.unsqueeze(0)``, the mask as it is) and the batch taken off the results; the first
+    error is kept as ``batch_note``. A function written for batches only is then judged on its formula.
     """
     import torch
 
-    def tensors() -> tuple[Any, Any, Any]:
-        return tuple(torch.tensor(case[k], dtype=torch.float32) for k in ("Q", "K", "V"))  # type: ignore[return-value]
-
     out: dict[str, Any] = {"stage": "case", "name": case["name"], "ok": False}
-    try:
+
+    def call(q: Any, k: Any, v: Any) -> Any:
         if case.get("mask") is None:
-            result = fn(*tensors())
-        else:
+            return fn(q, k, v)
+        mask = torch.tensor(case["mask"], dtype=torch.float32)
+        try:
+            return fn(q, k, v, mask)
+        except Exception as first:  # noqa: BLE001
+            out["mask_note"] = describe_error(first)
+            return fn(q, k, v, mask.bool())
+
+    q, k, v = (torch.tensor(case[name], dtype=torch.float32) for name in ("Q", "K", "V"))
+    try:
+        try:
+            result = call(q, k, v)
+        except Exception as first:  # noqa: BLE001
+            if q.dim() != 2:
+                raise
+            out.pop("mask_note", None)
             try:
-                result = fn(*tensors(), torch.tensor(case["mask"], dtype=torch.float32))
-            except Exception as first:  # noqa: BLE001
-                out["mask_note"] = describe_error(first)
-                result = fn(*tensors(), torch.tensor(case["mask"], dtype=torch.float32).bool())
+                result = _without_batch(call(q[None], k[None], v[None]))  # (1, T, d) in, the 1 taken off again
+            except Exception:  # noqa: BLE001 - the error to report is the one without the batch
+                out.pop("mask_note", None)
+                raise first from None
+            out["batch_note"] = describe_error(first)
         out.update(split_result(result))
         out["ok"] = True
     except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, MemoryError included

@@ -26,6 +26,7 @@ from exercise.cases import (
 )
 from exercise.diagnosis import diagnose, mask_diagnosis
 from exercise.limits import OUTPUT_CAP_BYTES, bytes_in_words
+from exercise.measures import normalised_axes
 from exercise.mistakes import same_values
 from exercise.results import CaseResult, RunResult
 
@@ -159,7 +160,8 @@ def evaluate(run: RunResult, cases: tuple[Case, ...]) -> ExerciseReport:
 
     worked_check, worked_out = _worked_check(run, res is not None)
     checks.append(worked_check)
-    causal_check, causal_w = _causal_check(run, by_name["worked_causal"], res is not None)
+    causal_check, causal_w = _causal_check(run, (by_name["worked_causal"], by_name["random_causal"]),
+                                           res is not None)
     checks.append(causal_check)
 
     return ExerciseReport(
@@ -198,7 +200,24 @@ def _rows_check(run: RunResult, res: CaseResult | None, weights: np.ndarray | No
         return Check(CHECK_ROWS, False, f"The rows sum to 1 but some weights are negative ({weights.min():.3f}): "
                                         "they are not a softmax.")
     return Check(CHECK_ROWS, False, f"`weights.sum(dim=-1)` ranges from {sums.min():.3f} to {sums.max():.3f}, "
-                                    "not all ones.")
+                                    "not all ones. " + _softmax_axis_hint(weights))
+
+
+def _softmax_axis_hint(weights: np.ndarray) -> str:
+    """Which axis the weights were normalised over, measured on the weights themselves."""
+    if np.all(weights == 1.0):
+        return (f"Every weight is exactly 1, so each row sums to {weights.shape[-1]}, the number of keys: the "
+                "softmax ran over an axis of length 1, such as a heads axis you added. `nn.Softmax()` and "
+                "`F.softmax` without `dim` pick one for you (dim=1 on a 4-D tensor, dim=0 on a 3-D one). "
+                "Pass `dim=-1`, the keys.")
+    axes = [a for a in normalised_axes(weights, atol=ROW_SUM_ATOL) if a != -1]
+    if -2 in axes:
+        return ("Each column sums to 1 instead: the softmax ran over dim=-2, the queries. Use `dim=-1`, so that "
+                "each query's row of weights sums to 1.")
+    if axes and axes[0] == -weights.ndim:
+        return (f"The weights sum to 1 across the batch (dim=0) instead, over {weights.shape[0]} different "
+                "sequences. Use `dim=-1`.")
+    return "No axis of the weights sums to 1: is there a softmax at all?"
 
 
 def _worked_check(run: RunResult, ran: bool) -> tuple[Check, np.ndarray | None]:
@@ -215,48 +234,76 @@ def _worked_check(run: RunResult, ran: bool) -> tuple[Check, np.ndarray | None]:
         got = res.output_desc if out is None else f"shape {out.shape}"
         return Check(CHECK_WORKED, False, f"Expected a {lesson.shape} output, got {got}."), None
     diff = max_abs_diff(out, lesson) if np.all(np.isfinite(out)) else float("inf")
+    note = "" if res.batch_note is None else " " + batch_note(res.batch_note, lesson.shape)
     if diff <= WORKED_ATOL:
         return Check(CHECK_WORKED, True, f"Your first row is {_fmt_row(out[0])}, the lesson's is "
-                                         f"{_fmt_row(lesson[0])} (largest difference {diff:.1e}).",), out
+                                         f"{_fmt_row(lesson[0])} (largest difference {diff:.1e}).{note}"), out
     return Check(CHECK_WORKED, False, f"Your first row is {_fmt_row(out[0])}, the lesson's is "
-                                      f"{_fmt_row(lesson[0])} (largest difference {diff:.3g})."), out
+                                      f"{_fmt_row(lesson[0])} (largest difference {diff:.3g}).{note}"), out
 
 
-def _causal_check(run: RunResult, case: Case, ran: bool) -> tuple[Check, np.ndarray | None]:
-    """The stretch: exact zeros above the diagonal, and the same output as PyTorch with the mask."""
+def batch_note(error: str, shape: tuple[int, ...]) -> str:
+    """What the checker did for a function written for batches only."""
+    return (f"Your function needs a batch dimension: on the worked example's {shape[0]}×{shape[1]} tensors it "
+            f"raised {error}, so the checker added one (`Q.unsqueeze(0)`) and took it off the results again. "
+            "Counting dimensions from the end (`K.transpose(-2, -1)`, `softmax(dim=-1)`, `Q.size(-1)`) makes "
+            "the same code work with and without a batch.")
+
+
+def _causal_check(run: RunResult, cases: tuple[Case, Case], ran: bool) -> tuple[Check, np.ndarray | None]:
+    """The stretch: exact zeros above the diagonal and PyTorch's output with the mask, on the worked example
+    (no batch) and on the batched random test. The weights returned are the worked example's, for the chart."""
+    worked, batched = (_causal_case(run, case, ran) for case in cases)
+    passed, message, worked_w = worked
+    if not passed:
+        return Check(CHECK_CAUSAL, False, message), worked_w
+    batched_passed, batched_message, _ = batched
+    if not batched_passed:
+        shape = "×".join(str(n) for n in np.shape(cases[1].Q))
+        return Check(CHECK_CAUSAL, False, f"On the worked example, yes; on the batched {shape} test with the "
+                                          f"causal mask, no. {batched_message}"), worked_w
+    return Check(CHECK_CAUSAL, True, message + " The same holds on the batched random test."), worked_w
+
+
+def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.ndarray | None]:
+    """(passed, message, weights) of the causal check on one masked case."""
     assert case.mask is not None
     res = run.cases.get(case.name)
     if not ran or res is None:
-        return Check(CHECK_CAUSAL, False, _not_run(run)), None
+        return False, _not_run(run), None
+    T = case.mask.shape[0]
     if not res.ok:
-        msg = f"With the causal mask `torch.tril(torch.ones(3, 3))` your function raised {res.error}"
+        msg = f"With the causal mask `torch.tril(torch.ones({T}, {T}))` your function raised {res.error}"
         if "positional argument" in (res.error or ""):
             msg += ". Add a fourth parameter, `mask=None`, as in the skeleton."
-        return Check(CHECK_CAUSAL, False, msg), None
+        return False, msg, None
     allowed = case.mask.astype(bool)
-    expected = torch_scaled_dot_product_attention(case.Q, case.K, case.V, allowed)  # (3, 4), float32
+    expected = torch_scaled_dot_product_attention(case.Q, case.K, case.V, allowed)  # float32
     note = ""
     if res.mask_note:
         note = (f" (It needed a boolean mask: with the lesson's mask of 1.0s and 0.0s it raised "
                 f"{res.mask_note}; `mask == 0` works for both.)")
     if res.kind != "pair" or res.weights is None:
         same = same_values(res.output, expected)
-        return Check(CHECK_CAUSAL, False, "Return `(output, weights)` so that the zeros can be checked"
-                                          + (" (your masked output does match PyTorch's)." if same else ".")), None
+        return False, ("Return `(output, weights)` so that the zeros can be checked"
+                       + (" (your masked output does match PyTorch's)." if same else ".")), None
     w = res.weights
-    if w.shape != allowed.shape:
-        return Check(CHECK_CAUSAL, False, f"The masked weights have shape {w.shape}, expected {allowed.shape}."), None
-    above = w[~allowed]
+    want = np.shape(case.Q)[:-1] + (T,)
+    if w.shape != want:
+        return False, f"The masked weights have shape {w.shape}, expected {want}.", None
+    above = w[..., ~allowed]
     if np.all(above == 0):
         if same_values(res.output, expected, rtol=1e-5, atol=1e-5):
-            return Check(CHECK_CAUSAL, True, "Every weight above the diagonal is exactly 0, and the output matches "
-                                             "`F.scaled_dot_product_attention` with the same mask." + note), w
+            return True, ("Every weight above the diagonal is exactly 0, and the output matches "
+                          "`F.scaled_dot_product_attention` with the same mask." + note), w
         sums = w.sum(axis=-1)
+        if -2 in normalised_axes(w, atol=ROW_SUM_ATOL):
+            return False, ("The weights above the diagonal are exactly 0, but each column sums to 1 instead of "
+                           "each row: the softmax ran over dim=-2, the queries (see the rows check)." + note), w
         if np.all(np.isfinite(sums)) and np.max(np.abs(sums - 1)) > ROW_SUM_ATOL and np.all(w >= 0):
-            return Check(CHECK_CAUSAL, False, "The weights above the diagonal are exactly 0, but the rows sum to "
-                                              f"{sums.min():.3f} … {sums.max():.3f}, not 1: you zeroed the weights "
-                                              "after the softmax. Mask the *scores* (with -inf) before the "
-                                              "softmax instead." + note), w
-        return Check(CHECK_CAUSAL, False, "The weights above the diagonal are exactly 0, but the masked output "
-                                          "differs from PyTorch's: fix the unmasked checks first." + note), w
-    return Check(CHECK_CAUSAL, False, mask_diagnosis(run, case, w) + note), w
+            return False, ("The weights above the diagonal are exactly 0, but the rows sum to "
+                           f"{sums.min():.3f} … {sums.max():.3f}, not 1: you zeroed the weights after the softmax. "
+                           "Mask the scores (with -inf) before the softmax instead." + note), w
+        return False, ("The weights above the diagonal are exactly 0, but the masked output differs from "
+                       "PyTorch's: fix the unmasked checks first." + note), w
+    return False, mask_diagnosis(run, case, w) + note, w

@@ -1,0 +1,112 @@
+r"""What a student's numbers say about how they were computed: measured, not only matched against a list.
+
+.. math:: \operatorname{Attention}(Q, K, V) = \operatorname{softmax}\!\left(f\, Q K^\top\right) V,
+          \qquad f = 1/\sqrt{d_k}
+
+* `recovered_scale`: the factor :math:`f` the student's scores were multiplied by, read off their
+  weights (the log of a softmax row is :math:`f\,s_{ij}` up to a constant per row) or, with the output
+  only, found by a search over :math:`\log f`;
+* `normalised_axes`: the axes along which the weights sum to 1 (the softmax's ``dim``);
+* `sequence_first_attention`: attention computed as if the first dimension were the sequence;
+* `added_mask_weights`: the weights when a 0/1 mask is *added* to the scores, as PyTorch's documented
+  reference does with a float mask.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from exercise.cases import Case
+from exercise.mistakes import same_values, softmax_over
+
+
+def raw_scores(case: Case) -> np.ndarray:
+    """:math:`Q K^\\top` of a case, unscaled, float64: ``(..., T_q, T_k)``."""
+    Q, K = (np.asarray(a, dtype=np.float64) for a in (case.Q, case.K))
+    return Q @ np.swapaxes(K, -1, -2)  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
+
+
+def attention_with_factor(case: Case, factor: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(softmax(factor · Q Kᵀ) V, weights)`` on an unmasked case."""
+    weights = softmax_over(raw_scores(case) * factor, -1)
+    return weights @ np.asarray(case.V, dtype=np.float64), weights  # (..., T_q, T_k) @ (..., T_k, d_v)
+
+
+def _factor_from_weights(case: Case, weights: np.ndarray) -> float | None:
+    """Least squares on each row: log w_ij − mean_j log w_ij = f (s_ij − mean_j s_ij)."""
+    raw = raw_scores(case)
+    if weights.shape != raw.shape or not np.all(np.isfinite(weights)) or np.any(weights <= 0):
+        return None
+    x = raw - raw.mean(axis=-1, keepdims=True)
+    y = np.log(weights) - np.log(weights).mean(axis=-1, keepdims=True)
+    denominator = float(np.sum(x * x))
+    return float(np.sum(x * y)) / denominator if denominator > 0 else None
+
+
+def _factor_from_output(case: Case, output: np.ndarray) -> float | None:
+    """The factor whose output is closest to `output`: a grid over log f, then a golden-section refinement."""
+    def error(log_f: float) -> float:
+        out, _ = attention_with_factor(case, math.exp(log_f))
+        return float(np.max(np.abs(out - output)))
+
+    if output.shape != np.shape(case.V) or not np.all(np.isfinite(output)):
+        return None
+    grid = np.linspace(-10.0, 10.0, 401)
+    best = float(grid[int(np.argmin([error(g) for g in grid]))])
+    lo, hi = best - 0.05, best + 0.05
+    golden = (math.sqrt(5) - 1) / 2
+    for _ in range(60):
+        a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
+        if error(a) < error(b):
+            hi = b
+        else:
+            lo = a
+    return math.exp((lo + hi) / 2)
+
+
+def recovered_scale(case: Case, output: np.ndarray | None, weights: np.ndarray | None) -> float | None:
+    """The factor f with ``softmax(f · Q Kᵀ) V`` equal to the student's output (and weights), or None when no
+    factor explains them (the mistake is elsewhere). `case` must be unmasked."""
+    factor = _factor_from_weights(case, weights) if weights is not None else None
+    if factor is None and output is not None:
+        factor = _factor_from_output(case, output)
+    if factor is None or not math.isfinite(factor):
+        return None
+    expected_out, expected_w = attention_with_factor(case, factor)
+    if output is not None and not same_values(output, expected_out):
+        return None
+    if weights is not None and weights.shape == expected_w.shape and not same_values(weights, expected_w):
+        return None
+    return factor
+
+
+def named_number(x: float) -> str:
+    """`x` to three significant digits, with ``= √n`` when it is the square root of a whole number."""
+    text = f"{x:.3g}"
+    n = round(x * x)
+    if n > 1 and abs(x * x - n) < 1e-3 * n and abs(x - round(x)) > 1e-3:
+        text += f" (= √{n})"
+    return text
+
+
+def normalised_axes(weights: np.ndarray, atol: float = 1e-5) -> list[int]:
+    """The axes (counted from the end, -1 first) along which `weights` sum to 1 everywhere."""
+    return [axis for axis in range(-1, -weights.ndim - 1, -1)
+            if np.allclose(weights.sum(axis=axis), 1.0, atol=atol)]
+
+
+def sequence_first_attention(case: Case) -> tuple[np.ndarray, np.ndarray]:
+    """Attention on a ``(B, T, d)`` case read as ``(T, B, d)``: each of the T positions attends across the
+    batch. Returns the output in the case's layout ``(B, T, d_v)`` and the weights ``(T, B, B)``."""
+    Q, K, V = (np.swapaxes(np.asarray(a, dtype=np.float64), 0, 1) for a in (case.Q, case.K, case.V))  # (T, B, d)
+    weights = softmax_over(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), -1)  # (T, B, d) @ (T, d, B)
+    return np.swapaxes(weights @ V, 0, 1), weights  # (T, B, B) @ (T, B, d_v) -> (T, B, d_v) -> (B, T, d_v)
+
+
+def added_mask_weights(case: Case) -> np.ndarray:
+    """``softmax(Q Kᵀ/√d_k + mask)``: the case's 0/1 mask added to the scores as a bias."""
+    assert case.mask is not None
+    scores = raw_scores(case) / math.sqrt(np.shape(case.Q)[-1])
+    return softmax_over(scores + np.asarray(case.mask, dtype=np.float64), -1)

@@ -1,0 +1,208 @@
+"""Attention functions as people write them: correct ones in several styles, and the bugs of issue #26.
+
+Each entry is a whole submission, the verdict it must get (does every check pass?) and phrases its checklist or
+diagnosis must contain. They are modelled on public tutorials, textbooks and libraries, rewritten for the
+exercise's signature ``scaled_dot_product_attention(Q, K, V, mask=None)``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Submission(NamedTuple):
+    source: str
+    passes: bool
+    says: tuple[str, ...] = ()  # phrases the report must contain (checks' messages and diagnoses, plain text)
+
+
+CORRECT: dict[str, Submission] = {
+    "the lesson's": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    d_k = Q.size(-1)
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, weights
+''', True),
+    "einsum": Submission('''
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.einsum("...qd,...kd->...qk", Q, K) * Q.shape[-1] ** -0.5
+    if mask is not None:
+        scores = torch.where(mask.bool(), scores, torch.tensor(float("-inf")))
+    weights = scores.softmax(dim=-1)
+    return torch.einsum("...qk,...kd->...qd", weights, V), weights
+''', True),
+    "nn.Softmax module and .mT": Submission('''
+import torch
+from torch import nn
+
+softmax = nn.Softmax(dim=-1)
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.matmul(Q, K.mT) / (K.shape[-1] ** 0.5)
+    if mask is not None:
+        scores[..., mask == 0] = float("-inf")
+    weights = softmax(scores)
+    return torch.matmul(weights, V), weights
+''', True),
+    "the Annotated Transformer's -1e9": Submission('''
+import math
+import torch.nn.functional as F
+import torch
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    d_k = query.size(-1)
+    scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, -1e9)
+    p_attn = F.softmax(scores, dim=-1)
+    return torch.matmul(p_attn, value), p_attn
+''', True),
+    "through NumPy": Submission('''
+import numpy as np
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    q, k, v = (t.numpy().astype(np.float64) for t in (Q, K, V))
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask.numpy() == 0, -np.inf, scores)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = e / e.sum(axis=-1, keepdims=True)
+    return torch.from_numpy(weights @ v).float(), torch.from_numpy(weights).float()
+''', True),
+    "batched only, with torch.bmm": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.bmm(Q, K.transpose(1, 2)) / math.sqrt(Q.shape[2])
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = torch.softmax(scores, dim=2)
+    return torch.bmm(weights, V), weights
+''', True, ("needs a batch dimension", "added one")),
+    "batched only, through a heads axis": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    B, T, d = Q.shape
+    q = Q.view(B, T, 1, d).transpose(1, 2)  # (B, heads=1, T, d)
+    k = K.view(B, T, 1, d).transpose(1, 2)
+    v = V.view(B, T, 1, d).transpose(1, 2)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = scores.softmax(dim=-1)
+    out = (weights @ v).transpose(1, 2).reshape(B, T, d)
+    return out, weights.squeeze(1)
+''', True, ("needs a batch dimension",)),
+}
+
+BUGS: dict[str, Submission] = {
+    "divided by the square root of the number of dimensions": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.dim())
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, weights
+''', False, ("divided by 1.73", "√3", "√16 = 4")),
+    "divided by a constant, output only": Submission('''
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / 8
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ V
+''', False, ("divided by 8", "√16 = 4")),
+    "nn.Softmax() without dim on a 4-D tensor": Submission('''
+import math
+import torch
+from torch import nn
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    q, k, v = (t.unsqueeze(-3) for t in (Q, K, V))  # one head, multi-head style: (..., heads=1, T, d)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = nn.Softmax()(scores)
+    return (weights @ v).squeeze(-3), weights.squeeze(-3)
+''', False, ("exactly 1", "axis of length 1", "dim=-1")),
+    "softmax over the queries": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = torch.softmax(scores, dim=1)
+    return weights @ V, weights
+''', False, ("each column sums to 1",)),
+    "PyTorch's documented reference, float mask added": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None):
+    L, S = query.size(-2), key.size(-2)
+    scale_factor = 1 / math.sqrt(query.size(-1))
+    attn_bias = torch.zeros(L, S, dtype=query.dtype)
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            attn_bias.masked_fill_(attn_mask.logical_not(), float("-inf"))
+        else:
+            attn_bias = attn_mask + attn_bias
+    attn_weight = query @ key.transpose(-2, -1) * scale_factor
+    attn_weight += attn_bias
+    attn_weight = torch.softmax(attn_weight, dim=-1)
+    return attn_weight @ value, attn_weight
+''', False, ("added the mask to the scores", "float mask")),
+    "mask reversed": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 1, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, weights
+''', False, ("Mask polarity reversed",)),
+    "batched only, mask reversed": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.bmm(Q, K.transpose(1, 2)) / math.sqrt(Q.shape[2])
+    if mask is not None:
+        scores = scores.masked_fill(mask.bool(), float("-inf"))
+    weights = torch.softmax(scores, dim=2)
+    return torch.bmm(weights, V), weights
+''', False, ("Mask polarity reversed",)),
+    "sequence first": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    # (seq_len, batch, d_k), as nn.MultiheadAttention without batch_first
+    q, k, v = (t.transpose(0, 1) for t in (Q, K, V))  # (batch, seq_len, d_k)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return (weights @ v).transpose(0, 1), weights
+''', False, ("first dimension", "sequence")),
+}

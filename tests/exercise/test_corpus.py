@@ -1,0 +1,27 @@
+"""The checker held against attention code as people write it (`tests.exercise.corpus`): correct code in
+several styles passes, and each classic bug gets the message that names it, with its numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from exercise.__main__ import check_file_in_process
+from tests.exercise.corpus import BUGS, CORRECT
+
+SUBMISSIONS = {**CORRECT, **BUGS}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # nn.Softmax() without dim
+@pytest.mark.parametrize("submission", SUBMISSIONS.values(), ids=SUBMISSIONS.keys())
+def test_the_verdict_and_what_the_report_says(submission):
+    report = check_file_in_process(submission.source)
+    said = " ".join([c.message for c in report.checks] + report.diagnoses)
+    failed = [c.name for c in report.checks if not c.passed]
+    assert report.passed == submission.passes, (failed, said)
+    for phrase in submission.says:
+        assert phrase in said, said
+
+
+@pytest.mark.parametrize("name", CORRECT)
+def test_correct_code_gets_no_diagnosis(name):
+    assert check_file_in_process(CORRECT[name].source).diagnoses == []

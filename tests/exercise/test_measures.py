@@ -1,0 +1,63 @@
+"""`exercise.measures`: reading off a student's numbers how they were computed."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from exercise.cases import exercise_cases
+from exercise.measures import (
+    added_mask_weights,
+    attention_with_factor,
+    named_number,
+    normalised_axes,
+    recovered_scale,
+    sequence_first_attention,
+)
+
+CASES = {c.name: c for c in exercise_cases()}
+RANDOM = CASES["random"]
+
+
+@pytest.mark.parametrize("divisor", [1.0, math.sqrt(3), 4.0, 8.0, 16.0, 0.25])
+@pytest.mark.parametrize("with_weights", [True, False])
+def test_the_scale_is_recovered_from_weights_or_from_the_output_alone(divisor, with_weights):
+    output, weights = (a.astype(np.float32).astype(np.float64) for a in attention_with_factor(RANDOM, 1 / divisor))
+    factor = recovered_scale(RANDOM, output, weights if with_weights else None)
+    assert factor is not None and 1 / factor == pytest.approx(divisor, rel=1e-3)
+
+
+def test_no_scale_is_claimed_when_the_mistake_is_elsewhere():
+    output, weights = attention_with_factor(RANDOM, 0.25)
+    assert recovered_scale(RANDOM, output[:, ::-1], weights) is None  # rows in the wrong order
+    assert recovered_scale(RANDOM, output * 2, None) is None
+
+
+def test_named_numbers():
+    assert named_number(math.sqrt(3)) == "1.73 (= √3)"
+    assert named_number(8.0) == "8" and named_number(4.0) == "4" and named_number(2.5) == "2.5"
+
+
+def test_the_axes_the_weights_are_normalised_over():
+    _, weights = attention_with_factor(RANDOM, 0.25)  # (2, 5, 5)
+    assert normalised_axes(weights) == [-1]
+    assert normalised_axes(np.swapaxes(weights, -1, -2)) == [-2]
+    assert normalised_axes(np.full((2, 3, 3), 0.5)) == [-3]
+
+
+def test_sequence_first_attention_is_pytorchs_on_the_transposed_tensors():
+    q, k, v = (torch.from_numpy(a.astype(np.float64)).transpose(0, 1) for a in (RANDOM.Q, RANDOM.K, RANDOM.V))
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(16), dim=-1)  # (5, 2, 2)
+    output, got_weights = sequence_first_attention(RANDOM)
+    np.testing.assert_allclose(got_weights, weights.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(output, (weights @ v).transpose(0, 1).numpy(), rtol=1e-12)
+
+
+def test_an_added_mask_is_a_bias_of_one_on_the_allowed_scores():
+    case = CASES["worked_causal"]
+    q, k = (torch.from_numpy(a.astype(np.float64)) for a in (case.Q, case.K))
+    expected = torch.softmax(q @ k.T / 2 + torch.from_numpy(case.mask.astype(np.float64)), dim=-1)
+    np.testing.assert_allclose(added_mask_weights(case), expected.numpy(), rtol=1e-12)
