@@ -44,7 +44,14 @@ def main_numbers(page) -> list[str]:
 
 @pytest.mark.parametrize("rp", PAGES, ids=[p.name for p in PAGES])
 def test_page_loads_draws_every_chart_and_logs_no_error(page, app_url, screenshot_dir, rp):
+    """Every page draws all its charts, with no exception and no console error, and sends no code block.
+
+    Streamlit's code block loads a 1.5 MB syntax highlighter (about 0.5 s of a cold page's first draw here):
+    no page sends one until its "Show the code" expander is opened (`ui.layout.show_source`).
+    """
     title = rp.title
+    scripts: list[str] = []
+    page.on("request", lambda r: scripts.append(r.url) if r.resource_type == "script" else None)
     open_page(page, app_url, rp.url_path)
     assert exceptions(page) == []
     assert app_console_errors(page) == []
@@ -52,30 +59,25 @@ def test_page_loads_draws_every_chart_and_logs_no_error(page, app_url, screensho
     if rp.name not in NO_CHART_AT_LOAD:
         assert present > 0, f"{title}: no chart on the page"
     assert drawn == present, f"{title}: only {drawn} of {present} charts were drawn"
+    assert scripts, "no script request was seen: the check below would prove nothing"
+    assert not [u for u in scripts if "SyntaxHighlighter" in u], f"{title} loaded the syntax highlighter"
+    assert page.locator('[data-testid="stMain"] [data-testid="stCode"]').count() == 0
     for size_name, (w, h) in SIZES.items():
         page.set_viewport_size({"width": w, "height": h})
         page.wait_for_timeout(300)
         page.screenshot(path=str(screenshot_dir / f"{rp.name}-{size_name}.png"))
 
 
-def test_the_copy_button_copies_the_share_link_and_no_page_loads_the_syntax_highlighter(browser, app_url):
-    """The sidebar's Copy button puts the link it shows, the link to this view, on the clipboard.
-
-    Streamlit's code block loads a 1.5 MB syntax highlighter (about 0.5 s of a cold page's first draw here):
-    no page sends one until its "Show the code" expander is opened (`ui.layout.show_source`).
-    """
+def test_the_copy_button_copies_the_share_link_and_the_code_loads_its_highlighter_when_opened(browser, app_url):
+    """The sidebar's Copy button puts the link it shows, the link to this view, on the clipboard; opening
+    "Show the code" draws the code, highlighter and all."""
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=app_url)
     page = context.new_page()
     scripts: list[str] = []
     page.on("request", lambda r: scripts.append(r.url) if r.resource_type == "script" else None)
     try:
-        for rp in PAGES:
-            open_page(page, app_url, rp.url_path)
         open_page(page, app_url, "multi_head", "seed=3")
-        assert scripts, "no script request was seen: the check below would prove nothing"
-        assert not [u for u in scripts if "SyntaxHighlighter" in u], "a page loaded the syntax highlighter"
-        assert page.locator('[data-testid="stMain"] [data-testid="stCode"]').count() == 0
         link = page.locator(SHARE_LINK).inner_text().strip()
         assert link == page.url and "seed=3" in link
         button = page.locator('[data-testid="stSidebar"] [data-testid="stBidiComponentIsolated"] button')
@@ -83,6 +85,7 @@ def test_the_copy_button_copies_the_share_link_and_no_page_loads_the_syntax_high
         page.wait_for_function("() => navigator.clipboard.readText().then(t => t.length > 0)")
         assert page.evaluate("navigator.clipboard.readText()") == link
         assert button.inner_text() == "Copied"
+        assert not [u for u in scripts if "SyntaxHighlighter" in u]
         page.get_by_text("Show the code").first.click()
         page.locator('[data-testid="stMain"] [data-testid="stCode"]').first.wait_for()
         assert [u for u in scripts if "SyntaxHighlighter" in u], "opening the code did not draw it"
@@ -92,27 +95,10 @@ def test_the_copy_button_copies_the_share_link_and_no_page_loads_the_syntax_high
 
 @pytest.mark.parametrize("rp", [p for p in PAGES if p.name not in NO_SLIDER],
                          ids=[p.name for p in PAGES if p.name not in NO_SLIDER])
-def test_moving_a_slider_with_the_keyboard_changes_a_number(page, app_url, rp):
-    title = rp.title
-    open_page(page, app_url, rp.url_path)
-    sliders = page.locator(SLIDER)
-    assert sliders.count() > 0, f"{title}: no slider"
-    thumb = sliders.first
-    before = main_numbers(page)
-    at_max = thumb.input_value() == thumb.get_attribute("max")
-    thumb.focus()
-    page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
-    page.wait_for_timeout(400)
-    settle(page)
-    assert exceptions(page) == []
-    assert main_numbers(page) != before, f"{title}: moving the first slider changed no number on the page"
-    assert urlparse(page.url).query, "the new slider value did not reach the URL"
+def test_a_keyboard_slider_step_changes_a_number_reruns_only_the_page_and_the_link_follows(page, app_url, rp):
+    """A keyboard step on the first slider changes a number on the page and reaches the URL.
 
-
-@pytest.mark.parametrize("rp", [p for p in PAGES if p.name not in NO_SLIDER],
-                         ids=[p.name for p in PAGES if p.name not in NO_SLIDER])
-def test_a_slider_step_reruns_only_the_page_and_the_share_link_follows(page, app_url, rp):
-    """The page's widgets live in a fragment (`ui.layout.page_fragment`): a step is answered without the router.
+    The page's widgets live in a fragment (`ui.layout.page_fragment`): a step is answered without the router.
 
     Only a run of the router sends a `navigation` message (the sidebar's page list). The page load must
     have sent one (else the check proves nothing) and the messages answering the step must not. The
@@ -129,8 +115,10 @@ def test_a_slider_step_reruns_only_the_page_and_the_share_link_follows(page, app
     open_page(page, app_url, rp.url_path)
     assert navigation_sent(), "the page load sent no navigation: the check below would prove nothing"
     frames.clear()
-    thumb = page.locator(SLIDER).first
-    before = page.url
+    sliders = page.locator(SLIDER)
+    assert sliders.count() > 0, f"{rp.title}: no slider"
+    thumb = sliders.first
+    before, numbers = page.url, main_numbers(page)
     at_max = thumb.input_value() == thumb.get_attribute("max")
     thumb.focus()
     page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
@@ -138,6 +126,7 @@ def test_a_slider_step_reruns_only_the_page_and_the_share_link_follows(page, app
     page.wait_for_timeout(400)
     settle(page)
     assert exceptions(page) == []
+    assert main_numbers(page) != numbers, f"{rp.title}: moving the first slider changed no number on the page"
     assert frames, "the step was not answered"
     assert not navigation_sent(), f"{rp.title}: a slider step reran the whole app, router included"
     link = page.locator(SHARE_LINK).inner_text().strip()
