@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -23,14 +24,17 @@ def free_port() -> int:
 class AppServer:
     """`with AppServer() as srv: srv.url` runs the app headless for the duration of the block."""
 
-    def __init__(self, script: str = "streamlit_app.py", startup_timeout_s: float = 60.0) -> None:
+    def __init__(self, script: str = "streamlit_app.py", startup_timeout_s: float = 60.0,
+                 env: dict[str, str] | None = None) -> None:
         self.script = script
+        self.env = env or {}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.startup_timeout_s = startup_timeout_s
         self.proc: subprocess.Popen | None = None
         self.started_at = 0.0
         self.ready_after_s = float("nan")
+        self._log_lines: list[str] = []
 
     def start(self) -> AppServer:
         cmd = [sys.executable, "-m", "streamlit", "run", self.script, "--server.headless", "true",
@@ -38,11 +42,13 @@ class AppServer:
                "--browser.gatherUsageStats", "false"]  # the rest as `.streamlit/config.toml` ships it
         self.started_at = time.perf_counter()
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env})
+        threading.Thread(target=self._collect_log, name="app server log", daemon=True).start()
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError("streamlit exited during start-up:\n" + self.proc.stderr.read()[-3000:])
+                time.sleep(0.2)  # the log thread reads what is left
+                raise RuntimeError("streamlit exited during start-up:\n" + self.log[-3000:])
             try:
                 with urllib.request.urlopen(self.url + "/_stcore/health", timeout=1) as r:
                     if r.read() == b"ok":
@@ -52,6 +58,16 @@ class AppServer:
                 time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"streamlit did not answer on {self.url} within {self.startup_timeout_s} s")
+
+    def _collect_log(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        for line in self.proc.stderr:  # read as it comes, so the server never blocks on a full pipe
+            self._log_lines.append(line)
+
+    @property
+    def log(self) -> str:
+        """What the server has written to its log (stderr) so far."""
+        return "".join(self._log_lines)
 
     def rss_mb(self) -> float:
         """Resident memory of the server process, in MB (from /proc)."""

@@ -79,7 +79,7 @@ def collector_paused() -> Iterator[None]:
     it. Reference counting still frees everything as usual; only garbage in reference cycles waits (a few
     seconds at most), and cycles among objects alive at a freeze are never collected: a one-off, bounded by
     what the first visitors' sessions hold at the two freezes (after the first page's imports, after PyTorch's).
-    Cold start, alternating six pairs: 4.88 -> 4.63 s median; no full collection ran while visiting every page.
+    Its effect on a cold start is measured in docs/performance.md.
 
     Nested and overlapping pauses (two warm-up threads) count: the collector comes back when the last one
     ends, and only if it was on when the first began.
@@ -103,14 +103,38 @@ def collector_paused() -> Iterator[None]:
 
 @contextlib.asynccontextmanager
 async def lifespan(app: Any) -> AsyncIterator[None]:
-    """The `st.App`'s start-up (`streamlit_app.py`): import `FIRST_PAGE_MODULES` in the background, then serve.
+    """The `st.App`'s start-up (`streamlit_app.py`): say which Python serves the app, import `FIRST_PAGE_MODULES`
+    in the background, then serve.
 
-    Only starts the thread, so the server answers at once. (An `st.App` is served without Streamlit opening a
-    browser tab; the shipped config is headless, so a plain script would not open one either.)
-
-    Measured on a cold start (from `streamlit run` to the landing page drawn, alternating with the router importing
-    them itself): 5.36 -> 4.99 s mean of six each on a quiet host; on a busy one much less, since the import and
-    the browser then wait for the same two cores.
+    Only starts the thread, so the server answers at once (its effect on a cold start: docs/performance.md).
+    An `st.App` is served without Streamlit opening a browser tab; the shipped config is headless, so a plain
+    script would not open one either.
     """
+    announce_python()
     import_in_background(*FIRST_PAGE_MODULES)
     yield
+
+
+#: The Python the app is tested on (the README's set-up, `.ci/run`, and what to pick on Community Cloud).
+TESTED_PYTHON = (3, 11)
+
+
+def announce_python(version: tuple[int, ...] | None = None) -> str | None:
+    """Log the Python that serves the app; warn, without refusing, when it is not the tested one.
+
+    Returns the warning, if any. `version` stands in for ``sys.version_info`` in tests.
+    """
+    from streamlit.logger import get_logger
+
+    log = get_logger("attention")
+    version = tuple(sys.version_info[:3]) if version is None else tuple(version)
+    running = ".".join(str(n) for n in version)
+    log.info("Attention, interactively: serving on Python %s (%s)", running, sys.executable)
+    if version[:2] == TESTED_PYTHON:
+        return None
+    tested = ".".join(str(n) for n in TESTED_PYTHON)
+    warning = (f"This app is tested on Python {tested} only, and this server runs Python {running}. It may work, "
+               f"but pick Python {tested} where you can (on Streamlit Community Cloud: Advanced settings, when "
+               "deploying; see the README's Deploy section).")
+    log.warning(warning)
+    return warning

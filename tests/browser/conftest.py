@@ -11,6 +11,13 @@ from devtools.appserver import AppServer
 from devtools.browser import chromium_available, launch
 
 SCREENSHOT_DIR = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/attention-screenshots"))
+#: What Streamlit Community Cloud sets whatever `.streamlit/config.toml` says: the browser tests serve the app
+#: with these values, so every page is checked the way it runs there.
+COMMUNITY_CLOUD_CONFIG = {
+    "STREAMLIT_SERVER_RUN_ON_SAVE": "true",
+    "STREAMLIT_RUNNER_FAST_RERUNS": "true",
+    "STREAMLIT_CLIENT_SHOW_ERROR_DETAILS": "false",
+}
 
 
 def pytest_collection_modifyitems(items):
@@ -23,7 +30,7 @@ def pytest_collection_modifyitems(items):
 def app_url():
     if not chromium_available():
         pytest.skip("no chromium binary at /usr/bin/chromium (apt-get install -y chromium)")
-    with AppServer() as server:
+    with AppServer(env=COMMUNITY_CLOUD_CONFIG) as server:
         yield server.url
 
 

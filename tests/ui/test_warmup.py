@@ -120,3 +120,27 @@ def test_a_collector_turned_off_before_stays_off(tmp_path):
         import_in_background("gc_probe_quick").join(60)
         print(gc.isenabled())
     """) == ["False"]
+
+
+def test_the_start_up_names_its_python_and_warns_only_off_the_tested_one(caplog):
+    import logging
+
+    log = logging.getLogger("attention")  # Streamlit's loggers do not propagate to the root's capture
+    log.addHandler(caplog.handler)
+    try:
+        assert warmup.announce_python((3, 11, 7)) is None
+        warning = warmup.announce_python((3, 12, 1))
+    finally:
+        log.removeHandler(caplog.handler)
+    assert "tested on Python 3.11 only" in warning and "3.12.1" in warning
+    records = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "attention"]
+    assert records[0] == ("INFO", f"Attention, interactively: serving on Python 3.11.7 ({sys.executable})")
+    assert records[-1] == ("WARNING", warning)
+
+
+def test_the_served_app_logs_its_python_at_start():
+    from devtools.appserver import AppServer
+
+    with AppServer() as server:
+        pass
+    assert f"serving on Python {'.'.join(map(str, sys.version_info[:3]))}" in server.log
