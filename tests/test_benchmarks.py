@@ -34,3 +34,17 @@ def test_the_exercise_benchmark_gives_every_simulated_student_a_report():
     figures = one_class(students=3, spread_s=0.2, seed=0)
     assert figures["reports_ok"] == 3 == figures["students"]
     assert figures["p50_s"] <= figures["p95_s"] <= figures["max_s"]
+
+
+def test_the_load_benchmark_speaks_streamlits_protocol():
+    """Simulated students get their pages, their slider steps answered without an exception box, and each of
+    two students sees the link for their own seed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from benchmarks.load import one_hall
+
+    with ThreadPoolExecutor(1) as pool:  # a thread of its own: an earlier test may leave an event loop running here
+        figures = pool.submit(one_hall, students=2, minutes=0.05, arrival_s=0.2, seed=0).result(timeout=300)
+    assert figures["failed_sessions"] == 0 and figures["exceptions"] == 0, figures
+    assert figures["steps"] >= 1 and figures["no_cross_talk"]
+    assert figures["step_p50_ms"] <= figures["step_p95_ms"] <= figures["step_max_ms"]
