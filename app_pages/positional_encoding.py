@@ -32,6 +32,12 @@ def table_at(positions: int, d_model: int) -> EncodingTable:
     return encoding_table(positions, d_model)
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def waves_at(positions: int, d_model: int, dims: tuple[int, ...]) -> SampledWaves:
+    """The chosen dimensions' waves, sampled once per setting."""
+    return sampled_waves(positions, d_model, dims)
+
+
 # The charts, built once per setting (the cache key); the underscored argument is that setting's result.
 @st.cache_data(max_entries=64, show_spinner=False)
 def table_spec(positions: int, d_model: int, _table: EncodingTable) -> tuple[dict, bool]:
@@ -82,7 +88,7 @@ def waves_section(positions: int, d_model: int) -> None:
         if not dims:
             st.info("Pick at least one dimension above to draw its wave.")
         else:
-            waves = sampled_waves(positions, d_model, dims)
+            waves = waves_at(positions, d_model, tuple(dims))
             lam = waves.wavelengths
             dots = positions <= charts.MAX_DOTS
             show_chart(

@@ -35,6 +35,12 @@ def sweep_at(seq_len: int, seed: int) -> ScoreSweep:
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
+def example_at(seq_len: int, d_k: int, seed: int, scaled: bool) -> ScalingExample:
+    """Q, K, V and their attention at one setting, computed once per setting."""
+    return scaling_example(seq_len, d_k, seed, scaled=scaled, max_seq_len=MAX_SEQ_LEN)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
 def chart_specs(seed: int, seq_len: int, d_k: int, scaled: bool,
                 _example: ScalingExample, _sweep: ScoreSweep) -> dict[str, dict]:
     """The page's charts, built once per setting. The setting is the cache key; the results are its own."""
@@ -65,7 +71,7 @@ def page_body() -> None:
         scaled = bound_toggle("Divide by √d_k", "scaled", True,
                               help="On: softmax(QKᵀ/√d_k), as in the Transformer. Off: softmax(QKᵀ).")
 
-    example = scaling_example(seq_len, d_k, seed, scaled=scaled, max_seq_len=MAX_SEQ_LEN)
+    example = example_at(seq_len, d_k, seed, scaled)
     sweep = sweep_at(seq_len, seed)
     now = example.stats
 
