@@ -309,6 +309,7 @@ def test_checks_leave_no_descriptor_open_in_the_server(sandbox):
 
 def _sleeping_check(box: Sandbox) -> tuple[threading.Thread, list[ExerciseReport], list[int]]:
     """A check whose submission sleeps at its top level, started in a thread; its child's pid, once it runs."""
+    assert box.availability().available  # the self-test's own children have come and gone
     result: list[ExerciseReport] = []
     thread = threading.Thread(target=lambda: result.append(
         check_submission("import time\ntime.sleep(60)\n", box, timeout_s=60.0)))
