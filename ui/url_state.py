@@ -80,12 +80,32 @@ def bound_slider(
     help: str | None = None,
     container: Any = st,
 ) -> Any:
-    """A slider whose value lives in the URL under `key`."""
+    """A slider whose value lives in the URL under `key`. Its range may depend on other controls."""
     _register(key)
+    _forget_value_of_another_range(key, (min_value, max_value, step))
     return container.slider(
         label, min_value=min_value, max_value=max_value, value=default, step=step,
         key=key, help=help, bind="query-params",
     )
+
+
+#: Session-state key of the range each bound slider of the session was last drawn with.
+_SLIDER_RANGES = "_bound_slider_ranges"
+
+
+def _forget_value_of_another_range(key: str, value_range: tuple[Any, ...]) -> None:
+    """Before a slider is drawn with a new range, drop the values Streamlit kept for it under `key`.
+
+    Streamlit identifies a keyed slider by its key and its range, so a new range (a "Generation step" whose
+    maximum follows "Tokens T") makes a new widget. The new widget takes its value from the URL, as on a first
+    visit; failing that, from a value Streamlit kept under the key when an earlier widget of that key went away.
+    That kept value can be stale, and outside the new range: Streamlit then raises instead of drawing the slider.
+    Forgetting it leaves the URL (the value the student sees) or else the default, as on a fresh visit.
+    """
+    ranges = st.session_state.setdefault(_SLIDER_RANGES, {})
+    if ranges.get(key, value_range) != value_range and key in st.session_state:
+        del st.session_state[key]
+    ranges[key] = value_range
 
 
 def bound_choice(

@@ -73,3 +73,25 @@ def test_a_new_sentence_on_the_real_model_page_then_a_head_step(page, app_url):
     settle(page)
     assert_clean_and_linked(page, "a layer step")
     assert "layer 2 head 1" in page.content()  # the close-up's cross-check
+
+
+
+def press_left(page, label: str) -> None:
+    """One ArrowLeft on the slider labelled `label`, as a student steps it with the keyboard; wait for the run."""
+    page.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider").focus()
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_timeout(300)
+    settle(page)
+
+
+def test_a_shorter_sentence_after_a_generation_step_keeps_the_step_in_range(page, app_url):
+    """The generation step's maximum follows "Tokens T", so each T gives Streamlit a new step slider, and
+    Streamlit keeps the last one's value under the key. From T = 6 down to 4, then the step from 4 to 3, then T to
+    3: Streamlit used to restore the kept 4, above the new maximum, and showed an exception box for the section."""
+    open_page(page, app_url, "masked_attention")
+    for what in ("Tokens T", "Tokens T", "Generation step t", "Tokens T"):
+        press_left(page, what)
+        assert_clean_and_linked(page, f"a step of {what}")
+    assert parse_qs(urlparse(page.url).query)["seq_len"] == ["3"]
+    step = page.locator('[data-testid="stSlider"]').filter(has_text="Generation step t").get_by_role("slider")
+    assert (step.input_value(), step.get_attribute("max")) == ("3", "3")
