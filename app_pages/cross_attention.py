@@ -8,7 +8,7 @@ from core.encoder_decoder import EncoderDecoderAttention, attend, encoder_decode
 from core.reference import max_abs_diff, torch_scaled_dot_product_attention
 from ui.charts import cross_attention as charts
 from ui.charts.heatmap import unique_labels
-from ui.display import clicked_cell, show_chart
+from ui.display import chart_cache, clicked_cell, show_chart
 from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_select_slider, seed_slider, tokens_input
@@ -27,7 +27,7 @@ def attention_for(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed
     return encoder_decoder_attention(src, tgt, d_model=d_model, seed=seed)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@chart_cache(256)
 def chart_specs(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed: int, cell: tuple[int, int] | None,
                 _attention: EncoderDecoderAttention) -> dict[str, dict]:
     """The page's charts, built once per input (the cache key); `_attention` is that input's result."""

@@ -19,7 +19,7 @@ from core.masking import (
 from core.reference import max_abs_diff
 from ui.charts import masked_attention as charts
 from ui.charts.heatmap import unique_labels
-from ui.display import clicked_cell, show_chart
+from ui.display import chart_cache, clicked_cell, show_chart
 from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_slider, bound_toggle, seed_slider
@@ -42,14 +42,14 @@ def attention_at(seed: int, seq_len: int, causal: bool) -> MaskedAttention:
     return sentence_self_attention(SENTENCE[:seq_len], D_MODEL, seed, causal=causal)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@chart_cache(256)
 def map_specs(seed: int, seq_len: int, causal: bool, cell: tuple[int, int] | None,
               _attention: MaskedAttention) -> dict[str, dict]:
     """The mask, score and weight maps, built once per input (the cache key); `_attention` is its result."""
     return charts.page_specs(_attention, unique_labels(SENTENCE[:seq_len]), cell)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@chart_cache(256)
 def step_spec(seed: int, seq_len: int, step: int, _unmasked: MaskedAttention, _masked: MaskedAttention) -> dict:
     """Token `step`'s weights without and with the causal mask, built once per input (the cache key)."""
     return charts.step_spec(_unmasked, _masked, unique_labels(SENTENCE[:seq_len]), SENTENCE, step)

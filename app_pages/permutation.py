@@ -18,7 +18,7 @@ from core.permutation import (
     torch_permutation_difference,
 )
 from ui.charts import permutation as charts
-from ui.display import show_chart
+from ui.display import chart_cache, show_chart
 from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_toggle, seed_slider, tokens_input
@@ -38,7 +38,7 @@ def torch_difference(tokens: tuple[str, ...], seed: int, perm: tuple[int, ...], 
     return torch_permutation_difference(x, random_projections(D_MODEL, seed), np.array(perm), N_HEADS, add_pe=add_pe)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@chart_cache(128)
 def chart_specs(tokens: tuple[str, ...], seed: int, perm: tuple[int, ...], add_pe: bool,
                 _check: PermutationCheck) -> dict[str, dict]:
     """The page's charts, built once per input (the cache key); `_check` is that input's result."""

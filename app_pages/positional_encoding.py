@@ -16,7 +16,7 @@ from core.positional_analysis import (
     wavelengths,
 )
 from ui.charts import positional_encoding as charts
-from ui.display import matrix_downloads, show_chart
+from ui.display import chart_cache, matrix_downloads, show_chart
 from ui.export import matrix_titles
 from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
@@ -39,17 +39,17 @@ def waves_at(positions: int, d_model: int, dims: tuple[int, ...]) -> SampledWave
 
 
 # The charts, built once per setting (the cache key); the underscored argument is that setting's result.
-@st.cache_data(max_entries=64, show_spinner=False)
+@chart_cache(64)
 def table_spec(positions: int, d_model: int, _table: EncodingTable) -> tuple[dict, bool]:
     return charts.table_spec(_table)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@chart_cache(64)
 def waves_spec(positions: int, d_model: int, dims: tuple[int, ...], _waves: SampledWaves) -> dict:
     return charts.waves_spec(_waves)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@chart_cache(64)
 def similarity_spec(positions: int, d_model: int, _table: EncodingTable) -> dict:
     return charts.similarity_spec(_table)
 

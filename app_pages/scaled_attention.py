@@ -20,7 +20,7 @@ from core.scaling import (
 )
 from ui.charts import scaled_attention as charts
 from ui.charts.scaled_attention import SCALED, UNSCALED
-from ui.display import show_chart
+from ui.display import chart_cache, show_chart
 from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_select_slider, bound_slider, bound_toggle, seed_slider
@@ -40,7 +40,7 @@ def example_at(seq_len: int, d_k: int, seed: int, scaled: bool) -> ScalingExampl
     return scaling_example(seq_len, d_k, seed, scaled=scaled, max_seq_len=MAX_SEQ_LEN)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@chart_cache(256)
 def chart_specs(seed: int, seq_len: int, d_k: int, scaled: bool,
                 _example: ScalingExample, _sweep: ScoreSweep) -> dict[str, dict]:
     """The page's charts, built once per setting. The setting is the cache key; the results are its own."""

@@ -16,7 +16,7 @@ from core.lookup import (
     soft_lookup,
 )
 from ui.charts import soft_lookup as charts
-from ui.display import show_chart
+from ui.display import chart_cache, show_chart
 from ui.layout import controls_row, explain, introduction, page_fragment, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_choice, bound_select_slider
@@ -28,7 +28,7 @@ DEFAULT_TEMPERATURE = 0.2
 SWEEP_TEMPERATURES = np.geomspace(TEMPERATURES[0], TEMPERATURES[-1], 121)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@chart_cache(64)
 def chart_specs(query_name: str, temperature: float, _lookup: LookupComparison) -> dict[str, dict]:
     """The page's charts, built once per (query, temperature), the cache key; `_lookup` is its result."""
     return charts.page_specs(fruit_dictionary(), query_name, _lookup)

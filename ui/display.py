@@ -7,13 +7,14 @@ where any chart can be downloaded as PNG or SVG and any matrix as CSV or LaTeX.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import hashlib
 import json
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import altair as alt
@@ -74,11 +75,8 @@ def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs
     Inside a `page_fragment` the chart joins the fragment's one export menu, drawn after the fragment's
     body; elsewhere it gets a menu of its own, right under it. Unless `export` is False.
     """
-    spec = stable_spec(chart) if isinstance(chart, dict) else to_spec(chart)
-    if presenter_mode():
-        spec = for_projector(spec)
-    drawn = without_aria(spec) if drawn_on_canvas(spec) else spec
-    result = st.vega_lite_chart(arrow_datasets(drawn), width="content", **kwargs)
+    spec, drawn = _as_drawn(chart, presenter_mode())
+    result = st.vega_lite_chart(drawn, width="content", **kwargs)
     if export:
         pending = getattr(_collecting, "specs", None)
         if pending is None:  # not inside `one_export_menu`: a menu of its own, under the chart
@@ -86,6 +84,52 @@ def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs
         else:  # the page's fragment draws one menu for all its charts when its body is done
             pending.append(spec)
     return result
+
+
+def chart_cache(max_entries: int) -> Callable[[Callable[..., dict]], Callable[..., dict]]:
+    """Cache a page's chart-spec builder across sessions, as the very same dicts: ``@chart_cache(64)``.
+
+    ``st.cache_resource``, not ``st.cache_data``: a spec is never changed after it is built (`show_chart` and the
+    export menu only read it), so there is nothing to protect by copying it, and every session that reaches a
+    setting gets the object `show_chart` has already prepared for sending.
+    """
+    return st.cache_resource(max_entries=max_entries, show_spinner=False)
+
+
+def _prepare(chart: alt.TopLevelMixin | dict, presenter: bool) -> tuple[dict, dict]:
+    """The spec `show_chart` offers for export, and the spec it sends (datasets as Arrow, no ARIA on a canvas)."""
+    spec = stable_spec(chart) if isinstance(chart, dict) else to_spec(chart)
+    if presenter:
+        spec = for_projector(spec)
+    drawn = without_aria(spec) if drawn_on_canvas(spec) else spec
+    return spec, arrow_datasets(drawn)
+
+
+#: `_prepare` 's results for the specs drawn last, by the spec's identity and presenter mode. A page caches its
+#: specs with ``st.cache_resource`` (`chart_cache`), which hands every session the same dict, never
+#: changed: a slider step back to a setting anyone has seen sends that setting's prepared spec again.
+#: Each entry holds the spec itself, so its id cannot be reused while it is here.
+_PREPARED: collections.OrderedDict[tuple[int, bool], tuple[dict, tuple[dict, dict]]] = collections.OrderedDict()
+_PREPARED_MAX = 512
+_PREPARED_LOCK = threading.Lock()
+
+
+def _as_drawn(chart: alt.TopLevelMixin | dict, presenter: bool) -> tuple[dict, dict]:
+    """`_prepare(chart, presenter)`, remembered for a spec dict (an Altair chart is a new object on every call)."""
+    if not isinstance(chart, dict):
+        return _prepare(chart, presenter)
+    key = (id(chart), presenter)
+    with _PREPARED_LOCK:
+        found = _PREPARED.get(key)
+        if found is not None and found[0] is chart:
+            _PREPARED.move_to_end(key)
+            return found[1]
+    prepared = _prepare(chart, presenter)
+    with _PREPARED_LOCK:
+        _PREPARED[key] = (chart, prepared)
+        while len(_PREPARED) > _PREPARED_MAX:
+            _PREPARED.popitem(last=False)
+    return prepared
 
 
 def clicked_cell(key: str, shape: tuple[int, ...], param: str = "cell",

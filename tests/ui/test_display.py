@@ -28,3 +28,47 @@ def test_the_worked_example_ships_its_charts_without_a_pandas_round_trip():
     for d in datasets:
         schema = pa.ipc.open_stream(d.data.data).schema
         assert b"pandas" not in (schema.metadata or {}), d.name
+
+
+def test_a_spec_drawn_again_is_prepared_once(monkeypatch):
+    """`show_chart` remembers what it sent for a spec dict (by identity, per presenter mode); a chart object, new on
+    every call, is prepared every time."""
+    import altair as alt
+
+    from ui import display
+
+    calls = []
+    monkeypatch.setattr(display, "_prepare", lambda chart, presenter: calls.append((chart, presenter)) or ({}, {}))
+    monkeypatch.setattr(display, "_PREPARED", display.collections.OrderedDict())
+    spec = {"mark": "rect", "datasets": {"d0": [{"value": 1.0}]}}
+    for _ in range(3):
+        display._as_drawn(spec, False)
+    assert len(calls) == 1
+    display._as_drawn(spec, True)  # presenter mode: a different spec goes out
+    display._as_drawn(dict(spec), False)  # an equal dict, but not the one remembered
+    chart = alt.Chart().mark_rect()
+    display._as_drawn(chart, False)
+    display._as_drawn(chart, False)
+    assert len(calls) == 5
+
+
+def test_the_remembered_specs_are_bounded(monkeypatch):
+    from ui import display
+
+    monkeypatch.setattr(display, "_PREPARED", display.collections.OrderedDict())
+    monkeypatch.setattr(display, "_PREPARED_MAX", 3)
+    specs = [{"mark": "rect", "n": k} for k in range(5)]
+    for spec in specs:
+        display._as_drawn(spec, False)
+    assert [entry[0] for entry in display._PREPARED.values()] == specs[2:]
+
+
+def test_a_second_session_at_the_same_setting_gets_the_same_prepared_charts():
+    """The pages cache their specs with `chart_cache` (the same dict for every session), so a second student at a
+    setting the first one drew adds nothing to what `show_chart` remembers."""
+    from ui import display
+
+    run_page("app_pages/masked_attention.py", seed="17", seq_len="5")
+    remembered = set(display._PREPARED)
+    run_page("app_pages/masked_attention.py", seed="17", seq_len="5")
+    assert remembered and set(display._PREPARED) == remembered
