@@ -1,7 +1,7 @@
 """A lecture hall on one server: simulated students speaking Streamlit's own websocket protocol.
 
-    python -m benchmarks.load [--students 60] [--minutes 2] [--arrival 5] [--repeats 1]
-                              [--out benchmarks/load_results.json]
+    python -m benchmarks.load [--students 60] [--minutes 2] [--arrival 5] [--repeats 1] [--processes 1 2]
+                              [--out benchmarks/load_results.json] [--profile FILE]
 
 No browser: each student is a websocket client (the `websockets` package Streamlit already depends on) that
 sends the `BackMsg` protobufs the front end sends and reads the `ForwardMsg`s back. Students arrive within
@@ -9,14 +9,26 @@ sends the `BackMsg` protobufs the front end sends and reads the `ForwardMsg`s ba
 1–3 s pauses until the time is up. A step is what the browser sends for a slider inside a page's fragment:
 a rerun of that fragment only, with every widget's state and the new query string.
 
+A first visit starts with a GET of the page's HTML, as in a browser (which would then load the front end's files:
+not fetched here), and the websocket is opened with the cookies that came with it. With ``--processes 1 2`` each
+repeat runs one `streamlit run` process, then two behind nginx (`devtools.cluster`, which routes by that cookie),
+and the table puts the layouts side by side.
+
 Reported (per repeat; medians over repeats):
 
-* step latency, from sending the step to the server's ``script_finished``: p50, p95, max;
-* first visit, from the first message to ``script_finished``: p50, p95;
-* the server process's CPU time per step (all its threads, from /proc), and its peak RSS;
+* step latency, from sending the step to the server's ``script_finished``: p50, p95, max (a run that the
+  server ends early for another, such as an ``st.rerun``, is followed to the end of the run that replaces it);
+* first visit, from the page's GET to the first run's ``script_finished``: p50, p95;
+* the app processes' CPU time per step and first visit (all their threads, from /proc), and the largest
+  process's peak RSS;
 * exception boxes sent, and sessions that failed (no answer, or a closed connection);
 * cross-talk: two extra students on the worked example, seeds 1 and 2, each step their own seed slider and
   must each get back the share link for their own seed.
+
+With ``--profile FILE``, `py-spy` (a development requirement) samples the (first) app process for the whole
+run, only the thread holding the interpreter lock, so the samples show where the server's CPU goes. The
+stacks go to FILE in the "collapsed" format (a line per stack and its sample count) for a flame-graph tool;
+``python -m benchmarks.load --summarise FILE`` sums them by function.
 
 Targets (issue #24, 60 students on one process): p50 <= 250 ms, p95 <= 1 s, CPU <= 20 ms per step,
 0 exceptions, 0 failed sessions, RSS <= 1 GB, no cross-talk. Nothing asserts on time: the table says
@@ -32,9 +44,16 @@ import os
 import platform
 import random
 import statistics
+import subprocess
+import sys
 import time
+import urllib.request
+from collections import Counter
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
 import websockets
@@ -42,9 +61,18 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from devtools.appserver import AppServer
+from devtools.cluster import Cluster
 
+T = TypeVar("T")
 TARGETS = {"step_p50_ms": 250.0, "step_p95_ms": 1000.0, "cpu_ms_per_step": 20.0, "rss_mb": 1024.0}
 ANSWER_TIMEOUT_S = 60.0
+
+
+def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coroutine)`` in a thread of its own: the calling thread may already be running an event loop
+    (under pytest, Playwright's synchronous API leaves one behind), and asyncio allows one loop per thread."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -76,12 +104,14 @@ class RunSeen:
     exception_texts: list[str] = field(default_factory=list)
     markdown: list[str] = field(default_factory=list)
     fragments: set[str] = field(default_factory=set)  # the fragments that ran
+    interrupted: int = 0  # runs that stopped early for another (an `st.rerun`, or a newer request)
 
 
 class Student:
     """One browser tab, as Streamlit's server sees it."""
 
     def __init__(self, url: str, page_hash: str, rng: random.Random) -> None:
+        self.http_url = url
         self.ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
         self.page_hash = page_hash
         self.rng = rng
@@ -91,7 +121,17 @@ class Student:
         self.ws = None
 
     async def connect(self) -> None:
-        self.ws = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=2**27)
+        """Load the page, as a browser does before it opens the websocket, and open the websocket with the
+        cookies the page came with (behind nginx, the route cookie that keeps this student on one process)."""
+        cookies = await asyncio.to_thread(self.load_page)
+        self.ws = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=2**27,
+                                           additional_headers={"Cookie": cookies} if cookies else None)
+
+    def load_page(self) -> str:
+        """GET the app's page (its HTML only; a browser would then fetch the front end's files): its cookies."""
+        with urllib.request.urlopen(self.http_url + "/", timeout=ANSWER_TIMEOUT_S) as response:
+            response.read()
+            return "; ".join(c.split(";", 1)[0] for c in response.headers.get_all("Set-Cookie") or [])
 
     async def rerun(self, fragment_id: str = "") -> tuple[float, RunSeen]:
         """Send a rerun (of the page, or of one fragment) and read until the run is finished."""
@@ -136,6 +176,9 @@ class Student:
             elif kind == "page_info_changed":  # the server rewrote the URL, as it does when it changes a widget
                 self.query = dict(parse_qsl(fm.page_info_changed.query_string))
             elif kind == "script_finished":
+                if fm.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:  # another run follows: wait for it
+                    seen.interrupted += 1
+                    continue
                 return time.perf_counter() - t0, seen
 
     def step_slider(self) -> str:
@@ -174,11 +217,13 @@ async def student_session(url: str, page_hash: str, seed: int, arrive_s: float, 
     await asyncio.sleep(arrive_s)
     student = Student(url, page_hash, rng)
     try:
+        arrived = time.perf_counter()
         await student.connect()
-        first, seen = await student.rerun()
-        results["first_visit_s"].append(first)
+        _, seen = await student.rerun()
+        results["first_visit_s"].append(time.perf_counter() - arrived)
         results["exceptions"] += seen.exceptions
         results["exception_texts"] += seen.exception_texts
+        results["interrupted_runs"] += seen.interrupted
         student.absorb(seen)
         while student.sliders and time.monotonic() < end_at:
             await asyncio.sleep(rng.uniform(1.0, 3.0))
@@ -187,6 +232,7 @@ async def student_session(url: str, page_hash: str, seed: int, arrive_s: float, 
             results["step_s"].append(took)
             results["exceptions"] += seen.exceptions
             results["exception_texts"] += [f"{page_hash[:6]} {t}" for t in seen.exception_texts]
+            results["interrupted_runs"] += seen.interrupted
             student.absorb(seen)
     except (TimeoutError, websockets.ConnectionClosed, OSError) as exc:
         results["failed"].append(f"{type(exc).__name__}: {exc}"[:200])
@@ -231,7 +277,7 @@ def page_hashes(url: str) -> dict[str, str]:
                     return {p.url_pathname: p.page_script_hash for p in fm.navigation.app_pages}
         finally:
             await student.ws.close()
-    return asyncio.run(fetch())
+    return run_coroutine(fetch())
 
 
 def cpu_s(pid: int) -> float:
@@ -246,12 +292,22 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def one_hall(students: int, minutes: float, arrival_s: float, seed: int) -> dict:
-    with AppServer() as server:
+def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile: Path | None = None,
+             processes: int = 1) -> dict:
+    """One run: `students` on one `streamlit run` process, or on `processes` of them behind nginx
+    (`devtools.cluster`). CPU is summed over the app processes; RSS is the largest process's peak."""
+    server = AppServer() if processes == 1 else Cluster(processes)
+    with server:
+        pids = [server.proc.pid] if processes == 1 else server.app_pids
+        sampler = None if profile is None else subprocess.Popen(
+            [str(Path(sys.executable).with_name("py-spy")), "record", "--pid", str(pids[0]), "--threads", "--gil",
+             "--format", "raw", "--rate", "200", "--output", str(profile)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         hashes = page_hashes(server.url)
         pages = sorted(hashes)
         rng = random.Random(seed)
-        results = {"first_visit_s": [], "step_s": [], "exceptions": 0, "exception_texts": [], "failed": []}
+        results = {"first_visit_s": [], "step_s": [], "exceptions": 0, "exception_texts": [], "failed": [],
+                   "interrupted_runs": 0}
 
         async def hall() -> bool:
             end_at = time.monotonic() + arrival_s + minutes * 60
@@ -260,22 +316,72 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int) -> dict
             await asyncio.gather(*sessions)
             return await cross_talk(server.url, hashes[""])
 
-        cpu_before = cpu_s(server.proc.pid)
-        no_cross_talk = asyncio.run(hall())
-        cpu_used = cpu_s(server.proc.pid) - cpu_before
+        cpu_before = sum(cpu_s(pid) for pid in pids)
+        no_cross_talk = run_coroutine(hall())
+        cpu_used = sum(cpu_s(pid) for pid in pids) - cpu_before
+        rss_mb = max(peak_rss_mb(pid) for pid in pids)
+        if sampler is not None:  # py-spy writes its file when the process it samples exits
+            server.stop()
+            sampler.wait(60)
         steps = results["step_s"]
         return {
-            "students": students, "steps": len(steps),
+            "processes": processes, "students": students, "steps": len(steps),
             "step_p50_ms": percentile(steps, 0.5) * 1e3, "step_p95_ms": percentile(steps, 0.95) * 1e3,
             "step_max_ms": max(steps, default=float("nan")) * 1e3,
             "first_visit_p50_s": percentile(results["first_visit_s"], 0.5),
             "first_visit_p95_s": percentile(results["first_visit_s"], 0.95),
             "cpu_ms_per_step": cpu_used / max(1, len(steps) + students) * 1e3,
-            "rss_mb": peak_rss_mb(server.proc.pid),
+            "rss_mb": rss_mb,
             "exceptions": results["exceptions"], "failed_sessions": len(results["failed"]),
+            "interrupted_runs": results["interrupted_runs"],
             "failures": results["failed"][:5], "exception_texts": sorted(set(results["exception_texts"]))[:10],
             "no_cross_talk": no_cross_talk,
         }
+
+
+def summarise(profile: Path, top: int = 40) -> None:
+    """Print the functions the server spent its samples in: own time (the innermost frame) and inclusive time
+    (anywhere on the stack), as shares of all samples."""
+    own: Counter[str] = Counter()
+    inclusive: Counter[str] = Counter()
+    total = 0
+    for line in profile.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")[1:]  # the first is the thread
+        if not frames:
+            continue
+        n = int(count)
+        total += n
+        own[frames[-1]] += n
+        for frame in set(frames):
+            inclusive[frame] += n
+    print(f"{total} samples")
+    for title, counter in (("own", own), ("inclusive", inclusive)):
+        print(f"--- {title}")
+        for frame, n in counter.most_common(top):
+            print(f"{100 * n / total:6.1f}%  {frame}")
+
+
+KEYS = ["steps", "step_p50_ms", "step_p95_ms", "step_max_ms", "first_visit_p50_s", "first_visit_p95_s",
+        "cpu_ms_per_step", "rss_mb", "exceptions", "failed_sessions", "interrupted_runs"]
+
+
+def summary_of(runs: list[dict]) -> dict:
+    """The median of each figure over the runs of one layout; cross-talk must be absent from every run."""
+    summary = {k: statistics.median(r[k] for r in runs) for k in KEYS}
+    summary["no_cross_talk"] = all(r["no_cross_talk"] for r in runs)
+    return summary
+
+
+def table(summaries: dict[int, dict]) -> str:
+    """The medians side by side, one column per layout, with the targets (which apply to one process)."""
+    heads = [("1 process" if n == 1 else f"{n} behind nginx") for n in summaries]
+    lines = [f"  {'':<20}" + "".join(f"{h:>16}" for h in heads) + "  target (one process)"]
+    for k in KEYS + ["no_cross_talk"]:
+        cells = "".join(f"{v[k]:>16.4g}" if isinstance(v[k], float) else f"{v[k]!s:>16}" for v in summaries.values())
+        target = TARGETS.get(k)
+        lines.append(f"  {k:<20}{cells}" + (f"  <= {target:g}" if target is not None else ""))
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -284,20 +390,27 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=2.0)
     parser.add_argument("--arrival", type=float, default=5.0, help="students arrive within this many seconds")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--processes", type=int, nargs="+", default=[1],
+                        help="layouts to compare, e.g. 1 2: one process, then two behind nginx (alternating)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/load_results.json"))
+    parser.add_argument("--profile", type=Path, help="sample the (first) app process with py-spy into this file "
+                                                     "(first repeat of the first layout)")
+    parser.add_argument("--summarise", type=Path, help="print where a profile's samples went, then exit")
     args = parser.parse_args()
-    runs = [one_hall(args.students, args.minutes, args.arrival, seed) for seed in range(args.repeats)]
-    keys = ["steps", "step_p50_ms", "step_p95_ms", "step_max_ms", "first_visit_p50_s", "first_visit_p95_s",
-            "cpu_ms_per_step", "rss_mb", "exceptions", "failed_sessions"]
-    summary = {k: statistics.median(r[k] for r in runs) for k in keys}
-    summary["no_cross_talk"] = all(r["no_cross_talk"] for r in runs)
+    if args.summarise:
+        summarise(args.summarise)
+        return
+    runs: dict[int, list[dict]] = {n: [] for n in args.processes}
+    for seed in range(args.repeats):  # the layouts alternate, so a change in the machine's load hits them alike
+        for n in args.processes:
+            profile = args.profile if seed == 0 and n == args.processes[0] else None
+            runs[n].append(one_hall(args.students, args.minutes, args.arrival, seed, profile, processes=n))
+    summaries = {n: summary_of(r) for n, r in runs.items()}
     print(f"{args.students} students, {args.minutes:g} min, arriving within {args.arrival:g} s, "
-          f"{args.repeats} repeat(s), Python {platform.python_version()}")
-    for k in keys + ["no_cross_talk"]:
-        target = TARGETS.get(k)
-        met = "" if target is None else ("  met" if summary[k] <= target else f"  target <= {target:g}: not met")
-        print(f"  {k:<20} {summary[k]:>10.4g}{met}" if isinstance(summary[k], float) else f"  {k:<20} {summary[k]}")
-    args.out.write_text(json.dumps({"args": vars(args) | {"out": str(args.out)}, "runs": runs, "median": summary},
+          f"{args.repeats} repeat(s), medians; Python {platform.python_version()}, {os.cpu_count()} CPUs")
+    print(table(summaries))
+    args.out.write_text(json.dumps({"args": vars(args) | {"out": str(args.out)},
+                                    "layouts": {str(n): {"runs": runs[n], "median": summaries[n]} for n in runs}},
                                    indent=2, default=str))
 
 

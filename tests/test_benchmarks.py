@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from benchmarks.__main__ import HEAVIEST, WIDGET_TYPES, bare_page_source
@@ -36,15 +37,19 @@ def test_the_exercise_benchmark_gives_every_simulated_student_a_report():
     assert figures["p50_s"] <= figures["p95_s"] <= figures["max_s"]
 
 
-def test_the_load_benchmark_speaks_streamlits_protocol():
+@pytest.mark.parametrize("processes", [1, 2], ids=["one process", "two behind nginx"])
+def test_the_load_benchmark_speaks_streamlits_protocol(processes):
     """Simulated students get their pages, their slider steps answered without an exception box, and each of
-    two students sees the link for their own seed."""
-    from concurrent.futures import ThreadPoolExecutor
+    two students sees the link for their own seed; on one process, and on two behind nginx."""
+    from benchmarks.load import one_hall, summary_of, table
+    from devtools.cluster import nginx_binary
 
-    from benchmarks.load import one_hall
-
-    with ThreadPoolExecutor(1) as pool:  # a thread of its own: an earlier test may leave an event loop running here
-        figures = pool.submit(one_hall, students=2, minutes=0.05, arrival_s=0.2, seed=0).result(timeout=300)
+    if processes > 1 and nginx_binary() is None:
+        pytest.skip("nginx is not installed (apt-get install -y nginx)")
+    figures = one_hall(students=2, minutes=0.05, arrival_s=0.2, seed=0, processes=processes)
     assert figures["failed_sessions"] == 0 and figures["exceptions"] == 0, figures
-    assert figures["steps"] >= 1 and figures["no_cross_talk"]
+    assert figures["steps"] >= 1 and figures["no_cross_talk"] and figures["processes"] == processes
     assert figures["step_p50_ms"] <= figures["step_p95_ms"] <= figures["step_max_ms"]
+    assert figures["cpu_ms_per_step"] > 0 and figures["rss_mb"] > 0
+    printed = table({processes: summary_of([figures])})
+    assert ("1 process" if processes == 1 else "2 behind nginx") in printed and "step_p95_ms" in printed
