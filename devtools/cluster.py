@@ -1,0 +1,276 @@
+"""Several app processes behind nginx, with session affinity: for a class bigger than one process can hold.
+
+    python -m devtools.cluster [--processes 2] [--port 8501] [--host 0.0.0.0] [--run-dir DIR]
+
+One `streamlit run` process uses about one CPU core (Python runs one thread at a time), so a bigger class needs
+more processes. A Streamlit session, and the files it made (`/media/...`), live in the process its websocket
+reached, so nginx must send all of one browser's requests to one process: it sets a route cookie on a browser's
+first response and hashes it (`deploy/nginx.conf.template` explains why not the client's address). `Cluster`
+starts the processes on free loopback ports, fills in the template, runs nginx in the foreground from a run
+directory (its pid file, logs, temporary files and cache all inside it, so no root is needed) and stops everything
+on exit. The command line runs it until Ctrl-C; the tests (`tests/deploy/`) use the class.
+"""
+
+from __future__ import annotations
+
+import argparse
+import grp
+import os
+import pwd
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from devtools.appserver import ROOT, AppServer, free_port
+
+TEMPLATE = ROOT / "deploy" / "nginx.conf.template"
+INSTALL_HINT = "nginx is not installed: apt-get install -y nginx (Debian's package; its service need not run)"
+#: The cookie nginx sets to route a browser (named in the template too).
+ROUTE_COOKIE = "st_route"
+
+
+class NginxMissingError(RuntimeError):
+    """No nginx binary on PATH or in /usr/sbin."""
+
+
+def nginx_binary() -> str | None:
+    """The nginx executable, or None. Debian puts it in /usr/sbin, which an ordinary user's PATH often lacks."""
+    found = shutil.which("nginx")
+    if found:
+        return found
+    return "/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None
+
+
+def nginx_version(binary: str) -> tuple[int, ...]:
+    """nginx's version, e.g. (1, 22, 1), from `nginx -v` (which prints it on stderr)."""
+    out = subprocess.run([binary, "-v"], capture_output=True, text=True, timeout=10)
+    match = re.search(r"nginx/(\d+(?:\.\d+)*)", out.stderr + out.stdout)
+    return tuple(int(part) for part in match.group(1).split(".")) if match else (0,)
+
+
+def render_config(listen: str, upstreams: Sequence[str], user: str = "") -> str:
+    """`deploy/nginx.conf.template` filled in: nginx on `listen` ("HOST:PORT"), in front of the app processes at
+    `upstreams` ("HOST:PORT" each, on this machine or others), with `user` as its `user` line (root only)."""
+    servers = "\n".join(f"        server {address} max_fails=1 fail_timeout=5s;" for address in upstreams)
+    text = (TEMPLATE.read_text().replace("@LISTEN@", listen).replace("@UPSTREAM_SERVERS@", servers)
+            .replace("@USER@", user))
+    left = re.findall(r"@[A-Z_]+@", text)
+    if left:
+        raise ValueError(f"placeholders left in the nginx config: {left}")
+    return text
+
+
+def unprivileged_user_line() -> str:
+    """The `user` line for nginx started as root: its workers drop to `nobody` (Debian's group: `nogroup`)."""
+    if os.geteuid() != 0:
+        return ""  # an ordinary user's nginx runs as that user; a `user` line would only draw a warning
+    nobody = pwd.getpwnam("nobody")
+    return f"user nobody {grp.getgrgid(nobody.pw_gid).gr_name};"
+
+
+class Cluster:
+    """`with Cluster(processes=2) as c: c.url` serves the app from `processes` Streamlit processes behind nginx.
+
+    Every process gets the same `server.cookieSecret`, so a cookie one signed (Streamlit's XSRF cookie) is valid
+    in every other, for instance after nginx moved a browser to another process because its own had died.
+    `env` is added to every app process's environment. nginx listens on `host`:`port` (a free loopback port by
+    default); `url` is the address to open on this machine. `run_dir` holds nginx's config, pid file, logs,
+    temporary files and cache; a temporary one is made, and removed on exit, unless one is given.
+    """
+
+    def __init__(self, processes: int = 2, env: dict[str, str] | None = None, port: int | None = None,
+                 host: str = "127.0.0.1", run_dir: Path | None = None, startup_timeout_s: float = 120.0) -> None:
+        if processes < 1:
+            raise ValueError("a cluster needs at least one app process")
+        self.cookie_secret = secrets.token_hex(32)
+        self.env = {**(env or {}), "STREAMLIT_SERVER_COOKIE_SECRET": self.cookie_secret}
+        self.host = host
+        self.port = port or free_port()
+        self.url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{self.port}"
+        self.startup_timeout_s = startup_timeout_s
+        self.apps: list[AppServer] = []
+        taken = {self.port}
+        while len(self.apps) < processes:  # free ports, distinct from each other and from nginx's
+            app = AppServer(env=self.env, startup_timeout_s=startup_timeout_s)
+            if app.port not in taken:
+                taken.add(app.port)
+                self.apps.append(app)
+        self._own_run_dir = run_dir is None
+        self.run_dir = Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix="attention-cluster-"))
+        self.nginx: subprocess.Popen | None = None
+        self._nginx_log: list[str] = []
+
+    # --- what the tests and the command line read ---------------------------------------------------------------
+
+    @property
+    def app_pids(self) -> list[int]:
+        return [app.proc.pid for app in self.apps if app.proc is not None]
+
+    @property
+    def app_addresses(self) -> list[str]:
+        """Each app process's "127.0.0.1:PORT", as nginx's log names it, in the order of `app_pids`."""
+        return [f"127.0.0.1:{app.port}" for app in self.apps]
+
+    @property
+    def nginx_pid(self) -> int | None:
+        return self.nginx.pid if self.nginx is not None else None
+
+    @property
+    def access_log(self) -> Path:
+        """nginx's log of requests: which process (`upstream=`) answered which browser (`route=`)."""
+        return self.run_dir / "logs" / "access.log"
+
+    @property
+    def nginx_log(self) -> str:
+        """What nginx wrote on stderr and in its error log."""
+        error_log = self.run_dir / "logs" / "error.log"
+        return "".join(self._nginx_log) + (error_log.read_text() if error_log.exists() else "")
+
+    # --- starting and stopping ------------------------------------------------------------------------------------
+
+    def start(self) -> Cluster:
+        try:
+            binary = nginx_binary()
+            if binary is None:
+                raise NginxMissingError(INSTALL_HINT)
+            with ThreadPoolExecutor(len(self.apps)) as pool:  # the processes start side by side
+                list(pool.map(AppServer.start, self.apps))
+            self._start_nginx(binary)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start_nginx(self, binary: str) -> None:
+        for sub in ("logs", "tmp", "cache"):
+            (self.run_dir / sub).mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:  # root's nginx workers run as `nobody`: they must reach the temporary files and cache
+            self.run_dir.chmod(0o755)
+        config = self.run_dir / "nginx.conf"
+        config.write_text(render_config(f"{self.host}:{self.port}", self.app_addresses, unprivileged_user_line()))
+        cmd = [binary, "-p", f"{self.run_dir}/", "-c", str(config)]
+        if nginx_version(binary) >= (1, 19, 5):  # -e: errors before the config is read go to stderr, not /var/log
+            cmd += ["-e", "stderr"]
+        self.nginx = subprocess.Popen(cmd, cwd=self.run_dir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                      text=True)
+        threading.Thread(target=self._collect_nginx_log, name="nginx log", daemon=True).start()
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            if self.nginx.poll() is not None:
+                time.sleep(0.2)  # the log thread reads what is left
+                raise RuntimeError(f"nginx exited during start-up (code {self.nginx.returncode}):\n"
+                                   + self.nginx_log[-3000:])
+            try:
+                with urllib.request.urlopen(self.url + "/_stcore/health", timeout=2) as r:
+                    if r.read() == b"ok":
+                        return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"nginx did not answer on {self.url} within {self.startup_timeout_s} s:\n"
+                           + self.nginx_log[-3000:])
+
+    def _collect_nginx_log(self) -> None:
+        assert self.nginx is not None and self.nginx.stderr is not None
+        for line in self.nginx.stderr:
+            self._nginx_log.append(line)
+
+    def restart_dead_apps(self) -> list[int]:
+        """Start again, on its own port, every app process that has exited; return their indices.
+
+        nginx sends a dead process's students to the others meanwhile (their sessions start afresh), and sends
+        their routes back once the process answers again.
+        """
+        restarted = []
+        for k, app in enumerate(self.apps):
+            if app.proc is not None and app.proc.poll() is not None:
+                fresh = AppServer(env=self.env, startup_timeout_s=self.startup_timeout_s)
+                fresh.port, fresh.url = app.port, app.url  # nginx's config names this port
+                self.apps[k] = fresh.start()
+                restarted.append(k)
+        return restarted
+
+    def stop(self) -> None:
+        if self.nginx is not None and self.nginx.poll() is None:
+            self.nginx.terminate()  # fast shutdown: open websockets would hold a graceful one up indefinitely
+            try:
+                self.nginx.wait(10)
+            except subprocess.TimeoutExpired:
+                self.nginx.kill()
+                self.nginx.wait(5)
+        with ThreadPoolExecutor(max(1, len(self.apps))) as pool:
+            list(pool.map(AppServer.stop, self.apps))
+        if self._own_run_dir:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def __enter__(self) -> Cluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    """systemd and `kill` stop a process with SIGTERM: leave through the same clean-up as Ctrl-C."""
+    raise KeyboardInterrupt
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m devtools.cluster", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--processes", type=int, default=2,
+                        help="app processes: about one per CPU core, as memory allows (each has its own caches)")
+    parser.add_argument("--port", type=int, default=8501, help="nginx's port, above 1023 unless run as root")
+    parser.add_argument("--host", default="0.0.0.0", help="nginx's address (default: every interface)")
+    parser.add_argument("--run-dir", type=Path,
+                        help="keep nginx's config, logs and cache here (default: a temporary directory, removed)")
+    args = parser.parse_args(argv)
+    if args.run_dir:
+        args.run_dir.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C, even when started with SIGINT ignored
+    try:
+        cluster = Cluster(args.processes, port=args.port, host=args.host, run_dir=args.run_dir).start()
+    except NginxMissingError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        print(f"could not start: {exc}", file=sys.stderr)
+        return 1
+    with_host = f"http://{socket.getfqdn()}:{args.port}" if args.host in ("0.0.0.0", "") else cluster.url
+    print(f"Serving the app at {with_host} ({args.processes} processes behind nginx). Ctrl-C stops it.")
+    print(f"  nginx pid {cluster.nginx_pid}, app pids {cluster.app_pids}, logs in {cluster.run_dir / 'logs'}",
+          flush=True)
+    shown = [0] * len(cluster.apps)
+    try:
+        while True:
+            time.sleep(1)
+            try:
+                for k in cluster.restart_dead_apps():
+                    print(f"app process {k + 1} had exited; started again as pid {cluster.app_pids[k]}", flush=True)
+                    shown[k] = 0
+            except RuntimeError as exc:  # it is tried again a second later; the other processes keep serving
+                print(f"an app process had exited and could not be started again: {exc}", flush=True)
+            for k, app in enumerate(cluster.apps):  # what the app processes log (warnings, errors), as it comes
+                lines = app.log.splitlines()
+                for line in lines[shown[k]:]:
+                    print(f"[app {k + 1}] {line}", flush=True)
+                shown[k] = len(lines)
+    except KeyboardInterrupt:
+        print("stopping", flush=True)
+    finally:
+        cluster.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
