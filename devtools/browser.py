@@ -120,3 +120,14 @@ REPAINTED_JS = """([before, quiet_ms]) => {
   if (""" + APP_BUSY_JS + """) return false;
   return (""" + PAGE_TEXT_JS + """)() !== before;
 }"""
+
+
+def exceptions(page) -> list[str]:
+    """The text of every exception box the app shows."""
+    return page.locator('[data-testid="stException"]').all_inner_texts()
+
+
+def app_console_errors(page) -> list[str]:
+    """The console errors a page collected (as a list `page.console_errors`), without the benign ones of a
+    machine offline (`BENIGN_CONSOLE`)."""
+    return [e for e in page.console_errors if not any(b in e for b in BENIGN_CONSOLE)]

@@ -13,7 +13,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from devtools.appserver import router_pages
-from devtools.browser import BENIGN_CONSOLE, PAGE_TEXT_JS, SHARE_LINK, charts_drawn, settle
+from devtools.browser import PAGE_TEXT_JS, SHARE_LINK, app_console_errors, charts_drawn, exceptions, settle
+from tests.helpers.interactions import Traffic, random_walk
 
 PAGES = router_pages()
 #: The keyboard-focusable element of a Streamlit slider (react-aria renders a hidden range input).
@@ -29,22 +30,16 @@ def open_page(page, app_url: str, url_path: str, query: str = "") -> None:
     settle(page)
 
 
-def exceptions(page) -> list[str]:
-    return page.locator('[data-testid="stException"]').all_inner_texts()
-
-
-def app_console_errors(page) -> list[str]:
-    return [e for e in page.console_errors if not any(b in e for b in BENIGN_CONSOLE)]
-
-
 def main_numbers(page) -> list[str]:
     """Every number written on the page outside the sidebar (metrics, captions, LaTeX, chart labels)."""
     return re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", page.evaluate(PAGE_TEXT_JS))
 
 
 @pytest.mark.parametrize("rp", PAGES, ids=[p.name for p in PAGES])
-def test_page_loads_draws_every_chart_and_logs_no_error(page, app_url, screenshot_dir, rp):
-    """Every page draws all its charts, with no exception and no console error, and sends no code block.
+def test_page_loads_cleanly_then_survives_a_random_walk_and_a_reload(page, app_url, screenshot_dir, rp):
+    """Every page draws all its charts, with no exception and no console error, and sends no code block. Then a
+    seeded random walk over its widgets and a reload from its URL show no exception and no console error either
+    (`tests.helpers.interactions`; a failure says how to replay it).
 
     Streamlit's code block loads a 1.5 MB syntax highlighter (about 0.5 s of a cold page's first draw here):
     no page sends one until its "Show the code" expander is opened (`ui.layout.show_source`).
@@ -52,6 +47,7 @@ def test_page_loads_draws_every_chart_and_logs_no_error(page, app_url, screensho
     title = rp.title
     scripts: list[str] = []
     page.on("request", lambda r: scripts.append(r.url) if r.resource_type == "script" else None)
+    traffic = Traffic(page)
     open_page(page, app_url, rp.url_path)
     assert exceptions(page) == []
     assert app_console_errors(page) == []
@@ -66,6 +62,7 @@ def test_page_loads_draws_every_chart_and_logs_no_error(page, app_url, screensho
         page.set_viewport_size({"width": w, "height": h})
         page.wait_for_timeout(300)
         page.screenshot(path=str(screenshot_dir / f"{rp.name}-{size_name}.png"))
+    random_walk(page, traffic, rp, charts_expected=rp.name not in NO_CHART_AT_LOAD)
 
 
 def test_the_copy_button_copies_the_share_link_and_the_code_loads_its_highlighter_when_opened(browser, app_url):
