@@ -99,8 +99,16 @@ def as_markdown(text: str) -> str:
 
 
 def explain(markdown: str) -> None:
-    """A paragraph of explanation; hidden in presenter mode, where the lecturer says it instead."""
-    if not presenter_mode():
+    """A paragraph of explanation; hidden in presenter mode, where the lecturer says it instead.
+
+    Hidden, it still takes its place, as an empty element: presenter mode must not move any later element.
+    Streamlit's front end matches elements by position, so a bound widget that moved is drawn anew while its
+    old copy stays until the run ends; removing that copy then unbinds the widget's key from the URL (the two
+    share one widget id), and the widget's later changes reach neither the URL nor the share link.
+    """
+    if presenter_mode():
+        st.empty()
+    else:
         st.markdown(markdown)
 
 
