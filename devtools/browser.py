@@ -46,8 +46,7 @@ def settle(page, timeout_ms: int = 90_000) -> None:
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout_ms)
     waited, previous = 0, None
     while waited < timeout_ms:
-        busy = page.evaluate(f"() => {APP_BUSY_JS}")
-        drawn, present = charts_drawn(page)
+        busy, drawn, present = page.evaluate(f"() => [{APP_BUSY_JS}, ...({CHARTS_DRAWN_JS})()]")
         if not busy and drawn == present:
             text = page.evaluate(PAGE_TEXT_JS)
             if text == previous:
@@ -59,15 +58,22 @@ def settle(page, timeout_ms: int = 90_000) -> None:
         waited += 200
 
 
+#: JavaScript function: [charts with a non-empty canvas or svg, charts present]. One call, however many charts.
+CHARTS_DRAWN_JS = """() => {
+  const charts = Array.from(document.querySelectorAll('.vega-embed'));
+  const drawn = charts.filter((chart) => {
+    const el = chart.querySelector('canvas, svg');
+    const box = el && el.getBoundingClientRect();
+    return !!box && box.width > 5 && box.height > 5;
+  }).length;
+  return [drawn, charts.length];
+}"""
+
+
 def charts_drawn(page) -> tuple[int, int]:
     """(charts with a non-empty canvas/svg, charts present)."""
-    charts = page.locator(".vega-embed")
-    drawn = 0
-    for i in range(charts.count()):
-        el = charts.nth(i).locator("canvas, svg").first
-        box = el.bounding_box() if el.count() else None
-        drawn += bool(box and box["width"] > 5 and box["height"] > 5)
-    return drawn, charts.count()
+    drawn, present = page.evaluate(CHARTS_DRAWN_JS)
+    return drawn, present
 
 
 #: JavaScript: the text the page shows in its main area (HTML and chart SVG labels), without the

@@ -10,7 +10,9 @@ import pytest
 from devtools.appserver import AppServer
 from devtools.browser import chromium_available, launch
 
-SCREENSHOT_DIR = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/attention-screenshots"))
+#: Where the browser tests save screenshots of what they checked, to look at: only when SCREENSHOT_DIR is set
+#: (``SCREENSHOT_DIR=/tmp/attention-screenshots python -m pytest -m browser``); they assert nothing.
+SCREENSHOT_DIR = Path(os.environ["SCREENSHOT_DIR"]) if os.environ.get("SCREENSHOT_DIR") else None
 #: What Streamlit Community Cloud sets whatever `.streamlit/config.toml` says: the browser tests serve the app
 #: with these values, so every page is checked the way it runs there.
 COMMUNITY_CLOUD_CONFIG = {
@@ -59,10 +61,12 @@ def page(browser):
 
 @pytest.fixture(scope="session")
 def screenshot_dir():
-    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    """SCREENSHOT_DIR, created, or None when screenshots are off."""
+    if SCREENSHOT_DIR is not None:
+        SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
     return SCREENSHOT_DIR
 
 
 def pytest_terminal_summary(terminalreporter):
-    if SCREENSHOT_DIR.exists() and any(SCREENSHOT_DIR.glob("*.png")):
+    if SCREENSHOT_DIR is not None and SCREENSHOT_DIR.exists() and any(SCREENSHOT_DIR.glob("*.png")):
         terminalreporter.write_line(f"browser screenshots written to {SCREENSHOT_DIR}")

@@ -31,7 +31,7 @@ from devtools.browser import app_console_errors, charts_drawn, exceptions, settl
 
 #: Interactions per page at least: more when the page offers more kinds of widget, plus one to open a menu.
 #: Each costs about 0.5-1 s here, on top of the two page loads (about 5 s): mind the browser tier's time budget.
-STEPS = int(os.environ.get("RANDOM_INTERACTIONS_STEPS", "8"))
+STEPS = int(os.environ.get("RANDOM_INTERACTIONS_STEPS", "5"))
 #: Replaces every page's own seed (to replay a failure, or to explore other sequences).
 SEED_OVERRIDE = os.environ.get("RANDOM_INTERACTIONS_SEED")
 
