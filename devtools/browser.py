@@ -36,12 +36,12 @@ APP_BUSY_JS = """(() => {
 })()"""
 
 
-def settle(page, timeout_ms: int = 90_000) -> None:
+def settle(page, timeout_ms: int = 90_000, interval_ms: int = 200) -> None:
     """Wait until the page's script has run, nothing is stale, every chart is drawn and the page is stable.
 
     Every page starts with a title (h1), so its presence means the page script
     has started drawing; `APP_BUSY_JS` then says whether the run is over, and the
-    text must stay the same over two checks.
+    text must stay the same over two checks, `interval_ms` apart.
     """
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout_ms)
     waited, previous = 0, None
@@ -54,8 +54,8 @@ def settle(page, timeout_ms: int = 90_000) -> None:
             previous = text
         else:
             previous = None
-        page.wait_for_timeout(200)
-        waited += 200
+        page.wait_for_timeout(interval_ms)
+        waited += interval_ms
 
 
 #: JavaScript function: [charts with a non-empty canvas or svg, charts present]. One call, however many charts.

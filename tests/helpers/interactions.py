@@ -31,7 +31,7 @@ from devtools.browser import app_console_errors, charts_drawn, exceptions, settl
 
 #: Interactions per page at least: more when the page offers more kinds of widget, plus one to open a menu.
 #: Each costs about 0.5-1 s here, on top of the two page loads (about 5 s): mind the browser tier's time budget.
-STEPS = int(os.environ.get("RANDOM_INTERACTIONS_STEPS", "5"))
+STEPS = int(os.environ.get("RANDOM_INTERACTIONS_STEPS", "4"))
 #: Replaces every page's own seed (to replay a failure, or to explore other sequences).
 SEED_OVERRIDE = os.environ.get("RANDOM_INTERACTIONS_SEED")
 
@@ -145,7 +145,7 @@ def wait_for_answer(page, traffic: Traffic, before: tuple[int, int], ask_ms: int
             page.wait_for_timeout(25)
             waited += 25
         outcome = "rerun" if traffic.finished > finished else "rerun asked, not finished in 60 s"
-    settle(page)
+    settle(page, interval_ms=100)  # the run is known to be over (or never asked for): only the drawing is left
     return outcome
 
 
