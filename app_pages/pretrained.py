@@ -22,7 +22,7 @@ from pretrained.model import (
 from pretrained.patterns import pattern_scores, strongest_heads
 from ui.charts import pretrained as charts
 from ui.charts.pretrained import GRID_SELECTION
-from ui.display import show_chart
+from ui.display import chart_cache, show_chart
 from ui.layout import explain, fixed_slot, page_fragment, section, show_source
 from ui.url_state import bound_slider
 
@@ -58,6 +58,24 @@ def analyse(text: str):
     return run, pattern_scores(run), [cross_check(run, model, layer) for layer in range(model.n_layers)]
 
 
+# The charts, built once per input (the cache key: the tokens, which decide every weight); `_run` is their run.
+@chart_cache(32)
+def grid_spec(tokens: tuple[str, ...], _run: ModelRun) -> dict:
+    L, H = _run.weights.shape[:2]
+    return charts.attention_grid(_run.weights, _run.tokens, title=f"{L} layers × {H} heads")
+
+
+@chart_cache(256)
+def close_up_spec(tokens: tuple[str, ...], layer: int, head: int, _run: ModelRun) -> dict:
+    """Head `head` of layer `layer` (both 1-based)."""
+    return charts.close_up(_run.weights[layer - 1, head - 1], _run.tokens, title=f"layer {layer}, head {head}")
+
+
+@chart_cache(32)
+def averaged_spec(tokens: tuple[str, ...], _run: ModelRun) -> dict:
+    return charts.averaged_heads(_run.weights, _run.tokens)
+
+
 def select_head(layer: int, head: int) -> None:
     """Callback: show this (1-based) layer and head up close."""
     st.session_state["layer"], st.session_state["head"] = layer, head
@@ -89,8 +107,7 @@ def close_up_section(run: ModelRun, checks: list[CrossCheck], model: PretrainedM
         layer = int(bound_slider("Layer", "layer", 1, L, 1,
                                  help=f"Which of the {L} layers (1 = closest to the input)."))
         head = int(bound_slider("Head", "head", 1, H, 1, help=f"Which of the {H} heads of that layer."))
-    A = run.weights[layer - 1, head - 1]
-    show_chart(charts.close_up(A, run.tokens, title=f"layer {layer}, head {head}"))
+    show_chart(close_up_spec(run.tokens, layer, head, run))
     explain(
         "Left: the map; right: the same weights as lines from each token (left) to the tokens it attends "
         "to (right), thicker and darker for more weight. Hover a token on the left to keep only its lines."
@@ -173,7 +190,7 @@ def page_body() -> None:
         r"A^{(l,h)} = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right),\quad "
         rf"l = 1..{L},\ h = 1..{H},\ d_k = {model.d_model} / {H} = {model.d_k}",
     )
-    show_chart(charts.attention_grid(run.weights, run.tokens, title=f"{L} layers × {H} heads"),
+    show_chart(grid_spec(run.tokens, run),
                on_select=pick_from_grid, selection_mode=GRID_SELECTION, key="grid_click")
 
     section(
@@ -206,7 +223,7 @@ def page_body() -> None:
         f"{L * H} heads. Early layers tend to stay local (the diagonal and its neighbours); later layers "
         "spread out or rest on the special tokens.",
     )
-    show_chart(charts.averaged_heads(run.weights, run.tokens))
+    show_chart(averaged_spec(run.tokens, run))
 
     credits = model_credits()
     st.caption(

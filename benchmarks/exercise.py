@@ -33,15 +33,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import core.exercise_solution as solution
+from benchmarks.timing import percentile
 from exercise.sandbox import Sandbox, check_submission
 
 SOLUTION = inspect.getsource(solution)
 TARGETS = {"p95_s": 20.0}
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def timer_lateness(stop: threading.Event, period_s: float = 0.05) -> list[float]:

@@ -60,6 +60,7 @@ import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from benchmarks.timing import percentile
 from devtools.appserver import AppServer
 from devtools.cluster import Cluster
 
@@ -73,11 +74,6 @@ def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
     (under pytest, Playwright's synchronous API leaves one behind), and asyncio allows one loop per thread."""
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
 
 
 @dataclass

@@ -13,6 +13,12 @@ def median_ms(samples: list[float]) -> float:
     return round(statistics.median(samples) * 1000, 1)
 
 
+def percentile(values: list[float], q: float) -> float:
+    """The `q` quantile of `values` (nearest rank, no interpolation); NaN when there are none."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
+
+
 def python_loop_s(n: int = 5_000_000, repeats: int = 3) -> float:
     """Seconds for a fixed pure-Python loop (median of `repeats`): how fast the machine is right now.
 

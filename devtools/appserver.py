@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -19,6 +20,25 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_until_healthy(url: str, proc: subprocess.Popen, timeout_s: float, log: Callable[[], str], name: str) -> bool:
+    """Poll ``url/_stcore/health`` until it answers "ok" (True) or `timeout_s` passes (False).
+
+    Raises with the end of `log()` if `proc`, the process `name` that should answer, exits meanwhile.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            time.sleep(0.2)  # the log thread reads what is left
+            raise RuntimeError(f"{name} exited during start-up (code {proc.returncode}):\n" + log()[-3000:])
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.read() == b"ok":
+                    return True
+        except OSError:
+            time.sleep(0.1)
+    return False
 
 
 class AppServer:
@@ -44,18 +64,9 @@ class AppServer:
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                      env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env})
         threading.Thread(target=self._collect_log, name="app server log", daemon=True).start()
-        deadline = time.monotonic() + self.startup_timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                time.sleep(0.2)  # the log thread reads what is left
-                raise RuntimeError("streamlit exited during start-up:\n" + self.log[-3000:])
-            try:
-                with urllib.request.urlopen(self.url + "/_stcore/health", timeout=1) as r:
-                    if r.read() == b"ok":
-                        self.ready_after_s = time.perf_counter() - self.started_at
-                        return self
-            except OSError:
-                time.sleep(0.1)
+        if wait_until_healthy(self.url, self.proc, self.startup_timeout_s, lambda: self.log, "streamlit"):
+            self.ready_after_s = time.perf_counter() - self.started_at
+            return self
         self.stop()
         raise RuntimeError(f"streamlit did not answer on {self.url} within {self.startup_timeout_s} s")
 

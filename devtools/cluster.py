@@ -27,12 +27,11 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from devtools.appserver import ROOT, AppServer, free_port
+from devtools.appserver import ROOT, AppServer, free_port, wait_until_healthy
 
 TEMPLATE = ROOT / "deploy" / "nginx.conf.template"
 INSTALL_HINT = "nginx is not installed: apt-get install -y nginx (Debian's package; its service need not run)"
@@ -165,18 +164,8 @@ class Cluster:
         self.nginx = subprocess.Popen(cmd, cwd=self.run_dir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                       text=True)
         threading.Thread(target=self._collect_nginx_log, name="nginx log", daemon=True).start()
-        deadline = time.monotonic() + self.startup_timeout_s
-        while time.monotonic() < deadline:
-            if self.nginx.poll() is not None:
-                time.sleep(0.2)  # the log thread reads what is left
-                raise RuntimeError(f"nginx exited during start-up (code {self.nginx.returncode}):\n"
-                                   + self.nginx_log[-3000:])
-            try:
-                with urllib.request.urlopen(self.url + "/_stcore/health", timeout=2) as r:
-                    if r.read() == b"ok":
-                        return
-            except OSError:
-                time.sleep(0.1)
+        if wait_until_healthy(self.url, self.nginx, self.startup_timeout_s, lambda: self.nginx_log, "nginx"):
+            return
         raise RuntimeError(f"nginx did not answer on {self.url} within {self.startup_timeout_s} s:\n"
                            + self.nginx_log[-3000:])
 

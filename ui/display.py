@@ -121,7 +121,7 @@ def _as_drawn(chart: alt.TopLevelMixin | dict, presenter: bool) -> tuple[dict, d
     key = (id(chart), presenter)
     with _PREPARED_LOCK:
         found = _PREPARED.get(key)
-        if found is not None and found[0] is chart:
+        if found is not None:
             _PREPARED.move_to_end(key)
             return found[1]
     prepared = _prepare(chart, presenter)

@@ -30,7 +30,8 @@ from playwright.sync_api import Error as PlaywrightError
 from devtools.browser import app_console_errors, charts_drawn, exceptions, settle
 
 #: Interactions per page at least: more when the page offers more kinds of widget, plus one to open a menu.
-#: Each costs about 0.5-1 s here, on top of the two page loads (about 5 s): mind the browser tier's time budget.
+#: Every step is a rerun the test waits for, on top of the two page loads: mind the suite's 10-minute budget
+#: (the browser tier's times are in docs/performance.md).
 STEPS = int(os.environ.get("RANDOM_INTERACTIONS_STEPS", "4"))
 #: Replaces every page's own seed (to replay a failure, or to explore other sequences).
 SEED_OVERRIDE = os.environ.get("RANDOM_INTERACTIONS_SEED")
