@@ -23,6 +23,7 @@ import streamlit as st
 from altair.utils.schemapi import disable_debug_mode
 
 from ui.charts.altair_compose import compose_without_needless_copies
+from ui.charts.inline_data import use_inline_rows
 from ui.charts.spec import drawn_on_canvas, for_projector, stable_spec, to_spec, view_title, without_aria
 from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
 from ui.url_state import presenter_mode
@@ -36,11 +37,12 @@ def prepare_altair() -> None:
       validates every whole spec, so it is switched off. That also ends a race between sessions' threads:
       Altair's ``copy`` switches the flag off and back on around each copy.
     * Composing charts copies a sub-chart only when there is a selection to lift (`ui.charts.altair_compose`).
-    * No row limit on a chart's data: the pages bound their own data sizes.
+    * A chart's tables become inline rows without Altair's copy of every column (`ui.charts.inline_data`), and
+      with no row limit: the pages bound their own data sizes.
     """
     disable_debug_mode()
     compose_without_needless_copies()
-    alt.data_transformers.disable_max_rows()
+    use_inline_rows()
 
 
 def arrow_datasets(spec: dict) -> dict:

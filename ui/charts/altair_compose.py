@@ -8,7 +8,9 @@ views it applies to. Altair does that lifting whenever it composes charts, in tw
 * ``_combine_subchart_params(params, subcharts)`` moves every sub-chart's parameters up to the composite,
   naming views as needed.
 
-Both start by deep-copying every sub-chart, whether or not it has a parameter. Copying a layered chart
+Both start by deep-copying every sub-chart, whether or not it has a parameter. They also export every parameter
+they lift or compare (``_prepare_to_lift``, ``_viewless_dict``), each export validated against the Vega-Lite
+schema. Copying a layered chart
 re-creates it, which runs both helpers again on its own layers, and ``to_dict`` makes one more such copy of
 the whole composite. For the worked example's grid of six heatmaps, none with a parameter, that was most of
 the time it took to build.
@@ -18,7 +20,9 @@ there is nothing to do: no parameter on the composite or on any direct sub-chart
 when those sub-charts were built) and, in a concatenation, no named layer to rename. The spec is then the
 same as Altair's (the tests compare 13 kinds of composition and four whole pages); anything else goes to
 Altair's own helpers. The only difference is that the composite shares its sub-chart objects with the caller instead of
-holding copies, and the app's builders never modify a chart after composing it.
+holding copies, and the app's builders never modify a chart after composing it. ``_prepare_to_lift`` and
+``_viewless_dict`` are replaced by the same code without the schema check (the test suite validates every
+whole spec).
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ from altair.vegalite.v6 import api
 
 #: Altair's own helpers, as imported (tests swap them back in to compare).
 ALTAIR_HELPERS: dict[str, Callable[..., Any]] = {
-    name: getattr(api, name) for name in ("_combine_subchart_params", "_remove_duplicate_params") if hasattr(api, name)
+    name: getattr(api, name)
+    for name in ("_combine_subchart_params", "_remove_duplicate_params", "_prepare_to_lift", "_viewless_dict")
+    if hasattr(api, name)
 }
 
 
@@ -68,10 +74,31 @@ def _remove_duplicate_params(layer: list[Any]) -> list[Any]:
     return ALTAIR_HELPERS["_remove_duplicate_params"](layer)
 
 
+def _prepare_to_lift(param: Any) -> Any:
+    """A copy of `param` fit to be declared at the top: a selection gets a (still empty) list of views."""
+    param = param.copy()
+    if isinstance(param, api.core.VariableParameter):
+        return param
+    if isinstance(param, api.core.SelectionParameter):
+        return api.core.TopLevelSelectionParameter(**param.to_dict(validate=False), views=[])
+    if param.views is Undefined:
+        param.views = []
+    return param
+
+
+def _viewless_dict(param: Any) -> dict[str, Any]:
+    """A parameter's spec without its ``views`` (what Altair compares to merge duplicates), unvalidated."""
+    spec = param.to_dict(validate=False)
+    spec.pop("views", None)
+    return spec
+
+
 def compose_without_needless_copies() -> bool:
     """Install the wrappers in Altair (idempotent). False, and nothing changed, if this Altair lacks the helpers."""
-    if len(ALTAIR_HELPERS) != 2:
+    if len(ALTAIR_HELPERS) != 4:
         return False
     api._combine_subchart_params = _combine_subchart_params
     api._remove_duplicate_params = _remove_duplicate_params
+    api._prepare_to_lift = _prepare_to_lift
+    api._viewless_dict = _viewless_dict
     return True

@@ -47,21 +47,25 @@ class Panel:
 def sweep_frame(d_k: np.ndarray, panels: Sequence[Panel]) -> pd.DataFrame:
     """One long-form table for all panels: ``panel, role ("series"/"reference"), name, d_k, value``."""
     d = np.asarray(d_k)
-    parts = []
+    labels: list[tuple[str, str, str]] = []  # (panel, role, name) of each curve
+    curves: list[np.ndarray] = []  # its values, one per d_k
     for p in panels:
-        for role, curves in (("series", p.series), ("reference", p.references)):
-            for name, ys in curves.items():
+        for role, named in (("series", p.series), ("reference", p.references)):
+            for name, ys in named.items():
                 vals = np.asarray(ys, dtype=np.float64)
                 if role == "series" and vals.shape != d.shape:
                     raise ValueError(f"series {name!r} of panel {p.title!r} has shape {vals.shape}, "
                                      f"but d_k has shape {d.shape}.")
                 try:
-                    vals = np.broadcast_to(vals, d.shape)
+                    curves.append(np.broadcast_to(vals, d.shape))
                 except ValueError:
                     raise ValueError(f"reference {name!r} of panel {p.title!r} has shape {vals.shape}, "
                                      f"but d_k has shape {d.shape}.") from None
-                parts.append(pd.DataFrame({"panel": p.title, "role": role, "name": name, "d_k": d, "value": vals}))
-    return pd.concat(parts, ignore_index=True)
+                labels.append((p.title, role, name))
+    n = d.size
+    columns = {key: [label[k] for label in labels for _ in range(n)] for k, key in enumerate(("panel", "role", "name"))}
+    return pd.DataFrame({**columns, "d_k": np.tile(d, len(curves)),
+                         "value": np.concatenate(curves) if curves else np.empty(0)})
 
 
 def _where(**equal: object) -> str:

@@ -75,7 +75,8 @@ def test_importing_the_chart_modules_leaves_altair_as_it_is():
 
 def test_the_wrappers_are_installed_and_skip_the_copies():
     prepare_altair()
-    assert set(ALTAIR_HELPERS) == {"_combine_subchart_params", "_remove_duplicate_params"}
+    assert set(ALTAIR_HELPERS) == {"_combine_subchart_params", "_remove_duplicate_params", "_prepare_to_lift",
+                                   "_viewless_dict"}
     assert all(getattr(api, name) is not helper for name, helper in ALTAIR_HELPERS.items())
     maps = [heatmap(np.eye(2)), heatmap(np.ones((2, 2)))]
     composed = grid(*maps, columns=2)
@@ -83,6 +84,25 @@ def test_the_wrappers_are_installed_and_skip_the_copies():
     with_params = side_by_side(maps[0], heatmap(np.eye(2), select="cell"))
     assert with_params.hconcat[0] is not maps[0]  # lifting to do: Altair's own helper, which copies
     assert [p.name for p in with_params.params] == ["cell"]
+
+
+def test_parameters_are_compared_without_validating_them(monkeypatch):
+    prepare_altair()
+    checked = []
+    monkeypatch.setattr(alt.Parameter, "validate", lambda self, *a, **k: checked.append(self), raising=False)
+    monkeypatch.setattr(alt.SelectionParameter, "validate", lambda self, *a, **k: checked.append(self),
+                        raising=False)
+    monkeypatch.setattr(alt.TopLevelSelectionParameter, "validate", lambda self, *a, **k: checked.append(self),
+                        raising=False)
+    param = alt.selection_point(name="cell", fields=["i", "j"], on="click", views=["view_1"])
+    assert api._viewless_dict(param.param) == {"name": "cell", "select": {"type": "point", "fields": ["i", "j"],
+                                                                          "on": "click"}}
+    side_by_side(heatmap(np.eye(2), select="a"), heatmap(np.eye(2), select="b"))
+    assert checked == []
+    for name in ("_prepare_to_lift", "_viewless_dict"):
+        monkeypatch.setattr(api, name, ALTAIR_HELPERS[name])
+    side_by_side(heatmap(np.eye(2), select="a"), heatmap(np.eye(2), select="b"))
+    assert checked  # Altair's own helper validates every parameter it compares
 
 
 def test_nothing_to_lift():
@@ -100,8 +120,12 @@ def test_pages_draw_the_same_specs_as_with_altairs_own_helpers(page, monkeypatch
     ours = [to_json(spec, frames) for spec, frames in chart_specs(run_page(f"app_pages/{page}.py"))]
     for name, helper in ALTAIR_HELPERS.items():
         monkeypatch.setattr(api, name, helper)
-    st.cache_data.clear()  # the page's cached specs were built with the wrappers
-    assert ours == [to_json(spec, frames) for spec, frames in chart_specs(run_page(f"app_pages/{page}.py"))]
+    st.cache_data.clear()
+    st.cache_resource.clear()  # the page's cached specs were built with the wrappers
+    try:
+        assert ours == [to_json(spec, frames) for spec, frames in chart_specs(run_page(f"app_pages/{page}.py"))]
+    finally:
+        st.cache_resource.clear()
     assert ours
 
 

@@ -1,0 +1,82 @@
+"""`ui.charts.inline_data`: a chart's table as inline rows, exactly as Altair's default data transformer makes them."""
+
+from __future__ import annotations
+
+import json
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+import streamlit as st
+from altair.utils.data import to_values
+
+import ui.display
+from tests.helpers.apptest import chart_specs, run_page
+from ui.charts.inline_data import ROWS, inline_rows, use_inline_rows
+
+#: Every kind of column the chart modules build, with the values JSON cannot hold.
+PLAIN = pd.DataFrame({
+    "value": [0.5, np.nan, np.inf, -np.inf, -0.0],
+    "single": np.float32([1.5, 2.0, 3.0, 4.0, 5.0]),
+    "i": [0, 1, 2, 3, 4],
+    "small": np.int8([1, 2, 3, 4, 5]),
+    "flag": [True, False, True, False, True],
+    "token": ["the", "cat", "sat", "on", "mat"],
+}, index=[10, 11, 12, 13, 14])
+
+
+def as_json(values: dict) -> str:
+    return json.dumps(values, allow_nan=False)  # also fails on a NaN left in, or on a numpy scalar
+
+
+def test_plain_columns_give_altairs_own_rows_as_python_values():
+    ours = inline_rows(PLAIN)
+    assert as_json(ours) == as_json(to_values(PLAIN))
+    assert ours["values"][1] == {"value": None, "single": 2.0, "i": 1, "small": 2, "flag": False, "token": "cat"}
+    assert {type(v) for row in ours["values"] for v in row.values()} == {float, int, bool, str, type(None)}
+
+
+@pytest.mark.parametrize("data", [
+    pd.DataFrame({"c": pd.Categorical(["a", "b", "a"])}),
+    pd.DataFrame({"n": pd.array([1, None, 3], dtype="Int64")}),
+    pd.DataFrame({"t": pd.to_datetime(["2026-01-01", "2026-06-01", "2026-12-01"])}),
+    pd.DataFrame({"o": ["a", None, 3]}),
+    pd.DataFrame({"a": [np.arange(2), np.arange(3), np.arange(1)]}),
+    {"values": [{"a": 1}]},
+], ids=["categorical", "nullable int", "datetime", "mixed objects", "arrays", "a dict"])
+def test_any_other_kind_of_data_goes_to_altair(data):
+    assert as_json(inline_rows(data)) == as_json(to_values(data))
+
+
+def test_a_frame_altair_would_refuse_is_refused_by_altair():
+    with pytest.raises(ValueError, match="column name"):
+        inline_rows(pd.DataFrame({0: [1.0]}).rename(columns={0: 0.5}))
+
+
+def test_the_app_uses_it_and_the_chart_spec_names_it():
+    use_inline_rows()
+    assert alt.data_transformers.active == ROWS
+    spec = alt.Chart(PLAIN).mark_point().encode(x="i:Q", y="value:Q").to_dict()
+    (rows,) = spec["datasets"].values()
+    assert rows == inline_rows(PLAIN)["values"]
+
+
+PAGES = ["worked_example", "soft_lookup", "scaled_attention", "multi_head", "permutation", "positional_encoding",
+         "masked_attention", "cross_attention", "pretrained", "attention_cost"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_pages_draw_the_same_charts_as_with_altairs_own_transformer(page, monkeypatch):
+    ours = [(spec, {n: f.to_json() for n, f in frames.items()}) for spec, frames in
+            chart_specs(run_page(f"app_pages/{page}.py"))]
+    monkeypatch.setattr(ui.display, "use_inline_rows", lambda: alt.data_transformers.enable("default"))
+    st.cache_data.clear()
+    st.cache_resource.clear()  # the page's cached specs were built with `inline_rows`
+    try:
+        altairs = [(spec, {n: f.to_json() for n, f in frames.items()}) for spec, frames in
+                   chart_specs(run_page(f"app_pages/{page}.py"))]
+    finally:
+        st.cache_resource.clear()
+        use_inline_rows()
+    assert ours and ours == altairs

@@ -1,0 +1,64 @@
+"""A chart's table as Vega-Lite inline rows: the rows Altair's default data transformer makes, made directly.
+
+Altair turns a DataFrame into a list of row dicts (``{"values": [...]}``) with its default data transformer.
+That transformer first copies the frame and rewrites every column as Python objects (``sanitize_pandas_dataframe``),
+then asks pandas for the records: for the small, plain tables the chart modules build, more work than the rest
+of exporting the chart. `inline_rows` reads each column once as a Python list and zips the rows.
+
+It gives exactly what Altair gives (the tests compare every page's specs): floats as Python floats with NaN and
+±inf as ``None`` (JSON has neither), integers and booleans as Python ints and bools, text as text. Any other
+kind of column (categorical, datetime, nullable, objects that are not text), or anything that is not a
+DataFrame, goes to Altair's own transformer. `ROWS` is its name in ``alt.data_transformers``;
+`ui.display.prepare_altair` enables it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+import numpy as np
+import pandas as pd
+from altair.utils.data import to_values
+
+#: The transformer's name in Altair's registry.
+ROWS = "inline_rows"
+
+
+def _column(values: pd.Series) -> list[Any] | None:
+    """A column as JSON-ready Python values, as Altair would make them; None for a kind left to Altair."""
+    kind = values.dtype.kind
+    if kind == "f" and values.dtype != object:
+        array = values.to_numpy()
+        column = array.tolist()
+        if not np.isfinite(array).all():
+            column = [v if np.isfinite(v) else None for v in column]
+        return column
+    if kind in "iub" and isinstance(values.dtype, np.dtype):  # numpy ints and bools (not pandas' nullable ones)
+        return values.tolist()
+    if isinstance(values.dtype, pd.StringDtype) or values.dtype == object:
+        column = values.tolist()
+        return column if all(isinstance(v, str) for v in column) else None
+    return None
+
+
+def inline_rows(data: Any) -> dict[str, Any]:
+    """Altair data transformer: ``{"values": [row dict, ...]}`` for a plain DataFrame, else Altair's default."""
+    if (isinstance(data, pd.DataFrame) and len(data.columns) and data.columns.is_unique
+            and not isinstance(data.index, pd.MultiIndex) and all(isinstance(c, str) for c in data.columns)):
+        columns = [_column(data[name]) for name in data.columns]
+        if all(c is not None for c in columns):
+            names = list(data.columns)
+            return {"values": [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]}
+    return to_values(data)
+
+
+def use_inline_rows() -> None:
+    """Register `inline_rows` with Altair and make it the active data transformer (idempotent). No row limit.
+
+    Cheap when it is active already: the router calls it on every run, and asking Altair's registry for its
+    plugin names reads every installed package's entry points.
+    """
+    if alt.data_transformers.active != ROWS:
+        alt.data_transformers.register(ROWS, inline_rows)
+        alt.data_transformers.enable(ROWS)
