@@ -6,9 +6,10 @@ import streamlit as st
 
 from core.encoder_decoder import EncoderDecoderAttention, attend, encoder_decoder_attention
 from core.reference import max_abs_diff, torch_scaled_dot_product_attention
+from ui.cache import shared_cache
 from ui.charts import cross_attention as charts
 from ui.charts.heatmap import unique_labels
-from ui.display import chart_cache, clicked_cell, show_chart
+from ui.display import clicked_cell, show_chart
 from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_select_slider, seed_slider, tokens_input
@@ -21,13 +22,24 @@ D_MODELS = [4, 8, 16, 32, 64]
 CLICK_KEY = "cross_cell"
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@shared_cache(256)
 def attention_for(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed: int) -> EncoderDecoderAttention:
     """The three attentions for these sentences, computed once per input."""
     return encoder_decoder_attention(src, tgt, d_model=d_model, seed=seed)
 
 
-@chart_cache(256)
+@shared_cache(256)
+def torch_differences(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed: int,
+                      _attention: EncoderDecoderAttention) -> dict[str, float]:
+    """max |NumPy − PyTorch| of each attention's output, computed once per input; `_attention` is its result."""
+    blocks = {"cross-attention": _attention.cross, "decoder masked self-attention": _attention.decoder,
+              "encoder self-attention": _attention.encoder}
+    return {name: max_abs_diff(block.attended,
+                               torch_scaled_dot_product_attention(block.Q, block.K, block.V, mask=block.mask))
+            for name, block in blocks.items()}
+
+
+@shared_cache(256)
 def chart_specs(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed: int, cell: tuple[int, int] | None,
                 _attention: EncoderDecoderAttention) -> dict[str, dict]:
     """The page's charts, built once per input (the cache key); `_attention` is that input's result."""
@@ -181,17 +193,9 @@ def page_body() -> None:
         "The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention` "
         "(the decoder's with its causal mask). NumPy runs in float64, so they agree to float32 precision (below 1e-6).",
     )
-    checks = [
-        ("cross-attention", attention.cross),
-        ("decoder masked self-attention", attention.decoder),
-        ("encoder self-attention", attention.encoder),
-    ]
     with st.container(horizontal=True):
-        for name, block in checks:
-            mask = None if block.mask is None else block.mask.copy()  # torch warns on read-only arrays
-            torch_out = torch_scaled_dot_product_attention(block.Q, block.K, block.V, mask=mask)
-            st.metric(f"max |NumPy − PyTorch|, {name}", f"{max_abs_diff(block.attended, torch_out):.2e}",
-                      border=True)
+        for name, difference in torch_differences(tuple(src), tuple(tgt), d_model, seed, attention).items():
+            st.metric(f"max |NumPy − PyTorch|, {name}", f"{difference:.2e}", border=True)
 
     st.info(
         "**Decoder-only models.** GPT-style large language models drop the encoder and with it the "

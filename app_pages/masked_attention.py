@@ -17,9 +17,10 @@ from core.masking import (
     torch_attention,
 )
 from core.reference import max_abs_diff
+from ui.cache import shared_cache
 from ui.charts import masked_attention as charts
 from ui.charts.heatmap import unique_labels
-from ui.display import chart_cache, clicked_cell, show_chart
+from ui.display import clicked_cell, show_chart
 from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_slider, bound_toggle, seed_slider
@@ -36,20 +37,27 @@ def fmt_weight(x: float) -> str:
     return "0.0" if x == 0.0 else f"{x:.4f}"
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@shared_cache(256)
 def attention_at(seed: int, seq_len: int, causal: bool) -> MaskedAttention:
     """The first `seq_len` words of the sentence through one head, computed once per input."""
     return sentence_self_attention(SENTENCE[:seq_len], D_MODEL, seed, causal=causal)
 
 
-@chart_cache(256)
+@shared_cache(256)
+def torch_difference(seed: int, seq_len: int, causal: bool, _attention: MaskedAttention) -> float:
+    """max |NumPy − PyTorch| of the output, computed once per input; `_attention` is that input's result."""
+    a = _attention
+    return max_abs_diff(a.output, torch_attention(a.Q, a.K, a.V, is_causal=causal))
+
+
+@shared_cache(256)
 def map_specs(seed: int, seq_len: int, causal: bool, cell: tuple[int, int] | None,
               _attention: MaskedAttention) -> dict[str, dict]:
     """The mask, score and weight maps, built once per input (the cache key); `_attention` is its result."""
     return charts.page_specs(_attention, unique_labels(SENTENCE[:seq_len]), cell)
 
 
-@chart_cache(256)
+@shared_cache(256)
 def step_spec(seed: int, seq_len: int, step: int, _unmasked: MaskedAttention, _masked: MaskedAttention) -> dict:
     """Token `step`'s weights without and with the causal mask, built once per input (the cache key)."""
     return charts.step_spec(_unmasked, _masked, unique_labels(SENTENCE[:seq_len]), SENTENCE, step)
@@ -186,9 +194,8 @@ def page_body() -> None:
         "agree to float32 precision.",
         keep_text=True,
     )
-    torch_out = torch_attention(attention.Q, attention.K, attention.V, is_causal=causal)
     st.metric(f"max |NumPy − PyTorch| of the output (is_causal={causal})",
-              f"{max_abs_diff(attention.output, torch_out):.2e}")
+              f"{torch_difference(seed, seq_len, causal, attention):.2e}")
 
     with fixed_slot():
         if seq_len >= 2:

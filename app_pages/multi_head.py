@@ -17,9 +17,10 @@ from core.multihead_steps import (
     torch_multihead_module,
 )
 from core.reference import max_abs_diff
+from ui.cache import shared_cache
 from ui.charts import multi_head as charts
 from ui.charts.heatmap import unique_labels
-from ui.display import chart_cache, clicked_cell, show_chart
+from ui.display import clicked_cell, show_chart
 from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_select_slider, bound_slider, seed_slider
@@ -39,7 +40,7 @@ def sentence_and_weights(seed: int, d_model: int,
     return tokens, embed_tokens(tokens, d_model, seed), random_projections(d_model, seed, n=4)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@shared_cache(128)
 def torch_parity(seed: int, d_model: int, n_heads: int, seq_len: int) -> tuple[float, float]:
     """Max |NumPy - torch.nn.MultiheadAttention (float64)| of the output and of the per-head weights."""
     _, x, w = sentence_and_weights(seed, d_model, seq_len)
@@ -48,7 +49,7 @@ def torch_parity(seed: int, d_model: int, n_heads: int, seq_len: int) -> tuple[f
     return max_abs_diff(out, t_out), max_abs_diff(attn, t_attn)
 
 
-@chart_cache(64)
+@shared_cache(64)
 def chart_specs(seed: int, d_model: int, n_heads: int, seq_len: int, cell: tuple[int, ...] | None,
                 _steps: MultiHeadSteps, _W_o: np.ndarray) -> dict[str, dict]:
     """The page's charts, built once per input (the cache key); `_steps` and `_W_o` are that input's."""

@@ -17,8 +17,9 @@ from core.permutation import (
     random_permutation,
     torch_permutation_difference,
 )
+from ui.cache import shared_cache
 from ui.charts import permutation as charts
-from ui.display import chart_cache, show_chart
+from ui.display import show_chart
 from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_toggle, seed_slider, tokens_input
@@ -31,14 +32,14 @@ LAST_T = "_perm_last_t"  # the sentence length the permutation box was last vali
 LAST_VALID = "_perm_last_valid"
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@shared_cache(128)
 def torch_difference(tokens: tuple[str, ...], seed: int, perm: tuple[int, ...], add_pe: bool) -> float:
     """The lesson's nn.MultiheadAttention permutation check (float32) on this page's inputs."""
     x = embed_tokens(tokens, D_MODEL, seed)
     return torch_permutation_difference(x, random_projections(D_MODEL, seed), np.array(perm), N_HEADS, add_pe=add_pe)
 
 
-@chart_cache(128)
+@shared_cache(128)
 def chart_specs(tokens: tuple[str, ...], seed: int, perm: tuple[int, ...], add_pe: bool,
                 _check: PermutationCheck) -> dict[str, dict]:
     """The page's charts, built once per input (the cache key); `_check` is that input's result."""

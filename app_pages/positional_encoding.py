@@ -15,8 +15,9 @@ from core.positional_analysis import (
     similarity_at_offset,
     wavelengths,
 )
+from ui.cache import shared_cache
 from ui.charts import positional_encoding as charts
-from ui.display import chart_cache, matrix_downloads, show_chart
+from ui.display import matrix_downloads, show_chart
 from ui.export import matrix_titles
 from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
@@ -26,30 +27,30 @@ DEFAULT_DIMS = (0, 1, 2, 4)
 MAX_DIMS = 8
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@shared_cache(64)
 def table_at(positions: int, d_model: int) -> EncodingTable:
     """The encoding table and its similarities, computed once per size."""
     return encoding_table(positions, d_model)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@shared_cache(64)
 def waves_at(positions: int, d_model: int, dims: tuple[int, ...]) -> SampledWaves:
     """The chosen dimensions' waves, sampled once per setting."""
     return sampled_waves(positions, d_model, dims)
 
 
 # The charts, built once per setting (the cache key); the underscored argument is that setting's result.
-@chart_cache(64)
+@shared_cache(64)
 def table_spec(positions: int, d_model: int, _table: EncodingTable) -> tuple[dict, bool]:
     return charts.table_spec(_table)
 
 
-@chart_cache(64)
+@shared_cache(64)
 def waves_spec(positions: int, d_model: int, dims: tuple[int, ...], _waves: SampledWaves) -> dict:
     return charts.waves_spec(_waves)
 
 
-@chart_cache(64)
+@shared_cache(64)
 def similarity_spec(positions: int, d_model: int, _table: EncodingTable) -> dict:
     return charts.similarity_spec(_table)
 

@@ -20,9 +20,10 @@ from pretrained.model import (
     tokenize_wordpiece,
 )
 from pretrained.patterns import pattern_scores, strongest_heads
+from ui.cache import shared_cache
 from ui.charts import pretrained as charts
 from ui.charts.pretrained import GRID_SELECTION
-from ui.display import chart_cache, show_chart
+from ui.display import show_chart
 from ui.layout import explain, fixed_slot, page_fragment, section, show_source
 from ui.url_state import bound_slider
 
@@ -50,7 +51,7 @@ def get_model() -> PretrainedModel:
     return load_model()
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@shared_cache(32)
 def analyse(text: str):
     """Every head's weights, the computed patterns and the formula cross-check of every layer, for `text`."""
     model = get_model()
@@ -59,19 +60,19 @@ def analyse(text: str):
 
 
 # The charts, built once per input (the cache key: the tokens, which decide every weight); `_run` is their run.
-@chart_cache(32)
+@shared_cache(32)
 def grid_spec(tokens: tuple[str, ...], _run: ModelRun) -> dict:
     L, H = _run.weights.shape[:2]
     return charts.attention_grid(_run.weights, _run.tokens, title=f"{L} layers × {H} heads")
 
 
-@chart_cache(256)
+@shared_cache(256)
 def close_up_spec(tokens: tuple[str, ...], layer: int, head: int, _run: ModelRun) -> dict:
     """Head `head` of layer `layer` (both 1-based)."""
     return charts.close_up(_run.weights[layer - 1, head - 1], _run.tokens, title=f"layer {layer}, head {head}")
 
 
-@chart_cache(32)
+@shared_cache(32)
 def averaged_spec(tokens: tuple[str, ...], _run: ModelRun) -> dict:
     return charts.averaged_heads(_run.weights, _run.tokens)
 

@@ -18,9 +18,10 @@ from core.scaling import (
     softmax_jacobian_norm,
     torch_attention,
 )
+from ui.cache import shared_cache
 from ui.charts import scaled_attention as charts
 from ui.charts.scaled_attention import SCALED, UNSCALED
-from ui.display import chart_cache, show_chart
+from ui.display import show_chart
 from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_select_slider, bound_slider, bound_toggle, seed_slider
@@ -28,19 +29,26 @@ from ui.url_state import bound_select_slider, bound_slider, bound_toggle, seed_s
 MAX_SEQ_LEN = 32
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@shared_cache(256)
 def sweep_at(seq_len: int, seed: int) -> ScoreSweep:
     """The d_k sweep (1 … 1024, ~512 query rows each) depends only on the seed and T: computed once per pair."""
     return score_sweep(seq_len, seed, POWERS_OF_TWO_D_K)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@shared_cache(256)
 def example_at(seq_len: int, d_k: int, seed: int, scaled: bool) -> ScalingExample:
     """Q, K, V and their attention at one setting, computed once per setting."""
     return scaling_example(seq_len, d_k, seed, scaled=scaled, max_seq_len=MAX_SEQ_LEN)
 
 
-@chart_cache(256)
+@shared_cache(256)
+def torch_difference(seq_len: int, d_k: int, seed: int, scaled: bool, _example: ScalingExample) -> float:
+    """max |NumPy − PyTorch| of the output, computed once per setting; `_example` is that setting's result."""
+    e = _example
+    return max_abs_diff(e.output, torch_attention(e.Q, e.K, e.V, scale=None if scaled else 1.0))
+
+
+@shared_cache(256)
 def chart_specs(seed: int, seq_len: int, d_k: int, scaled: bool,
                 _example: ScalingExample, _sweep: ScoreSweep) -> dict[str, dict]:
     """The page's charts, built once per setting. The setting is the cache key; the results are its own."""
@@ -141,8 +149,7 @@ def page_body() -> None:
         + "Both sides run in float64, so any difference beyond rounding would be a bug.",
         keep_text=True,
     )
-    torch_out = torch_attention(example.Q, example.K, example.V, scale=None if scaled else 1.0)
-    st.metric("max |NumPy − PyTorch| of the output", f"{max_abs_diff(example.output, torch_out):.2e}")
+    st.metric("max |NumPy − PyTorch| of the output", f"{torch_difference(seq_len, d_k, seed, scaled, example):.2e}")
 
     small, big = 16, 256
     i_small, i_big = (int(np.flatnonzero(sweep.d_k == d)[0]) for d in (small, big))

@@ -15,8 +15,9 @@ from core.lookup import (
     similarity_scores,
     soft_lookup,
 )
+from ui.cache import shared_cache
 from ui.charts import soft_lookup as charts
-from ui.display import chart_cache, show_chart
+from ui.display import show_chart
 from ui.layout import controls_row, explain, introduction, page_fragment, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_choice, bound_select_slider
@@ -28,7 +29,7 @@ DEFAULT_TEMPERATURE = 0.2
 SWEEP_TEMPERATURES = np.geomspace(TEMPERATURES[0], TEMPERATURES[-1], 121)
 
 
-@chart_cache(64)
+@shared_cache(64)
 def chart_specs(query_name: str, temperature: float, _lookup: LookupComparison) -> dict[str, dict]:
     """The page's charts, built once per (query, temperature), the cache key; `_lookup` is its result."""
     return charts.page_specs(fruit_dictionary(), query_name, _lookup)

@@ -11,6 +11,7 @@ from training.config import POSITIONAL, TASKS, TrainConfig
 from training.model import Block, MultiHeadSelfAttention, TinyTransformer, build_model, parameter_count
 from training.tasks import answer_attention, held_out_size, make_targets, parse_digits, target_of
 from training.trainer import Trainer, TrainingResult, predict
+from ui.cache import shared_cache
 from ui.charts import training as charts
 from ui.display import show_chart
 from ui.layout import controls_row, explain, introduction, page_fragment, show_source
@@ -40,7 +41,7 @@ PATTERN = {
 }
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@shared_cache(64)
 def n_parameters(config: TrainConfig) -> int:
     return parameter_count(build_model(config))
 

@@ -8,9 +8,10 @@ import streamlit as st
 
 from core import LESSON_TOKENS, LESSON_X, WorkedExample, scaled_dot_product_attention, softmax, worked_example
 from core.user_input import format_matrix, parse_matrix, validate_input
+from ui.cache import shared_cache
 from ui.charts import worked_example as charts
 from ui.charts.heatmap import unique_labels
-from ui.display import chart_cache, clicked_cell, show_chart
+from ui.display import clicked_cell, show_chart
 from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_choice, bound_stepper, seed_slider
@@ -102,7 +103,7 @@ def own_input() -> tuple[tuple[str, ...], np.ndarray]:
     return tokens, X
 
 
-@chart_cache(512)
+@shared_cache(512)
 def chart_spec(name: str, seed: int, tokens: tuple[str, ...], X: np.ndarray, cell: tuple[int, int] | None,
                _ex: WorkedExample) -> dict:
     """One of the page's charts, built once per input (the cache key); `_ex` is that input's worked example.

@@ -158,8 +158,8 @@ def torch_multihead_module(
     mha = nn.MultiheadAttention(d_model, n_heads, bias=False, batch_first=True, dtype=dtype)
     in_proj = np.concatenate([mats[0].T, mats[1].T, mats[2].T], axis=0)  # -> (3 d_model, d_model)
     with torch.no_grad():
-        mha.in_proj_weight.copy_(torch.from_numpy(in_proj))
-        mha.out_proj.weight.copy_(torch.from_numpy(mats[3].T))  # (d_model, d_model)
+        mha.in_proj_weight.copy_(torch.tensor(in_proj))
+        mha.out_proj.weight.copy_(torch.tensor(mats[3].T))  # (d_model, d_model)
     return mha.eval()
 
 
@@ -183,7 +183,7 @@ def torch_multihead_attention(
     mha = torch_multihead_module(w_q, w_k, w_v, w_o, n_heads, dtype=dtype)
     if x.shape[1] != mha.embed_dim:
         raise ValueError(f"x has shape {x.shape} but the weights are ({mha.embed_dim}, {mha.embed_dim}).")
-    xt = torch.from_numpy(x).to(dtype).unsqueeze(0)  # (T, d_model) -> (1, T, d_model): a batch of one
+    xt = torch.tensor(x, dtype=dtype).unsqueeze(0)  # (T, d_model) -> (1, T, d_model): a batch of one
     with torch.no_grad():
         out, attn = mha(xt, xt, xt, need_weights=True, average_attn_weights=False)  # (1, T, d_model), (1, H, T, T)
     return out[0].double().numpy(), attn[0].double().numpy()

@@ -194,9 +194,9 @@ def torch_permutation_difference(
     perm = check_permutation(perm, t)
     mha = torch_multihead_module(*projections, n_heads=n_heads, dtype=dtype)
     pe = positional_encoding(t, d_model) if add_pe else np.zeros((t, d_model))  # (T, d_model)
-    xt = torch.from_numpy(x[None]).to(dtype)  # (1, T, d_model): a batch of one
-    pt = torch.from_numpy(pe[None]).to(dtype)  # (1, T, d_model)
-    idx = torch.from_numpy(perm)
+    xt = torch.tensor(x[None], dtype=dtype)  # (1, T, d_model): a batch of one
+    pt = torch.tensor(pe[None], dtype=dtype)  # (1, T, d_model)
+    idx = torch.tensor(perm)
     x_permuted = xt[:, idx, :]  # (1, T, d_model), as in the lesson: x[:, perm, :]
     with torch.no_grad():
         out, _ = mha(xt + pt, xt + pt, xt + pt)  # (1, T, d_model)

@@ -245,7 +245,7 @@ def torch_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float | 
     Float64 on both sides means any difference is a bug, not rounding
     (in float32 an unscaled d_k = 1024 already differs by about 1e-4).
     """
-    t = [torch.from_numpy(as_float_array(a, name, min_ndim=2)) for a, name in ((q, "q"), (k, "k"), (v, "v"))]
+    t = [torch.tensor(as_float_array(a, name, min_ndim=2)) for a, name in ((q, "q"), (k, "k"), (v, "v"))]
     with torch.no_grad():
         out = F.scaled_dot_product_attention(*t, scale=scale)  # (..., T_q, d_v)
     return out.numpy()

@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import altair as alt
@@ -88,16 +88,6 @@ def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs
     return result
 
 
-def chart_cache(max_entries: int) -> Callable[[Callable[..., dict]], Callable[..., dict]]:
-    """Cache a page's chart-spec builder across sessions, as the very same dicts: ``@chart_cache(64)``.
-
-    ``st.cache_resource``, not ``st.cache_data``: a spec is never changed after it is built (`show_chart` and the
-    export menu only read it), so there is nothing to protect by copying it, and every session that reaches a
-    setting gets the object `show_chart` has already prepared for sending.
-    """
-    return st.cache_resource(max_entries=max_entries, show_spinner=False)
-
-
 def _prepare(chart: alt.TopLevelMixin | dict, presenter: bool) -> tuple[dict, dict]:
     """The spec `show_chart` offers for export, and the spec it sends (datasets as Arrow, no ARIA on a canvas)."""
     spec = stable_spec(chart) if isinstance(chart, dict) else to_spec(chart)
@@ -108,8 +98,8 @@ def _prepare(chart: alt.TopLevelMixin | dict, presenter: bool) -> tuple[dict, di
 
 
 #: `_prepare` 's results for the specs drawn last, by the spec's identity and presenter mode. A page caches its
-#: specs with ``st.cache_resource`` (`chart_cache`), which hands every session the same dict, never
-#: changed: a slider step back to a setting anyone has seen sends that setting's prepared spec again.
+#: specs with `ui.cache.shared_cache`, which hands every session the same dict, never changed: a slider step
+#: back to a setting anyone has seen sends that setting's prepared spec again.
 #: Each entry holds the spec itself, so its id cannot be reused while it is here.
 _PREPARED: collections.OrderedDict[tuple[int, bool], tuple[dict, tuple[dict, dict]]] = collections.OrderedDict()
 _PREPARED_MAX = 512

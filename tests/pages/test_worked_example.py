@@ -167,12 +167,11 @@ def test_each_section_is_one_element_and_presenter_mode_drops_its_explanation(pr
 def test_a_clicked_cell_rebuilds_only_the_projections(monkeypatch):
     """Each chart is built by its own cached call: a click only highlights rows of Q and K, so only the grid of
     W_q, W_k, W_v, Q, K and V (six heatmaps) is built again; the other charts come from the cache."""
-    import streamlit as st
-
     import ui.charts.worked_example
     from tests.helpers.clicks import click_cell
+    from ui.cache import clear_shared_caches
 
-    st.cache_data.clear()
+    clear_shared_caches()
     at = run_page(PAGE, seed="7")
     built: list[str] = []
     heatmap = ui.charts.worked_example.heatmap

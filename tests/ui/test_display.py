@@ -64,8 +64,8 @@ def test_the_remembered_specs_are_bounded(monkeypatch):
 
 
 def test_a_second_session_at_the_same_setting_gets_the_same_prepared_charts():
-    """The pages cache their specs with `chart_cache` (the same dict for every session), so a second student at a
-    setting the first one drew adds nothing to what `show_chart` remembers."""
+    """The pages cache their specs with `ui.cache.shared_cache` (the same dict for every session), so a second
+    student at a setting the first one drew adds nothing to what `show_chart` remembers."""
     from ui import display
 
     run_page("app_pages/masked_attention.py", seed="17", seq_len="5")

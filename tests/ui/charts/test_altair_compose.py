@@ -5,11 +5,11 @@ from __future__ import annotations
 import altair as alt
 import numpy as np
 import pytest
-import streamlit as st
 from altair.vegalite.v6 import api
 
 from tests.helpers.apptest import chart_specs, run_page
 from tests.helpers.fresh_process import fresh_python
+from ui.cache import clear_shared_caches
 from ui.charts.altair_compose import ALTAIR_HELPERS, nothing_to_lift
 from ui.charts.arrange import grid, side_by_side
 from ui.charts.facets import facets_side_by_side, head_blocks, head_maps, matrix_panels
@@ -120,12 +120,11 @@ def test_pages_draw_the_same_specs_as_with_altairs_own_helpers(page, monkeypatch
     ours = [to_json(spec, frames) for spec, frames in chart_specs(run_page(f"app_pages/{page}.py"))]
     for name, helper in ALTAIR_HELPERS.items():
         monkeypatch.setattr(api, name, helper)
-    st.cache_data.clear()
-    st.cache_resource.clear()  # the page's cached specs were built with the wrappers
+    clear_shared_caches()  # the page's cached specs were built with the wrappers
     try:
         assert ours == [to_json(spec, frames) for spec, frames in chart_specs(run_page(f"app_pages/{page}.py"))]
     finally:
-        st.cache_resource.clear()
+        clear_shared_caches()
     assert ours
 
 

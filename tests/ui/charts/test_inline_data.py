@@ -8,11 +8,11 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import pytest
-import streamlit as st
 from altair.utils.data import to_values
 
 import ui.display
 from tests.helpers.apptest import chart_specs, run_page
+from ui.cache import clear_shared_caches
 from ui.charts.inline_data import ROWS, inline_rows, use_inline_rows
 
 #: Every kind of column the chart modules build, with the values JSON cannot hold.
@@ -71,12 +71,11 @@ def test_pages_draw_the_same_charts_as_with_altairs_own_transformer(page, monkey
     ours = [(spec, {n: f.to_json() for n, f in frames.items()}) for spec, frames in
             chart_specs(run_page(f"app_pages/{page}.py"))]
     monkeypatch.setattr(ui.display, "use_inline_rows", lambda: alt.data_transformers.enable("default"))
-    st.cache_data.clear()
-    st.cache_resource.clear()  # the page's cached specs were built with `inline_rows`
+    clear_shared_caches()  # the page's cached specs were built with `inline_rows`
     try:
         altairs = [(spec, {n: f.to_json() for n, f in frames.items()}) for spec, frames in
                    chart_specs(run_page(f"app_pages/{page}.py"))]
     finally:
-        st.cache_resource.clear()
+        clear_shared_caches()
         use_inline_rows()
     assert ours and ours == altairs
