@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from core.attention import softmax
@@ -18,7 +17,7 @@ from core.lookup import (
 from ui.cache import shared_cache
 from ui.charts import soft_lookup as charts
 from ui.display import show_chart
-from ui.layout import controls_row, explain, introduction, page_fragment, show_source
+from ui.layout import controls_row, explain, introduction, page_fragment, show_source, static_table
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_choice, bound_select_slider
 
@@ -94,7 +93,7 @@ def page_body() -> None:
                   help=f"The value ({shop.value_name}) of the key with the highest score q·k.")
         st.metric("soft result", f"{float(soft_result):.4f}",
                   help="The softmax-weighted average of all the values at this temperature.")
-        st.metric("|soft − hard|", f"{gap:.2e}", help="How far the soft answer is from the hard one.")
+        st.metric("|soft − hard|", f"{gap:.3g}", help="How far the soft answer is from the hard one.")
         st.metric("largest soft weight", f"{float(soft_w.max()):.4f}",
                   help="1 means the softmax has become a hard lookup; 1/N means it is uniform.")
 
@@ -110,7 +109,7 @@ def page_body() -> None:
         "Dividing by τ and taking the softmax turns the scores into weights that sum to 1; the soft result "
         "is the last column summed."
     )
-    table = pd.DataFrame({
+    static_table({
         "key": names,
         f"k ({', '.join(shop.key_dims)})": [", ".join(f"{x:.2f}" for x in k) for k in shop.keys],
         "score q·k": lookup.scores,
@@ -119,16 +118,10 @@ def page_body() -> None:
         "hard weight": lookup.hard_weights,
         f"value v ({shop.value_name})": shop.values,
         "w · v": lookup.weighted_values,
+    }, formats={
+        "score q·k": "{:.3f}", "score / τ": "{:.2f}", "soft weight w": "{:.4f}", "hard weight": "{:.0f}",
+        f"value v ({shop.value_name})": "{:.2f}", "w · v": "{:.4f}",
     })
-    # A static table, not `st.dataframe`: the browser redraws the interactive grid on every slider step, the
-    # largest part of a step here, for five rows nobody sorts.
-    st.table(
-        table.style.format({
-            "score q·k": "{:.3f}", "score / τ": "{:.2f}", "soft weight w": "{:.4f}", "hard weight": "{:.0f}",
-            f"value v ({shop.value_name})": "{:.2f}", "w · v": "{:.4f}",
-        }),
-        hide_index=True,
-    )
     st.caption(
         f"Sum of the weights: {float(soft_w.sum()):.6f}. Sum of w · v: {float(lookup.weighted_values.sum()):.4f} "
         "= the soft result."

@@ -13,9 +13,10 @@ import hashlib
 import inspect
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import streamlit as st
 from streamlit.errors import StreamlitInvalidLayoutContextError
 
@@ -98,6 +99,31 @@ def as_markdown(text: str) -> str:
                    for part in _CODE_SPAN.split(text))
 
 
+def static_table(columns: dict[str, Sequence[Any]], formats: dict[str, str] | None = None) -> None:
+    """A small table that nobody sorts, as one Markdown element: ``{column title: values}``, in order.
+
+    A value is shown with its column's format from `formats` (``"{:.4f}"``), or as text; numeric columns are
+    right-aligned. ``st.table`` sends the same table as Arrow data and, to format its numbers, a pandas Styler
+    that Streamlit renders to HTML on every rerun: most of a slider step's work on a page with a five-row table.
+    """
+    formats = formats or {}
+    lengths = {len(values) for values in columns.values()}
+    if len(lengths) > 1:
+        raise ValueError(f"the columns have different lengths: {sorted(lengths)}")
+
+    def cell(title: str, value: Any) -> str:
+        text = formats[title].format(value) if title in formats else str(value)
+        return as_markdown(text).replace("\n", " ")
+
+    numeric = {title: all(isinstance(v, int | float | np.number) and not isinstance(v, bool) for v in values)
+               for title, values in columns.items()}
+    rows = [[as_markdown(title) for title in columns],
+            ["---:" if numeric[title] else ":---" for title in columns]]
+    n_rows = lengths.pop() if lengths else 0
+    rows += [[cell(title, values[i]) for title, values in columns.items()] for i in range(n_rows)]
+    st.markdown("\n".join("| " + " | ".join(row) + " |" for row in rows))
+
+
 def explain(markdown: str) -> None:
     """A paragraph of explanation; hidden in presenter mode, where the lecturer says it instead.
 
@@ -131,19 +157,15 @@ def section(title: str, text: str = "", formula: str = "", *, keep_text: bool = 
 
 #: Session-state key of the sidebar slot that shows the share link. The router fills it in on every full run
 #: (`link_slot`); a page's fragment writes the link into it (`page_fragment`). Not in the URL; nor is
-#: ``copy_link``, the key of the link's Copy button (`show_share_link`).
+#: ``copy_link``, the key of the link's Copy button (`link_slot`).
 LINK_SLOT = "_link_slot"
-
-
-def link_slot() -> None:
-    """Reserve the share link's place here (the router calls it in the sidebar); the page's fragment fills it."""
-    st.session_state[LINK_SLOT] = st.empty()
 
 
 # The share link: its text, written by the server, and a Copy button drawn by a components-v2 element.
 # `st.code` (the obvious choice, with its own copy button) makes the browser load and run its syntax
 # highlighter, a 1.5 MB script, for one line of plain text. The button's element never changes (no data):
-# one whose data changed with the link was redrawn on every slider step. It copies the address
+# one whose data changed with the link was redrawn on every slider step. So the router draws it, under the
+# link's slot, and a step sends only the link's text. It copies the address
 # bar, which holds the same link (Streamlit keeps the URL's query in step with the bound widgets; the
 # browser tests check both).
 _COPY_LINK_HTML = '<button type="button" title="Copy the link to this view">Copy link</button>'
@@ -183,6 +205,16 @@ _copy_link_button = st.components.v2.component("copy_link", html=_COPY_LINK_HTML
                                                js=_COPY_LINK_JS)
 
 
+def link_slot() -> None:
+    """Reserve the share link's place here, with its Copy button under it (the router calls it in the sidebar).
+
+    The page's fragment writes the link into the slot (`show_share_link`) on every step; the button never
+    changes, so it is drawn on full runs only, and a step sends the link's one element.
+    """
+    st.session_state[LINK_SLOT] = st.empty()
+    _copy_link_button(key="copy_link")
+
+
 def show_share_link() -> bool:
     """Write the link to the current view into the slot the router reserved (nothing when there is none).
 
@@ -191,14 +223,11 @@ def show_share_link() -> bool:
     slot = st.session_state.get(LINK_SLOT)
     if slot is None:
         return True
+    link = share_link(st.context.url)  # a real browser always has an address; AppTest has none
     try:
-        link_box = slot.container()
+        slot.markdown(f"`{link}`" if link else "")
     except StreamlitInvalidLayoutContextError:
         return False
-    with link_box:
-        link = share_link(st.context.url)  # a real browser always has an address; AppTest has none
-        st.markdown(f"`{link}`" if link else "")
-        _copy_link_button(key="copy_link")
     return True
 
 

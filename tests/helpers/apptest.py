@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -40,18 +41,27 @@ def open_code(at: AppTest, label: str | None = None) -> AppTest:
 
 
 def share_links(at: AppTest) -> list[str]:
-    """The links the sidebar shows above a Copy button (`ui.layout.show_share_link`): normally exactly one."""
+    """The links the sidebar shows right above its Copy button (`ui.layout.link_slot`): normally exactly one."""
     def blocks(node):
+        yield node
         for child in getattr(node, "children", {}).values():
             if hasattr(child, "children"):
-                yield child
                 yield from blocks(child)
+
+    def is_copy_button(element) -> bool:
+        return getattr(getattr(element, "proto", None), "component_name", "") == "copy_link"
+
+    def markdown_in(element) -> list[str]:  # a fragment's write outside its body comes in a wrapper block
+        if type(element).__name__ == "Markdown":
+            return [element.value]
+        kids = list(getattr(element, "children", {}).values())
+        return markdown_in(kids[0]) if len(kids) == 1 else []
 
     links = []
     for block in blocks(at.sidebar):
         kids = list(block.children.values())
-        if any(getattr(getattr(k, "proto", None), "component_name", "") == "copy_link" for k in kids):
-            links += [m.value.strip("`") for m in kids if type(m).__name__ == "Markdown"]
+        links += [text.strip("`") for above, kid in itertools.pairwise(kids) if is_copy_button(kid)
+                  for text in markdown_in(above)]
     return links
 
 
@@ -71,6 +81,18 @@ def section_titles(at: AppTest) -> list[str]:
         elif el.type == "markdown" and el.value.startswith("## "):
             titles.append(el.value.split("\n", 1)[0][3:])
     return titles
+
+
+def markdown_tables(at: AppTest) -> list[pd.DataFrame]:
+    """Every Markdown table on the page (`ui.layout.static_table`), as the text of its cells."""
+    tables = []
+    for element in at.markdown:
+        lines = element.value.strip().splitlines()
+        if len(lines) < 2 or not re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", lines[1].replace(" ", "")):
+            continue
+        rows = [[c.strip().replace("\\", "") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]] for line in lines]
+        tables.append(pd.DataFrame(rows[2:], columns=rows[0]))
+    return tables
 
 
 def chart_specs(at: AppTest) -> list[tuple[dict, dict[str, pd.DataFrame]]]:
