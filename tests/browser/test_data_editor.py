@@ -20,7 +20,6 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import numpy as np
-import pytest
 
 from core import LESSON_TOKENS, LESSON_X, worked_example
 from core.user_input import format_matrix
@@ -140,21 +139,22 @@ FIRST_EDIT_X = LESSON_X.copy()
 FIRST_EDIT_X[0, 0] = 5.0  # "the", d0
 
 
-@pytest.mark.parametrize(
-    "row, col, text, message",
-    [
-        (1, 2, "abc", "X row 2 ('cat'), column 2 is 'abc', not a number."),
-        (1, 2, "nan", "X row 2 ('cat'), column 2 is empty or NaN"),
-        (1, 2, "inf", "X row 2 ('cat'), column 2 is infinite"),
-        (1, 2, "1e400", "X row 2 ('cat'), column 2 is infinite"),  # overflows float64
-        (1, 2, None, "X row 2 ('cat'), column 2 is empty"),  # None: emptied with the Delete key
-        (0, 0, "two words", "Token 1 ('two words') contains a space"),
-        (0, 0, "", "Token 1 has no label"),  # typed over with nothing (the Delete key is refused, see below)
-    ],
-    ids=["text", "nan", "inf", "overflow", "empty-cell", "two-words-token", "empty-token"],
-)
-def test_a_bad_edit_says_what_is_wrong_and_keeps_the_last_valid_input(page, app_url, screenshot_dir, row, col,
-                                                                      text, message, request):
+#: Bad edits, each with the message it must produce: (row, column, text typed, message). Text None: the cell is
+#: emptied with the Delete key.
+BAD_EDITS = {
+    "text": (1, 2, "abc", "X row 2 ('cat'), column 2 is 'abc', not a number."),
+    "nan": (1, 2, "nan", "X row 2 ('cat'), column 2 is empty or NaN"),
+    "inf": (1, 2, "inf", "X row 2 ('cat'), column 2 is infinite"),
+    "overflow": (1, 2, "1e400", "X row 2 ('cat'), column 2 is infinite"),  # overflows float64
+    "empty-cell": (1, 2, None, "X row 2 ('cat'), column 2 is empty"),
+    "two-words-token": (0, 0, "two words", "Token 1 ('two words') contains a space"),
+    "empty-token": (0, 0, "", "Token 1 has no label"),  # typed over with nothing (the Delete key is refused, below)
+}
+
+
+def test_a_bad_edit_says_what_is_wrong_and_keeps_the_last_valid_input(page, app_url, screenshot_dir):
+    """Every bad edit in turn, on one page: the error names the cell, the numbers and the link stay those of the
+    last valid input, and the grid keeps what was typed. Typing the cell back clears the error."""
     grid = open_editor(page, app_url)
     fill_cell(page, grid, 0, 1, "5")  # a valid edit first: the last valid input is the student's, not the lesson's
     assert not errors(page)
@@ -162,19 +162,22 @@ def test_a_bad_edit_says_what_is_wrong_and_keeps_the_last_valid_input(page, app_
     assert valid_output[:12] == expected_output(LESSON_TOKENS, FIRST_EDIT_X)
     assert valid_query["X"] == [format_matrix(FIRST_EDIT_X)]
 
-    if text is None:
-        clear_cell(page, grid, row, col)
-    else:
-        fill_cell(page, grid, row, col, text)
-    assert exceptions(page) == 0
-    (error,) = errors(page)
-    assert message in error and "Showing the last valid input until this is fixed." in error
-    assert output_texts(page) == valid_output  # every number below is still the last valid input's
-    assert query(page) == valid_query  # and so is the link
-    assert cells(page, grid)[row * 5 + col] == (text or "")  # the grid keeps what was typed, to be corrected
-    if screenshot_dir:
-        name = request.node.callspec.id
-        page.screenshot(path=str(screenshot_dir / f"worked_example-bad-edit-{name}.png"), full_page=False)
+    for name, (row, col, text, message) in BAD_EDITS.items():
+        was = cells(page, grid)[row * 5 + col]
+        if text is None:
+            clear_cell(page, grid, row, col)
+        else:
+            fill_cell(page, grid, row, col, text)
+        assert exceptions(page) == 0, name
+        (error,) = errors(page)
+        assert message in error and "Showing the last valid input until this is fixed." in error, name
+        assert output_texts(page) == valid_output, name  # every number below is still the last valid input's
+        assert query(page) == valid_query, name  # and so is the link
+        assert cells(page, grid)[row * 5 + col] == (text or ""), name  # the grid keeps what was typed
+        if screenshot_dir:
+            page.screenshot(path=str(screenshot_dir / f"worked_example-bad-edit-{name}.png"), full_page=False)
+        fill_cell(page, grid, row, col, was)  # corrected: the error goes, and the numbers are the same
+        assert not errors(page) and output_texts(page) == valid_output and query(page) == valid_query, name
 
 
 def test_letters_typed_into_a_number_cell_are_named(page, app_url):

@@ -27,19 +27,21 @@ ROWS = "inline_rows"
 
 def _column(values: pd.Series) -> list[Any] | None:
     """A column as JSON-ready Python values, as Altair would make them; None for a kind left to Altair."""
-    kind = values.dtype.kind
-    if kind == "f" and values.dtype != object:
+    dtype = values.dtype
+    if isinstance(dtype, pd.StringDtype) or pd.api.types.is_object_dtype(dtype):
+        column = values.tolist()
+        return column if all(isinstance(v, str) for v in column) else None
+    if not isinstance(dtype, np.dtype):  # categorical, nullable numbers, dates with a time zone, ...
+        return None
+    if dtype.kind == "f":
         array = values.to_numpy()
         column = array.tolist()
         if not np.isfinite(array).all():
             column = [v if np.isfinite(v) else None for v in column]
         return column
-    if kind in "iub" and isinstance(values.dtype, np.dtype):  # numpy ints and bools (not pandas' nullable ones)
+    if dtype.kind in "iub":  # ints and bools
         return values.tolist()
-    if isinstance(values.dtype, pd.StringDtype) or values.dtype == object:
-        column = values.tolist()
-        return column if all(isinstance(v, str) for v in column) else None
-    return None
+    return None  # dates, durations, complex numbers
 
 
 def inline_rows(data: Any) -> dict[str, Any]:

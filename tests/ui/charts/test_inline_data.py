@@ -40,11 +40,12 @@ def test_plain_columns_give_altairs_own_rows_as_python_values():
 @pytest.mark.parametrize("data", [
     pd.DataFrame({"c": pd.Categorical(["a", "b", "a"])}),
     pd.DataFrame({"n": pd.array([1, None, 3], dtype="Int64")}),
+    pd.DataFrame({"x": pd.array([0.5, None, 2.0], dtype="Float64")}),
     pd.DataFrame({"t": pd.to_datetime(["2026-01-01", "2026-06-01", "2026-12-01"])}),
     pd.DataFrame({"o": ["a", None, 3]}),
     pd.DataFrame({"a": [np.arange(2), np.arange(3), np.arange(1)]}),
     {"values": [{"a": 1}]},
-], ids=["categorical", "nullable int", "datetime", "mixed objects", "arrays", "a dict"])
+], ids=["categorical", "nullable int", "nullable float", "datetime", "mixed objects", "arrays", "a dict"])
 def test_any_other_kind_of_data_goes_to_altair(data):
     assert as_json(inline_rows(data)) == as_json(to_values(data))
 
