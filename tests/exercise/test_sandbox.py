@@ -147,6 +147,15 @@ def test_the_server_keeps_no_child_but_its_worker(sandboxed, sandbox):
     assert _children_of(worker) == []  # every child forked for a check has been reaped
 
 
+def _running(pid: int) -> bool:
+    """True while process `pid` exists and is neither a zombie nor dead (its /proc state)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except OSError:
+        return False
+
+
 def _children_of(pid: int) -> list[int]:
     found = []
     for entry in filter(str.isdigit, os.listdir("/proc")):
@@ -248,8 +257,9 @@ def test_a_killed_worker_is_replaced_on_the_next_check(sandbox):
     old = sandbox.worker_pid
     os.kill(old, signal.SIGKILL)
     deadline = time.monotonic() + 10
-    while old in _children_of(os.getpid()) and time.monotonic() < deadline:
+    while _running(old) and time.monotonic() < deadline:  # dead: gone, or a zombie until the sandbox reaps it
         time.sleep(0.05)
+    assert not _running(old)
     assert check_submission(SOLUTION_SOURCE, sandbox).passed
     assert sandbox.worker_pid not in (None, old)
 
