@@ -103,8 +103,8 @@ def static_table(columns: dict[str, Sequence[Any]], formats: dict[str, str] | No
     """A small table that nobody sorts, as one Markdown element: ``{column title: values}``, in order.
 
     A value is shown with its column's format from `formats` (``"{:.4f}"``), or as text; numeric columns are
-    right-aligned. ``st.table`` sends the same table as Arrow data and, to format its numbers, a pandas Styler
-    that Streamlit renders to HTML on every rerun: most of a slider step's work on a page with a five-row table.
+    right-aligned. Not ``st.table``: to format its numbers it needs a pandas Styler, which Streamlit renders to
+    HTML again on every rerun, for text that can be sent as it is.
     """
     formats = formats or {}
     lengths = {len(values) for values in columns.values()}
@@ -117,10 +117,10 @@ def static_table(columns: dict[str, Sequence[Any]], formats: dict[str, str] | No
 
     numeric = {title: all(isinstance(v, int | float | np.number) and not isinstance(v, bool) for v in values)
                for title, values in columns.items()}
-    rows = [[as_markdown(title) for title in columns],
-            ["---:" if numeric[title] else ":---" for title in columns]]
-    n_rows = lengths.pop() if lengths else 0
-    rows += [[cell(title, values[i]) for title, values in columns.items()] for i in range(n_rows)]
+    titles = list(columns)
+    rows = [[as_markdown(title) for title in titles], ["---:" if numeric[title] else ":---" for title in titles]]
+    rows += [[cell(title, value) for title, value in zip(titles, row, strict=True)]
+             for row in zip(*columns.values(), strict=True)]
     st.markdown("\n".join("| " + " | ".join(row) + " |" for row in rows))
 
 

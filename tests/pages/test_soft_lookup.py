@@ -37,7 +37,7 @@ def test_defaults_show_the_lookup_computed_by_core():
     assert float(m["soft result"]) == pytest.approx(float(soft), abs=1e-4)
     assert float(m["|soft − hard|"]) == pytest.approx(abs(float(soft) - float(hard)), rel=1e-2)
     np.testing.assert_allclose(soft_weights_on_page(at), w)
-    (shown,) = markdown_tables(at)  # static text: an interactive grid cost ~200 ms per step in the browser
+    (shown,) = markdown_tables(at)  # static text, not an interactive grid the browser redraws on every step
     assert list(shown["key"]) == list(SHOP.key_names)
     assert list(shown["soft weight w"]) == [f"{x:.4f}" for x in w]
     assert list(shown["hard weight"]) == ["1" if k == "banana" else "0" for k in SHOP.key_names]
