@@ -21,8 +21,10 @@ import altair as alt
 import pyarrow as pa
 import streamlit as st
 from altair.utils.schemapi import disable_debug_mode
+from streamlit import dataframe_util
 
 from ui.charts.altair_compose import compose_without_needless_copies
+from ui.charts.altair_walks import use_fast_walks
 from ui.charts.inline_data import use_inline_rows
 from ui.charts.spec import drawn_on_canvas, for_projector, stable_spec, to_spec, view_title, without_aria
 from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
@@ -37,30 +39,33 @@ def prepare_altair() -> None:
       validates every whole spec, so it is switched off. That also ends a race between sessions' threads:
       Altair's ``copy`` switches the flag off and back on around each copy.
     * Composing charts copies a sub-chart only when there is a selection to lift (`ui.charts.altair_compose`).
+    * Exporting and copying a chart take a short way through its plain values (`ui.charts.altair_walks`).
     * A chart's tables become inline rows without Altair's copy of every column (`ui.charts.inline_data`), and
       with no row limit: the pages bound their own data sizes.
     """
     disable_debug_mode()
     compose_without_needless_copies()
+    use_fast_walks()
     use_inline_rows()
 
 
 def arrow_datasets(spec: dict) -> dict:
-    """The spec with each inline dataset (a list of row dicts) as a `pyarrow.Table`.
+    """The spec with each inline dataset (a list of row dicts) as Arrow IPC bytes, what the browser receives.
 
-    ``st.vega_lite_chart`` ships every dataset to the browser as Arrow, on every rerun. From a list of
-    dicts it goes through a pandas DataFrame, the larger part of a small page's rerun; from an Arrow table it
-    only serialises it. A dataset Arrow cannot
-    type (a column mixing text and numbers) is left to Streamlit's own conversion.
+    ``st.vega_lite_chart`` ships every dataset to the browser as Arrow, serialising it on every call unless it is
+    given the bytes. From a list of dicts it also goes through a pandas DataFrame. Here the rows become a
+    `pyarrow.Table` directly and then bytes, once per spec (`show_chart` remembers the result). A dataset Arrow
+    cannot type directly (a column mixing text and numbers) goes through Streamlit's own conversion, once.
     """
     if not spec.get("datasets"):
         return spec
     datasets = {}
     for name, rows in spec["datasets"].items():
         try:
-            datasets[name] = pa.Table.from_pylist(rows) if isinstance(rows, list) else rows
+            table = pa.Table.from_pylist(rows) if isinstance(rows, list) else rows
         except (pa.ArrowInvalid, pa.ArrowTypeError):
-            datasets[name] = rows
+            table = rows
+        datasets[name] = dataframe_util.convert_anything_to_arrow_bytes(table)
     return {**spec, "datasets": datasets}
 
 
@@ -169,25 +174,23 @@ def export_menu(specs: Sequence[dict], key: str | None = None) -> None:
     and specs without data. A menu's select box and button are keyed by the files it offers, so a chart that
     changed shape offers its new files from the start.
     """
-    names = [_chart_name(spec) for spec in specs]
     if key is None:
-        skeletons = json.dumps([{k: v for k, v in spec.items() if k != "datasets"} for spec in specs],
-                               sort_keys=True, default=str)
-        key = f"export_{_slug('_'.join(names))}_{hashlib.md5(skeletons.encode()).hexdigest()[:8]}"
-    # (option label, chart index, matrix index or None for the whole chart, file extension)
-    choices: list[tuple[str, int, int | None, str]] = []
-    for c, (spec, name) in enumerate(zip(specs, names, strict=True)):
-        chart = "Chart" if len(specs) == 1 else (name or f"Chart {c + 1}")
-        choices += [(f"{chart} · PNG image", c, None, "png"), (f"{chart} · SVG drawing", c, None, "svg")]
-        for k, title in enumerate(matrix_titles(spec)):
-            choices += [(f"{title} · CSV", c, k, "csv"), (f"{title} · LaTeX bmatrix", c, k, "tex")]
+        key = _menu_key(specs)
     # No hover help on the button: the browser redraws a tooltip wrapper per chart on every slider step, and the
     # menu's own select box explains the files.
     label = "Export" if len(specs) == 1 else "Export charts and matrices"
     menu = st.popover(label, icon=":material/download:", key=f"{key}_open", on_change="rerun")
     with menu:
-        if not menu.open:  # sent only while open: a closed menu's widgets would be redrawn on every step
+        if not menu.open:  # sent (and its files listed) only while open: a closed menu is one button
             return
+        names = [_chart_name(spec) for spec in specs]
+        # (option label, chart index, matrix index or None for the whole chart, file extension)
+        choices: list[tuple[str, int, int | None, str]] = []
+        for c, (spec, name) in enumerate(zip(specs, names, strict=True)):
+            chart = "Chart" if len(specs) == 1 else (name or f"Chart {c + 1}")
+            choices += [(f"{chart} · PNG image", c, None, "png"), (f"{chart} · SVG drawing", c, None, "svg")]
+            for k, title in enumerate(matrix_titles(spec)):
+                choices += [(f"{title} · CSV", c, k, "csv"), (f"{title} · LaTeX bmatrix", c, k, "tex")]
         files = hashlib.md5("\n".join(label for label, *_ in choices).encode()).hexdigest()[:8]
         choice = st.selectbox(
             # Wide enough for a chart's titles and the format after them: the popover grows to fit it.
@@ -205,6 +208,14 @@ def export_menu(specs: Sequence[dict], key: str | None = None) -> None:
             file_name = f"{_slug(matrix_titles(specs[c])[k])}.{ext}"
         st.download_button(file_name, data=data, file_name=file_name, mime=mime, key=f"{key}_{files}_download",
                            on_click="ignore", icon=":material/download:")
+
+
+def _menu_key(specs: Sequence[dict]) -> str:
+    """A menu's key made from its charts' names and their specs without data (the same charts, the same key)."""
+    names = "_".join(_chart_name(spec) for spec in specs)
+    skeletons = json.dumps([{k: v for k, v in spec.items() if k != "datasets"} for spec in specs],
+                           sort_keys=True, default=str)
+    return f"export_{_slug(names)}_{hashlib.md5(skeletons.encode()).hexdigest()[:8]}"
 
 
 def matrix_downloads(title: str, matrix: Any, row_labels: Sequence[str], col_labels: Sequence[str]) -> None:

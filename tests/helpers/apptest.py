@@ -12,6 +12,7 @@ import pandas as pd
 import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
+from ui.cache import clear_shared_caches
 from ui.charts.spec import view_title
 
 APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
@@ -102,6 +103,17 @@ def chart_specs(at: AppTest) -> list[tuple[dict, dict[str, pd.DataFrame]]]:
         frames = {d.name: pa.ipc.open_stream(d.data.data).read_pandas() for d in el.proto.datasets}
         out.append((json.loads(el.proto.spec), frames))
     return out
+
+
+def charts_built_anew(page: str) -> list[tuple[dict, dict[str, str]]]:
+    """Every chart a run of `page` (e.g. ``"multi_head"``) draws, as ``(spec, {dataset name: its JSON})``, built
+    anew: the shared caches are cleared before and after, so no spec built under other settings is reused."""
+    clear_shared_caches()
+    try:
+        return [(spec, {name: frame.to_json() for name, frame in frames.items()})
+                for spec, frames in chart_specs(run_page(f"app_pages/{page}.py"))]
+    finally:
+        clear_shared_caches()
 
 
 def heatmaps(at: AppTest) -> dict[str, np.ndarray]:

@@ -119,6 +119,19 @@ def _menu_app() -> None:
     show_chart(head_maps(np.full((2, 2, 2), 0.5), ["x", "y"]))
 
 
+def test_a_closed_menu_does_not_list_its_files(monkeypatch):
+    """The files are listed (every chart's matrices found) only while the menu is open, not on every step."""
+    import ui.display
+
+    listed = []
+    real = ui.display.matrix_titles
+    monkeypatch.setattr(ui.display, "matrix_titles", lambda spec: listed.append(spec) or real(spec))
+    at = AppTest.from_function(_menu_app, default_timeout=60).run()
+    assert not at.exception and len(export_menu_keys(at)) == 2 and listed == []
+    open_export_menus(at)
+    assert len(listed) >= 2
+
+
 def test_export_menu_is_one_choice_and_one_deferred_download_per_chart():
     at = AppTest.from_function(_menu_app, default_timeout=60).run()
     assert not at.exception

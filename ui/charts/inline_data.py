@@ -10,19 +10,32 @@ It gives exactly what Altair gives (the tests compare every page's specs): float
 kind of column (categorical, datetime, nullable, objects that are not text), or anything that is not a
 DataFrame, goes to Altair's own transformer. `ROWS` is its name in ``alt.data_transformers``;
 `ui.display.prepare_altair` enables it.
+
+Altair then names each inline dataset by a hash of its content, so that equal tables in one chart are sent once:
+a SHA-256 of the rows as sorted JSON, which takes longer than making the rows. `dataset_name` hashes their
+pickle instead (without pickle's memo, so equal rows give equal bytes whether or not they share objects), in
+the same form, ``data-`` and 32 hex digits, which `ui.charts.spec.stable_spec` then replaces by positional
+names. Rows equal as JSON are equal as pickles when their values have the same types and their keys the same
+order, which holds for the rows of one builder.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
+import pickle
 from typing import Any
 
 import altair as alt
 import numpy as np
 import pandas as pd
 from altair.utils.data import to_values
+from altair.vegalite.v6 import api
 
 #: The transformer's name in Altair's registry.
 ROWS = "inline_rows"
+#: Altair's own naming of an inline dataset, as imported (tests swap it back in to compare).
+ALTAIR_DATASET_NAME = api._dataset_name
 
 
 def _column(values: pd.Series) -> list[Any] | None:
@@ -55,12 +68,28 @@ def inline_rows(data: Any) -> dict[str, Any]:
     return to_values(data)
 
 
+def dataset_name(values: Any) -> str:
+    """Altair's name for an inline dataset (``data-`` and 32 hex digits), from its pickle rather than its JSON."""
+    if not isinstance(values, list) or values == [{}]:  # Altair's own cases: an InlineDataset, no rows ("empty")
+        return ALTAIR_DATASET_NAME(values)
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler.fast = True  # no memo: a repeated object is written out again, as an equal one would be
+    try:
+        pickler.dump(values)
+    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
+        return ALTAIR_DATASET_NAME(values)
+    return "data-" + hashlib.sha256(buffer.getbuffer()).hexdigest()[:32]
+
+
 def use_inline_rows() -> None:
-    """Register `inline_rows` with Altair and make it the active data transformer (idempotent). No row limit.
+    """Register `inline_rows` with Altair and make it the active data transformer (idempotent), with no row limit;
+    name inline datasets with `dataset_name`.
 
     Cheap when it is active already: the router calls it on every run, and asking Altair's registry for its
     plugin names reads every installed package's entry points.
     """
+    api._dataset_name = dataset_name
     if alt.data_transformers.active != ROWS:
         alt.data_transformers.register(ROWS, inline_rows)
         alt.data_transformers.enable(ROWS)

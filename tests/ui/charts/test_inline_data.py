@@ -11,9 +11,9 @@ import pytest
 from altair.utils.data import to_values
 
 import ui.display
-from tests.helpers.apptest import chart_specs, run_page
-from ui.cache import clear_shared_caches
-from ui.charts.inline_data import ROWS, inline_rows, use_inline_rows
+from tests.helpers.apptest import charts_built_anew
+from ui.charts.inline_data import ALTAIR_DATASET_NAME, ROWS, dataset_name, inline_rows, use_inline_rows
+from ui.charts.spec import ALTAIR_DATASET_NAME as NAME_PATTERN
 
 #: Every kind of column the chart modules build, with the values JSON cannot hold.
 PLAIN = pd.DataFrame({
@@ -58,6 +58,7 @@ def test_a_frame_altair_would_refuse_is_refused_by_altair():
 def test_the_app_uses_it_and_the_chart_spec_names_it():
     use_inline_rows()
     assert alt.data_transformers.active == ROWS
+    assert alt.vegalite.v6.api._dataset_name is dataset_name
     spec = alt.Chart(PLAIN).mark_point().encode(x="i:Q", y="value:Q").to_dict()
     (rows,) = spec["datasets"].values()
     assert rows == inline_rows(PLAIN)["values"]
@@ -69,14 +70,38 @@ PAGES = ["worked_example", "soft_lookup", "scaled_attention", "multi_head", "per
 
 @pytest.mark.parametrize("page", PAGES)
 def test_pages_draw_the_same_charts_as_with_altairs_own_transformer(page, monkeypatch):
-    ours = [(spec, {n: f.to_json() for n, f in frames.items()}) for spec, frames in
-            chart_specs(run_page(f"app_pages/{page}.py"))]
+    ours = charts_built_anew(page)
     monkeypatch.setattr(ui.display, "use_inline_rows", lambda: alt.data_transformers.enable("default"))
-    clear_shared_caches()  # the page's cached specs were built with `inline_rows`
     try:
-        altairs = [(spec, {n: f.to_json() for n, f in frames.items()}) for spec, frames in
-                   chart_specs(run_page(f"app_pages/{page}.py"))]
+        altairs = charts_built_anew(page)
     finally:
-        clear_shared_caches()
         use_inline_rows()
     assert ours and ours == altairs
+
+
+def test_equal_rows_get_one_name_and_others_another():
+    rows = inline_rows(PLAIN)["values"]
+    shared = "the"
+    assert dataset_name(rows) == dataset_name(inline_rows(PLAIN.copy())["values"])
+    assert NAME_PATTERN.fullmatch(dataset_name(rows))  # the form `stable_spec` renames
+    assert dataset_name([{"a": shared}, {"a": shared}]) == dataset_name([{"a": "the"}, {"a": "".join(["th", "e"])}])
+    assert len({dataset_name(v) for v in ([{"a": 1}], [{"a": 1.0}], [{"a": True}], [{"a": "1"}], [{"a": 2}])}) == 5
+    assert dataset_name([{}]) == ALTAIR_DATASET_NAME([{}]) == "empty"
+    unpicklable = [{"f": lambda: 0}]
+    assert dataset_name(unpicklable) == ALTAIR_DATASET_NAME(unpicklable)
+
+
+@pytest.mark.parametrize("equal", [True, False])
+def test_a_chart_sends_equal_tables_once_as_with_altairs_names(equal, monkeypatch):
+    use_inline_rows()
+    other = PLAIN.copy() if equal else PLAIN.assign(value=PLAIN["value"] + 1)
+
+    def spec() -> dict:
+        return alt.layer(alt.Chart(PLAIN).mark_point().encode(x="i:Q", y="single:Q"),
+                         alt.Chart(other).mark_line().encode(x="i:Q", y="single:Q")).to_dict()
+
+    ours = spec()
+    monkeypatch.setattr("altair.vegalite.v6.api._dataset_name", ALTAIR_DATASET_NAME)
+    altairs = spec()
+    assert len(ours["datasets"]) == len(altairs["datasets"]) == (1 if equal else 2)
+    assert list(ours["datasets"].values()) == list(altairs["datasets"].values())
