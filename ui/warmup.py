@@ -26,6 +26,8 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from ui.theme_options import read_theme_once
+
 #: What the first run of the landing page imports (the router's and the worked example's modules, and what
 #: Streamlit and pyarrow load on first use: the emoji and icon names that check the page icons, 0.09 s here).
 FIRST_PAGE_MODULES = ("ui.url_state", "ui.layout", "ui.display", "ui.cache", "ui.quiz", "ui.charts.worked_example",
@@ -105,7 +107,7 @@ def collector_paused() -> Iterator[None]:
 @contextlib.asynccontextmanager
 async def lifespan(app: Any) -> AsyncIterator[None]:
     """The `st.App`'s start-up (`streamlit_app.py`): say which Python serves the app, import `FIRST_PAGE_MODULES`
-    in the background, then serve.
+    in the background, read the theme's options once per reading of the config (`ui.theme_options`), then serve.
 
     Only starts the thread, so the server answers at once (its effect on a cold start: docs/performance.md).
     An `st.App` is served without Streamlit opening a browser tab; the shipped config is headless, so a plain
@@ -113,6 +115,7 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
     """
     announce_python()
     import_in_background(*FIRST_PAGE_MODULES)
+    read_theme_once()
     yield
 
 
