@@ -3,8 +3,7 @@
 Streamlit starts every run, a slider step's fragment rerun included, with a ``new_session`` message that carries
 the theme. It fills it from six config sections (``[theme]``, ``[theme.light]``, ``[theme.dark]`` and their
 sidebars), and for each it calls ``config.get_options_for_section``, which goes through every option Streamlit
-has to pick those of that section. Under a lecture hall that was about 3 % of the server's CPU
-(docs/performance.md).
+has to pick those of that section: a visible share of the server's CPU under a class (docs/performance.md).
 
 Theme options cannot be set from a script (``st.set_option`` refuses them); they change only when Streamlit reads
 its config (at start-up, and again when it sees the file change). `read_theme_once` wraps

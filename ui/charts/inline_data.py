@@ -35,7 +35,7 @@ from altair.vegalite.v6 import api
 #: The transformer's name in Altair's registry.
 ROWS = "inline_rows"
 #: Altair's own naming of an inline dataset, as imported (tests swap it back in to compare).
-ALTAIR_DATASET_NAME = api._dataset_name
+ALTAIR_DATASET_NAMING = api._dataset_name
 
 
 def _column(values: pd.Series) -> list[Any] | None:
@@ -71,14 +71,14 @@ def inline_rows(data: Any) -> dict[str, Any]:
 def dataset_name(values: Any) -> str:
     """Altair's name for an inline dataset (``data-`` and 32 hex digits), from its pickle rather than its JSON."""
     if not isinstance(values, list) or values == [{}]:  # Altair's own cases: an InlineDataset, no rows ("empty")
-        return ALTAIR_DATASET_NAME(values)
+        return ALTAIR_DATASET_NAMING(values)
     buffer = io.BytesIO()
     pickler = pickle.Pickler(buffer, protocol=5)
     pickler.fast = True  # no memo: a repeated object is written out again, as an equal one would be
     try:
         pickler.dump(values)
     except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
-        return ALTAIR_DATASET_NAME(values)
+        return ALTAIR_DATASET_NAMING(values)
     return "data-" + hashlib.sha256(buffer.getbuffer()).hexdigest()[:32]
 
 

@@ -12,7 +12,7 @@ from altair.utils.data import to_values
 
 import ui.display
 from tests.helpers.apptest import charts_built_anew
-from ui.charts.inline_data import ALTAIR_DATASET_NAME, ROWS, dataset_name, inline_rows, use_inline_rows
+from ui.charts.inline_data import ALTAIR_DATASET_NAMING, ROWS, dataset_name, inline_rows, use_inline_rows
 from ui.charts.spec import ALTAIR_DATASET_NAME as NAME_PATTERN
 
 #: Every kind of column the chart modules build, with the values JSON cannot hold.
@@ -86,9 +86,9 @@ def test_equal_rows_get_one_name_and_others_another():
     assert NAME_PATTERN.fullmatch(dataset_name(rows))  # the form `stable_spec` renames
     assert dataset_name([{"a": shared}, {"a": shared}]) == dataset_name([{"a": "the"}, {"a": "".join(["th", "e"])}])
     assert len({dataset_name(v) for v in ([{"a": 1}], [{"a": 1.0}], [{"a": True}], [{"a": "1"}], [{"a": 2}])}) == 5
-    assert dataset_name([{}]) == ALTAIR_DATASET_NAME([{}]) == "empty"
+    assert dataset_name([{}]) == ALTAIR_DATASET_NAMING([{}]) == "empty"
     unpicklable = [{"f": lambda: 0}]
-    assert dataset_name(unpicklable) == ALTAIR_DATASET_NAME(unpicklable)
+    assert dataset_name(unpicklable) == ALTAIR_DATASET_NAMING(unpicklable)
 
 
 @pytest.mark.parametrize("equal", [True, False])
@@ -101,7 +101,7 @@ def test_a_chart_sends_equal_tables_once_as_with_altairs_names(equal, monkeypatc
                          alt.Chart(other).mark_line().encode(x="i:Q", y="single:Q")).to_dict()
 
     ours = spec()
-    monkeypatch.setattr("altair.vegalite.v6.api._dataset_name", ALTAIR_DATASET_NAME)
+    monkeypatch.setattr("altair.vegalite.v6.api._dataset_name", ALTAIR_DATASET_NAMING)
     altairs = spec()
     assert len(ours["datasets"]) == len(altairs["datasets"]) == (1 if equal else 2)
     assert list(ours["datasets"].values()) == list(altairs["datasets"].values())
