@@ -42,8 +42,9 @@ PATTERN = {
 
 
 @shared_cache(64)
-def n_parameters(config: TrainConfig) -> int:
-    return parameter_count(build_model(config))
+def n_parameters(architecture: tuple, _config: TrainConfig) -> int:
+    """Trainable numbers of `_config`'s model, counted once per `architecture` (its shape, not its seed or lr)."""
+    return parameter_count(build_model(_config))
 
 
 def remember(runs: dict[TrainConfig, Trainer], trainer: Trainer) -> None:
@@ -240,7 +241,8 @@ def page_body() -> None:
     st.caption(
         f"**Task: {TASKS[task]}**, e.g. {' '.join(str(d % vocab) for d in EXAMPLE[:seq_len])} → "
         f"{' '.join(map(str, target_of([d % vocab for d in EXAMPLE[:seq_len]], task)))}. "
-        f"{n_parameters(config):,} trainable numbers; d_k = {d_model // n_heads}; batches of {config.batch} fresh "
+        f"{n_parameters(config.architecture, config):,} trainable numbers; d_k = {d_model // n_heads}; "
+        f"batches of {config.batch} fresh "
         f"random sequences; accuracy measured on {held_out_size(config):,} held-out sequences "
         "the model never trains on. Same settings and seed, same run, to the last digit."
     )

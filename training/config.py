@@ -64,3 +64,9 @@ class TrainConfig:
             raise ValueError(f"lr must be a positive number, got {self.lr!r}.")
         if not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}.")
+
+    @property
+    def architecture(self) -> tuple[int, int, int, int, int, str]:
+        """What shapes the model: ``(vocab, seq_len, d_model, n_heads, n_layers, pos)``, the order of
+        `training.model.TinyTransformer`'s arguments. Configs that agree here have models of the same size."""
+        return self.vocab, self.seq_len, self.d_model, self.n_heads, self.n_layers, self.pos

@@ -16,6 +16,7 @@ attention weights ``(B, H, T, T)``.
 from __future__ import annotations
 
 import math
+import threading
 
 import torch
 from torch import nn
@@ -90,15 +91,21 @@ class TinyTransformer(nn.Module):
         return self.out(self.ln_f(x)), torch.stack(maps, dim=1)  # (B, T, vocab), (B, L, H, T, T)
 
 
-def build_model(config: TrainConfig) -> TinyTransformer:
-    """The untrained model of `config`, its weights drawn from ``torch.manual_seed(config.seed)``.
+#: PyTorch's layers draw their initial weights from its one global generator, which every thread shares. Each
+#: session of the app runs in a thread of its own, so seeding that generator and drawing a model's weights from it
+#: happen under this lock: no other build can draw from (or reseed) the generator in between.
+_GLOBAL_GENERATOR_LOCK = threading.Lock()
 
-    The global random state is restored afterwards, so building a model never disturbs other code.
+
+def build_model(config: TrainConfig) -> TinyTransformer:
+    """The untrained model of `config`, its weights drawn from PyTorch's CPU generator seeded with ``config.seed``.
+
+    The global random state is restored afterwards, so building a model never disturbs other code, and builds in
+    several threads at once each get the weights of their own seed.
     """
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(config.seed)
-        return TinyTransformer(config.vocab, config.seq_len, config.d_model, config.n_heads, config.n_layers,
-                               config.pos)
+    with _GLOBAL_GENERATOR_LOCK, torch.random.fork_rng(devices=[]):
+        torch.default_generator.manual_seed(config.seed)  # the CPU generator only: the model is built on the CPU
+        return TinyTransformer(*config.architecture)
 
 
 def parameter_count(model: nn.Module) -> int:

@@ -104,16 +104,37 @@ def collector_paused() -> Iterator[None]:
                     gc.enable()
 
 
+#: Net allocations between two collections of the collector's youngest generation (Python's default is 700).
+YOUNG_GENERATION_THRESHOLD = 20_000
+
+
+def collect_less_often() -> None:
+    """Collect the youngest generation every `YOUNG_GENERATION_THRESHOLD` net allocations instead of every 700.
+
+    A slider step allocates tens of thousands of short-lived objects (a chart's schema objects, rows and JSON,
+    the step's messages). Every 700 allocations the collector stops to look at the youngest ones; those still in
+    use (the step is not over) survive, move to an older generation and are freed there by reference counting,
+    but they count towards the next full collection, which walks every object of the process that is not frozen.
+    With sixty students, one ran every few seconds. Collected less often, most temporaries are gone before the
+    collector looks. Garbage in reference cycles waits a little longer; the older generations keep Python's
+    thresholds. Measured in docs/performance.md.
+    """
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(YOUNG_GENERATION_THRESHOLD, middle, old)
+
+
 @contextlib.asynccontextmanager
 async def lifespan(app: Any) -> AsyncIterator[None]:
-    """The `st.App`'s start-up (`streamlit_app.py`): say which Python serves the app, import `FIRST_PAGE_MODULES`
-    in the background, read the theme's options once per reading of the config (`ui.theme_options`), then serve.
+    """The `st.App`'s start-up (`streamlit_app.py`): say which Python serves the app, set the collector's pace
+    (`collect_less_often`), import `FIRST_PAGE_MODULES` in the background, read the theme's options once per
+    reading of the config (`ui.theme_options`), then serve.
 
     Only starts the thread, so the server answers at once (its effect on a cold start: docs/performance.md).
     An `st.App` is served without Streamlit opening a browser tab; the shipped config is headless, so a plain
     script would not open one either.
     """
     announce_python()
+    collect_less_often()
     import_in_background(*FIRST_PAGE_MODULES)
     read_theme_once()
     yield

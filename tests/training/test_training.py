@@ -4,6 +4,10 @@ Training runs here are very short (tens of steps, tiny models): they check the m
 (loss falls, determinism, resumption, snapshot shapes), never the wall time.
 """
 
+import concurrent.futures
+import dataclasses
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -189,6 +193,36 @@ def test_build_model_is_seeded_and_leaves_the_global_rng_alone():
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
     c = build_model(TrainConfig(**{**TINY.__dict__, "seed": 5}))
     assert not torch.equal(a.blocks[0].attn.W_q.weight, c.blocks[0].attn.W_q.weight)
+
+
+def test_models_built_in_many_threads_at_once_each_get_their_own_seed():
+    """Sessions build models in their own threads; a thread switch between one build's seeding and its drawing
+    must not hand it another seed's weights (or another build's leftovers of the generator)."""
+    configs = [dataclasses.replace(TINY, seed=seed) for seed in range(4)]
+    expected = {c.seed: torch.cat([p.detach().flatten() for p in build_model(c).parameters()]) for c in configs}
+
+    def weights(config: TrainConfig) -> tuple[int, torch.Tensor]:
+        return config.seed, torch.cat([p.detach().flatten() for p in build_model(config).parameters()])
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as Python can, so an unguarded build is interleaved
+    try:
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            built = list(pool.map(weights, configs * 8))
+    finally:
+        sys.setswitchinterval(interval)
+    assert all(torch.equal(w, expected[seed]) for seed, w in built)
+
+
+def test_the_architecture_is_what_shapes_the_model():
+    base = TrainConfig(seq_len=6, vocab=7, d_model=16, n_heads=4)
+    same_shape = dataclasses.replace(base, seed=3, lr=1e-2, steps=50, task="sort")
+    assert same_shape.architecture == base.architecture
+    assert parameter_count(build_model(same_shape)) == parameter_count(build_model(base))
+    for change in ({"d_model": 32}, {"n_layers": 2}, {"pos": "learned"}, {"vocab": 9}):
+        other = dataclasses.replace(base, **change)
+        assert other.architecture != base.architecture
+        assert parameter_count(build_model(other)) != parameter_count(build_model(base))
 
 
 # ------------------------------------------------------------------------------------------- training

@@ -55,6 +55,7 @@ def test_the_lifespan_starts_the_first_page_imports_and_returns_at_once(monkeypa
     imported = []
     monkeypatch.setattr(warmup, "import_in_background", lambda *modules, **kw: imported.append(modules))
     monkeypatch.setattr(warmup, "read_theme_once", lambda: imported.append("theme read once"))
+    monkeypatch.setattr(warmup, "collect_less_often", lambda: imported.append("collector paced"))
 
     async def serve() -> None:
         async with warmup.lifespan(None):
@@ -62,7 +63,7 @@ def test_the_lifespan_starts_the_first_page_imports_and_returns_at_once(monkeypa
 
     with ThreadPoolExecutor(1) as pool:  # a thread of its own: an earlier test may leave an event loop running here
         pool.submit(asyncio.run, serve()).result(timeout=60)
-    assert imported == [warmup.FIRST_PAGE_MODULES, "theme read once", "serving"]
+    assert imported == ["collector paced", warmup.FIRST_PAGE_MODULES, "theme read once", "serving"]
 
 
 def test_the_warm_up_leaves_nothing_big_for_the_landing_page_to_import():
@@ -121,6 +122,13 @@ def test_a_collector_turned_off_before_stays_off(tmp_path):
         import_in_background("gc_probe_quick").join(60)
         print(gc.isenabled())
     """) == ["False"]
+
+
+def test_the_server_collects_the_youngest_generation_less_often():
+    """Only the youngest generation's threshold changes, and only when the server starts (not on import)."""
+    out = fresh_python("import gc; from ui import warmup; before = gc.get_threshold(); warmup.collect_less_often(); "
+                       "print(*before, *gc.get_threshold())").split()
+    assert out == ["700", "10", "10", str(warmup.YOUNG_GENERATION_THRESHOLD), "10", "10"]
 
 
 def test_the_start_up_names_its_python_and_warns_only_off_the_tested_one(caplog):
