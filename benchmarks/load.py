@@ -24,6 +24,9 @@ Reported (per repeat; medians over repeats):
 * exception boxes sent, and sessions that failed (no answer, or a closed connection);
 * cross-talk: two extra students on the worked example, seeds 1 and 2, each step their own seed slider and
   must each get back the share link for their own seed.
+* the machine's speed just before the run: how long a fixed pure-Python loop takes
+  (`benchmarks.timing.python_loop_s`). This shared machine's speed changes from hour to hour, and CPU per
+  step with it; compare runs alongside this figure, or alternate A and B.
 
 With ``--profile FILE``, `py-spy` (a development requirement) samples the (first) app process for the whole
 run, only the thread holding the interpreter lock, so the samples show where the server's CPU goes. The
@@ -60,7 +63,7 @@ import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from benchmarks.timing import percentile
+from benchmarks.timing import percentile, python_loop_s
 from devtools.appserver import AppServer
 from devtools.cluster import Cluster
 
@@ -292,6 +295,7 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
              processes: int = 1) -> dict:
     """One run: `students` on one `streamlit run` process, or on `processes` of them behind nginx
     (`devtools.cluster`). CPU is summed over the app processes; RSS is the largest process's peak."""
+    machine_speed_s = python_loop_s()  # measured before the server starts, with nothing of this run going on
     server = AppServer() if processes == 1 else Cluster(processes)
     with server:
         pids = [server.proc.pid] if processes == 1 else server.app_pids
@@ -332,6 +336,7 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
             "interrupted_runs": results["interrupted_runs"],
             "failures": results["failed"][:5], "exception_texts": sorted(set(results["exception_texts"]))[:10],
             "no_cross_talk": no_cross_talk,
+            "python_loop_s": machine_speed_s,
         }
 
 
@@ -359,7 +364,7 @@ def summarise(profile: Path, top: int = 40) -> None:
 
 
 KEYS = ["steps", "step_p50_ms", "step_p95_ms", "step_max_ms", "first_visit_p50_s", "first_visit_p95_s",
-        "cpu_ms_per_step", "rss_mb", "exceptions", "failed_sessions", "interrupted_runs"]
+        "cpu_ms_per_step", "rss_mb", "exceptions", "failed_sessions", "interrupted_runs", "python_loop_s"]
 
 
 def summary_of(runs: list[dict]) -> dict:

@@ -50,6 +50,7 @@ def test_the_load_benchmark_speaks_streamlits_protocol(processes):
     assert figures["failed_sessions"] == 0 and figures["exceptions"] == 0, figures
     assert figures["steps"] >= 1 and figures["no_cross_talk"] and figures["processes"] == processes
     assert figures["step_p50_ms"] <= figures["step_p95_ms"] <= figures["step_max_ms"]
-    assert figures["cpu_ms_per_step"] > 0 and figures["rss_mb"] > 0
+    assert figures["cpu_ms_per_step"] > 0 and figures["rss_mb"] > 0 and figures["python_loop_s"] > 0
     printed = table({processes: summary_of([figures])})
     assert ("1 process" if processes == 1 else "2 behind nginx") in printed and "step_p95_ms" in printed
+    assert "python_loop_s" in printed

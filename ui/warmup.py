@@ -1,10 +1,11 @@
-"""Import slow modules in the background, so the first page a visitor opens does not wait for them.
+"""The server's start-up (`lifespan`). It imports slow modules in the background, so the first page a visitor
+opens does not wait for them, and sets the garbage collector's pace for serving (`collect_less_often`).
 
 Two moments, two sets of modules:
 
 * When the server starts (`lifespan`): the modules of the router and the landing page, Altair, pandas and
-  pyarrow among them (about a second here). The browser needs about as long to load Streamlit's front end
-  before it connects and the first run can start, so the two overlap instead of following each other.
+  pyarrow among them. Meanwhile the browser loads Streamlit's front end, which it needs before it connects and
+  the first run can start, so the two overlap instead of following each other.
 * Once a page has been sent (the router): PyTorch, which takes seconds to import. The landing page does not
   need it, but most other pages do; by the time a visitor opens the next page, the import has finished.
 

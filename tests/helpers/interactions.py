@@ -264,6 +264,20 @@ def step_text(page, walk: Walk, w: dict):
             error_shown if invalid and not w["area"] else None)
 
 
+def check_within(page, check, timeout_ms: int = 10_000) -> str | None:
+    """`check(page)`, asked again every 100 ms until it passes or `timeout_ms` is over; its last answer.
+
+    One step can ask for two runs: a click into a text box while the export menu is open closes the menu (a run
+    of its own) before the text is committed (another). `wait_for_answer` returns when the first has finished,
+    so what the second draws (an invalid entry's error message) may still be on its way.
+    """
+    waited = 0
+    while (problem := check(page)) and waited < timeout_ms:
+        page.wait_for_timeout(100)
+        waited += 100
+    return problem
+
+
 def error_shown(page) -> str | None:
     """After an invalid entry the page says what is wrong: an error message (`st.error`), not an exception."""
     return None if page.locator(ERROR_BOX).count() else "the invalid entry showed no error message"
@@ -365,7 +379,7 @@ def random_walk(page, traffic: Traffic, rp, charts_expected: bool) -> None:
                         f" -> {page.url}")
         print(walk.log[-1])
         assert_clean(page, rp, seed, walk, errors_before, f"step {n}")
-        if check and (problem := check(page)):
+        if check and (problem := check_within(page, check)):
             pytest.fail(fail_message(rp, seed, walk, page, f"after step {n}, {problem}"))
     errors_before = len(app_console_errors(page))
     page.goto(page.url)
