@@ -42,7 +42,7 @@ PATTERN = {
 
 
 @shared_cache(64)
-def n_parameters(architecture: tuple, _config: TrainConfig) -> int:
+def n_parameters(architecture: tuple[int, int, int, int, int, str], _config: TrainConfig) -> int:
     """Trainable numbers of `_config`'s model, counted once per `architecture` (its shape, not its seed or lr)."""
     return parameter_count(build_model(_config))
 

@@ -115,10 +115,10 @@ def collect_less_often() -> None:
     A slider step allocates tens of thousands of short-lived objects (a chart's schema objects, rows and JSON,
     the step's messages). Every 700 allocations the collector stops to look at the youngest ones; those still in
     use (the step is not over) survive, move to an older generation and are freed there by reference counting,
-    but they count towards the next full collection, which walks every object of the process that is not frozen.
-    With sixty students, one ran every few seconds. Collected less often, most temporaries are gone before the
-    collector looks. Garbage in reference cycles waits a little longer; the older generations keep Python's
-    thresholds. Measured in docs/performance.md.
+    but they count towards the next full collection, which walks every object of the process that is not frozen
+    while the whole server waits. Collected less often, most temporaries are gone before the collector looks.
+    Garbage in reference cycles waits a little longer; the older generations keep Python's thresholds. Measured
+    in docs/performance.md.
     """
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_GENERATION_THRESHOLD, middle, old)
