@@ -68,7 +68,10 @@ from devtools.appserver import AppServer
 from devtools.cluster import Cluster
 
 T = TypeVar("T")
-TARGETS = {"step_p50_ms": 250.0, "step_p95_ms": 1000.0, "cpu_ms_per_step": 20.0, "rss_mb": 1024.0}
+TARGETS = {"step_p50_ms": 250.0, "step_p95_ms": 1000.0, "cpu_ms_per_step": 20.0, "rss_mb": 1024.0,
+           "first_visit_p95_s": 5.0}
+#: Server CPU for a step to a setting never computed, median over the pages' sliders (issue #33).
+NEW_SETTING_CPU_MS = 20.0
 ANSWER_TIMEOUT_S = 60.0
 
 
@@ -92,6 +95,31 @@ class Slider:
     fragment_id: str
     query_key: str
     options: list[str]
+
+
+def grid(slider: Slider) -> list[float]:
+    """Every value `slider` can take: its options' indices, or its range on its step."""
+    if slider.options:
+        return [float(i) for i in range(len(slider.options))]
+    n = int(round((slider.high - slider.low) / slider.step))
+    return [round(slider.low + k * slider.step, 10) for k in range(n + 1)]
+
+
+def option_text(slider: Slider, value: float) -> str:
+    """What the URL holds for `value`: a select slider's option, or the number as the browser writes it."""
+    if slider.options:
+        return slider.options[int(value)]
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def next_value(slider: Slider, regime: str, rng: random.Random) -> float:
+    """The value a student moves `slider` to: the neighbouring notch (``notch``) or any other value (``jump``)."""
+    current = slider.value[0]
+    if regime == "notch":
+        up = current + slider.step <= slider.high and (current - slider.step < slider.low or rng.random() < 0.5)
+        return current + slider.step if up else current - slider.step
+    others = [v for v in grid(slider) if abs(v - current) > 1e-9]
+    return rng.choice(others) if others else current
 
 
 @dataclass
@@ -180,22 +208,22 @@ class Student:
                     continue
                 return time.perf_counter() - t0, seen
 
-    def step_slider(self) -> str:
-        """Move a random slider one step, as an arrow key does; return the fragment to rerun."""
+    def step_slider(self, regime: str = "notch") -> str:
+        """Move a random slider, as an arrow key does (``notch``: to a neighbouring value) or as a click on its
+        track does (``jump``: to any other value); return the fragment to rerun."""
         slider = self.rng.choice(list(self.sliders.values()))
-        current = slider.value[0]
-        up = current + slider.step <= slider.high and (current - slider.step < slider.low or self.rng.random() < 0.5)
-        new = current + slider.step if up else current - slider.step
+        new = next_value(slider, regime, self.rng)
+        self.set_slider(slider, new)
+        return slider.fragment_id
+
+    def set_slider(self, slider: Slider, new: float) -> None:
+        """Give `slider` the value `new` (an option's index for a select slider), in its state and the URL."""
         slider.value = [new]
-        if slider.options:  # a select slider: the index of an option, sent as the option's text
-            text = slider.options[int(new)]
-            self.widget_values[slider.id] = [text]
-        else:
-            text = str(int(new)) if float(new).is_integer() else str(new)
-            self.widget_values[slider.id] = [new]
+        text = option_text(slider, new)
+        # a select slider's state is its option's text, a slider's its number
+        self.widget_values[slider.id] = [text] if slider.options else [new]
         if slider.query_key:
             self.query[slider.query_key] = text
-        return slider.fragment_id
 
     def absorb(self, seen: RunSeen) -> None:
         """Take over the sliders as the server last drew them (range, value), as the browser does. A slider that
@@ -211,33 +239,60 @@ class Student:
 
 
 async def student_session(url: str, page_hash: str, seed: int, arrive_s: float, end_at: float,
-                          results: dict) -> None:
+                          results: dict, regime: str = "notch", link: dict[str, str] | None = None) -> None:
+    """One student: arrive, open the page (at `link`'s values, if given), then step sliders until `end_at`."""
     rng = random.Random(seed)
     await asyncio.sleep(arrive_s)
     student = Student(url, page_hash, rng)
+    student.query = dict(link or {})
     try:
         arrived = time.perf_counter()
         await student.connect()
         _, seen = await student.rerun()
         results["first_visit_s"].append(time.perf_counter() - arrived)
-        results["exceptions"] += seen.exceptions
-        results["exception_texts"] += seen.exception_texts
-        results["interrupted_runs"] += seen.interrupted
+        record(results, seen, page_hash)
         student.absorb(seen)
         while student.sliders and time.monotonic() < end_at:
             await asyncio.sleep(rng.uniform(1.0, 3.0))
-            fragment = student.step_slider()
+            fragment = student.step_slider("notch" if regime == "notch" else "jump")
             took, seen = await student.rerun(fragment)
             results["step_s"].append(took)
-            results["exceptions"] += seen.exceptions
-            results["exception_texts"] += [f"{page_hash[:6]} {t}" for t in seen.exception_texts]
-            results["interrupted_runs"] += seen.interrupted
+            record(results, seen, page_hash)
             student.absorb(seen)
     except (TimeoutError, websockets.ConnectionClosed, OSError) as exc:
         results["failed"].append(f"{type(exc).__name__}: {exc}"[:200])
     finally:
         if student.ws is not None:
             await student.ws.close()
+
+
+def record(results: dict, seen: RunSeen, page_hash: str) -> None:
+    """Add a run's exception boxes and early ends to the hall's results."""
+    results["exceptions"] += seen.exceptions
+    results["exception_texts"] += [f"{page_hash[:6]} {t}" for t in seen.exception_texts]
+    results["interrupted_runs"] += seen.interrupted
+
+
+def page_sliders(url: str, hashes: dict[str, str]) -> dict[str, list[Slider]]:
+    """Every page's sliders as drawn at its defaults (page script hash -> sliders), for random links."""
+    async def visit(page_hash: str) -> list[Slider]:
+        student = Student(url, page_hash, random.Random(0))
+        await student.connect()
+        try:
+            _, seen = await student.rerun()
+            return list(seen.sliders.values())
+        finally:
+            await student.ws.close()
+
+    async def every_page() -> dict[str, list[Slider]]:
+        return {h: await visit(h) for h in hashes.values()}
+    return run_coroutine(every_page())
+
+
+def random_link(sliders: list[Slider], rng: random.Random) -> dict[str, str]:
+    """A link's query with a random valid value for each of a page's URL-bound sliders (as drawn at the defaults:
+    a slider whose range follows another's may get a value the page then replaces, as a real link may)."""
+    return {s.query_key: option_text(s, rng.choice(grid(s))) for s in sliders if s.query_key}
 
 
 async def cross_talk(url: str, page_hash: str) -> bool:
@@ -292,9 +347,10 @@ def peak_rss_mb(pid: int) -> float:
 
 
 def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile: Path | None = None,
-             processes: int = 1) -> dict:
+             processes: int = 1, regime: str = "notch") -> dict:
     """One run: `students` on one `streamlit run` process, or on `processes` of them behind nginx
-    (`devtools.cluster`). CPU is summed over the app processes; RSS is the largest process's peak."""
+    (`devtools.cluster`), stepping as `regime` says (`REGIMES`). CPU is summed over the app processes; RSS is
+    the largest process's peak."""
     machine_speed_s = python_loop_s()  # measured before the server starts, with nothing of this run going on
     server = AppServer() if processes == 1 else Cluster(processes)
     with server:
@@ -305,14 +361,20 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         hashes = page_hashes(server.url)
         pages = sorted(hashes)
+        sliders = page_sliders(server.url, hashes) if regime == "link" else {}
         rng = random.Random(seed)
         results = {"first_visit_s": [], "step_s": [], "exceptions": 0, "exception_texts": [], "failed": [],
                    "interrupted_runs": 0}
 
+        def session(k: int, end_at: float) -> Coroutine[Any, Any, None]:
+            page_hash = hashes[pages[k % len(pages)]]
+            link = random_link(sliders[page_hash], rng) if regime == "link" else None
+            return student_session(server.url, page_hash, seed * 1000 + k, rng.uniform(0, arrival_s), end_at,
+                                   results, regime, link)
+
         async def hall() -> bool:
             end_at = time.monotonic() + arrival_s + minutes * 60
-            sessions = [student_session(server.url, hashes[pages[k % len(pages)]], seed * 1000 + k,
-                                        rng.uniform(0, arrival_s), end_at, results) for k in range(students)]
+            sessions = [session(k, end_at) for k in range(students)]
             await asyncio.gather(*sessions)
             return await cross_talk(server.url, hashes[""])
 
@@ -325,7 +387,7 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
             sampler.wait(60)
         steps = results["step_s"]
         return {
-            "processes": processes, "students": students, "steps": len(steps),
+            "regime": regime, "processes": processes, "students": students, "steps": len(steps),
             "step_p50_ms": percentile(steps, 0.5) * 1e3, "step_p95_ms": percentile(steps, 0.95) * 1e3,
             "step_max_ms": max(steps, default=float("nan")) * 1e3,
             "first_visit_p50_s": percentile(results["first_visit_s"], 0.5),
@@ -363,25 +425,94 @@ def summarise(profile: Path, top: int = 40) -> None:
             print(f"{100 * n / total:6.1f}%  {frame}")
 
 
+def new_settings_cpu(steps_per_slider: int = 8, seed: int = 0) -> dict[str, dict[str, float]]:
+    """One student alone on a fresh server: on every page, each slider in turn makes `steps_per_slider` steps to
+    values it has not had before (every other slider where the earlier ones left it), so each step asks for a
+    setting the server has never computed. For each slider: the server's CPU and the wall time per step.
+    Every page is visited once first, so that what a page imports on its first visit is not counted."""
+    with AppServer() as server:
+        hashes = page_hashes(server.url)
+        page_sliders(server.url, hashes)
+        pid = server.proc.pid
+
+        async def one_page(path: str, page_hash: str, rng: random.Random) -> dict[str, dict[str, float]]:
+            student = Student(server.url, page_hash, rng)
+            await student.connect()
+            figures = {}
+            try:
+                _, seen = await student.rerun()
+                student.absorb(seen)
+                for name in [slider_name(s) for s in seen.sliders.values()]:
+                    visited: set[float] = set()
+                    cpu_before, t0, steps = cpu_s(pid), time.perf_counter(), 0
+                    for _ in range(steps_per_slider):
+                        slider = next((s for s in student.sliders.values() if slider_name(s) == name), None)
+                        if slider is None:
+                            break
+                        visited.add(slider.value[0])
+                        unseen = [v for v in grid(slider) if v not in visited]
+                        if not unseen:
+                            break
+                        student.set_slider(slider, rng.choice(unseen))
+                        _, seen = await student.rerun(slider.fragment_id)
+                        student.absorb(seen)
+                        steps += 1
+                    if steps:
+                        figures[f"{path or '(home)'}: {name}"] = {
+                            "cpu_ms": (cpu_s(pid) - cpu_before) / steps * 1e3,
+                            "wall_ms": (time.perf_counter() - t0) / steps * 1e3, "steps": steps}
+            finally:
+                await student.ws.close()
+            return figures
+
+        async def every_page() -> dict[str, dict[str, float]]:
+            rng = random.Random(seed)
+            return {k: v for path, h in sorted(hashes.items()) for k, v in (await one_page(path, h, rng)).items()}
+        return run_coroutine(every_page())
+
+
+def slider_name(slider: Slider) -> str:
+    """A slider's name that survives a new range (its id does not): its URL key, or its label."""
+    return slider.query_key or slider.label
+
+
+REGIMES = ("notch", "jump", "link")
 KEYS = ["steps", "step_p50_ms", "step_p95_ms", "step_max_ms", "first_visit_p50_s", "first_visit_p95_s",
         "cpu_ms_per_step", "rss_mb", "exceptions", "failed_sessions", "interrupted_runs", "python_loop_s"]
 
 
 def summary_of(runs: list[dict]) -> dict:
-    """The median of each figure over the runs of one layout; cross-talk must be absent from every run."""
+    """The median of each figure over the runs of one layout and regime; cross-talk must be absent from every run."""
     summary = {k: statistics.median(r[k] for r in runs) for k in KEYS}
     summary["no_cross_talk"] = all(r["no_cross_talk"] for r in runs)
     return summary
 
 
-def table(summaries: dict[int, dict]) -> str:
-    """The medians side by side, one column per layout, with the targets (which apply to one process)."""
-    heads = [("1 process" if n == 1 else f"{n} behind nginx") for n in summaries]
-    lines = [f"  {'':<20}" + "".join(f"{h:>16}" for h in heads) + "  target (one process)"]
+def layout_name(regime: str, processes: int) -> str:
+    """A column's heading: how the students step, and on how many processes."""
+    return f"{regime}, " + ("1 process" if processes == 1 else f"{processes} behind nginx")
+
+
+def table(summaries: dict[str, dict]) -> str:
+    """The medians side by side, one column per regime and layout (`layout_name`), with the targets (which apply
+    to one process)."""
+    width = max(16, *(len(h) + 2 for h in summaries))
+    lines = [f"  {'':<20}" + "".join(f"{h:>{width}}" for h in summaries) + "  target (one process)"]
     for k in KEYS + ["no_cross_talk"]:
-        cells = "".join(f"{v[k]:>16.4g}" if isinstance(v[k], float) else f"{v[k]!s:>16}" for v in summaries.values())
+        cells = "".join(f"{v[k]:>{width}.4g}" if isinstance(v[k], float) else f"{v[k]!s:>{width}}"
+                        for v in summaries.values())
         target = TARGETS.get(k)
         lines.append(f"  {k:<20}{cells}" + (f"  <= {target:g}" if target is not None else ""))
+    return "\n".join(lines)
+
+
+def solo_table(per_slider: dict[str, dict[str, float]]) -> str:
+    """The CPU and wall time of a step to a new setting, per slider, and their medians over the sliders."""
+    lines = [f"  {'slider':<34}{'CPU ms':>8}{'wall ms':>9}"]
+    lines += [f"  {name:<34}{f['cpu_ms']:>8.1f}{f['wall_ms']:>9.1f}" for name, f in per_slider.items()]
+    cpu = statistics.median(f["cpu_ms"] for f in per_slider.values())
+    wall = statistics.median(f["wall_ms"] for f in per_slider.values())
+    lines.append(f"  {'median over sliders':<34}{cpu:>8.1f}{wall:>9.1f}  target: CPU <= {NEW_SETTING_CPU_MS:g}")
     return "\n".join(lines)
 
 
@@ -391,27 +522,45 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=2.0)
     parser.add_argument("--arrival", type=float, default=5.0, help="students arrive within this many seconds")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES),
+                        help="how students step: notch (arrow keys), jump (anywhere on a slider), link (first "
+                             "visit at a random link's values, then jumps)")
     parser.add_argument("--processes", type=int, nargs="+", default=[1],
                         help="layouts to compare, e.g. 1 2: one process, then two behind nginx (alternating)")
+    parser.add_argument("--solo-steps", type=int, default=8,
+                        help="steps to new values per slider for one student alone (0: skip that measurement)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/load_results.json"))
     parser.add_argument("--profile", type=Path, help="sample the (first) app process with py-spy into this file "
-                                                     "(first repeat of the first layout)")
+                                                     "(first repeat of the first regime and layout)")
     parser.add_argument("--summarise", type=Path, help="print where a profile's samples went, then exit")
     args = parser.parse_args()
     if args.summarise:
         summarise(args.summarise)
         return
-    runs: dict[int, list[dict]] = {n: [] for n in args.processes}
-    for seed in range(args.repeats):  # the layouts alternate, so a change in the machine's load hits them alike
-        for n in args.processes:
-            profile = args.profile if seed == 0 and n == args.processes[0] else None
-            runs[n].append(one_hall(args.students, args.minutes, args.arrival, seed, profile, processes=n))
-    summaries = {n: summary_of(r) for n, r in runs.items()}
+    columns = [(r, n) for r in args.regimes for n in args.processes]
+    runs: dict[str, list[dict]] = {layout_name(r, n): [] for r, n in columns}
+    solo: list[dict[str, dict[str, float]]] = []
+    for seed in range(args.repeats):  # regimes and layouts alternate, so a change in the machine's load hits all
+        if args.solo_steps:
+            solo.append(new_settings_cpu(args.solo_steps, seed))
+        for k, (regime, n) in enumerate(columns):
+            profile = args.profile if seed == 0 and k == 0 else None
+            runs[layout_name(regime, n)].append(
+                one_hall(args.students, args.minutes, args.arrival, seed, profile, processes=n, regime=regime))
+    summaries = {name: summary_of(r) for name, r in runs.items()}
     print(f"{args.students} students, {args.minutes:g} min, arriving within {args.arrival:g} s, "
           f"{args.repeats} repeat(s), medians; Python {platform.python_version()}, {os.cpu_count()} CPUs")
     print(table(summaries))
+    solo_median = {}
+    if solo:
+        solo_median = {name: {k: statistics.median(run[name][k] for run in solo if name in run) for k in ("cpu_ms",
+                                                                                                        "wall_ms")}
+                       for name in solo[0]}
+        print(f"One student alone, {args.solo_steps} steps per slider to settings never computed, medians:")
+        print(solo_table(solo_median))
     args.out.write_text(json.dumps({"args": vars(args) | {"out": str(args.out)},
-                                    "layouts": {str(n): {"runs": runs[n], "median": summaries[n]} for n in runs}},
+                                    "layouts": {name: {"runs": runs[name], "median": summaries[name]} for name in runs},
+                                    "new_settings": {"runs": solo, "median": solo_median}},
                                    indent=2, default=str))
 
 

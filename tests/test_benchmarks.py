@@ -37,20 +37,52 @@ def test_the_exercise_benchmark_gives_every_simulated_student_a_report():
     assert figures["p50_s"] <= figures["p95_s"] <= figures["max_s"]
 
 
-@pytest.mark.parametrize("processes", [1, 2], ids=["one process", "two behind nginx"])
-def test_the_load_benchmark_speaks_streamlits_protocol(processes):
+@pytest.mark.parametrize(("processes", "regime"), [(1, "notch"), (1, "jump"), (1, "link"), (2, "jump")],
+                         ids=["one process, notches", "one process, jumps", "one process, links",
+                              "two behind nginx, jumps"])
+def test_the_load_benchmark_speaks_streamlits_protocol(processes, regime):
     """Simulated students get their pages, their slider steps answered without an exception box, and each of
     two students sees the link for their own seed; on one process, and on two behind nginx."""
-    from benchmarks.load import one_hall, summary_of, table
+    from benchmarks.load import layout_name, one_hall, summary_of, table
     from devtools.cluster import nginx_binary
 
     if processes > 1 and nginx_binary() is None:
         pytest.skip("nginx is not installed (apt-get install -y nginx)")
-    figures = one_hall(students=2, minutes=0.05, arrival_s=0.2, seed=0, processes=processes)
+    figures = one_hall(students=2, minutes=0.05, arrival_s=0.2, seed=0, processes=processes, regime=regime)
     assert figures["failed_sessions"] == 0 and figures["exceptions"] == 0, figures
     assert figures["steps"] >= 1 and figures["no_cross_talk"] and figures["processes"] == processes
+    assert figures["regime"] == regime
     assert figures["step_p50_ms"] <= figures["step_p95_ms"] <= figures["step_max_ms"]
     assert figures["cpu_ms_per_step"] > 0 and figures["rss_mb"] > 0 and figures["python_loop_s"] > 0
-    printed = table({processes: summary_of([figures])})
-    assert ("1 process" if processes == 1 else "2 behind nginx") in printed and "step_p95_ms" in printed
-    assert "python_loop_s" in printed
+    printed = table({layout_name(regime, processes): summary_of([figures])})
+    assert f"{regime}, " + ("1 process" if processes == 1 else "2 behind nginx") in printed
+    assert "step_p95_ms" in printed and "python_loop_s" in printed
+
+
+def test_a_jump_lands_anywhere_on_the_slider_and_a_notch_next_door():
+    """The two ways students move a slider: an arrow key's notch, or a click anywhere on its track."""
+    import random
+
+    from benchmarks.load import Slider, grid, next_value, option_text, random_link
+
+    seed = Slider("s", "Seed", [5.0], 0.0, 99.0, 1.0, "f", "seed", [])
+    temp = Slider("t", "τ", [1.0], 0.0, 3.0, 1.0, "f", "temp", ["0.1", "0.3", "1", "3"])
+    rng = random.Random(0)
+    notches = {next_value(seed, "notch", rng) for _ in range(50)}
+    jumps = {next_value(seed, "jump", rng) for _ in range(200)}
+    assert notches == {4.0, 6.0}
+    assert len(jumps) > 50 and 5.0 not in jumps and jumps <= set(grid(seed)) and max(jumps) - min(jumps) > 80
+    assert grid(temp) == [0.0, 1.0, 2.0, 3.0] and option_text(temp, 3.0) == "3" and option_text(seed, 7.0) == "7"
+    links = [random_link([seed, temp], rng) for _ in range(100)]
+    assert all(set(link) == {"seed", "temp"} and link["temp"] in temp.options for link in links)
+    assert len({link["seed"] for link in links}) > 30
+
+
+def test_new_settings_cost_is_measured_per_slider():
+    """One student alone steps every slider to values not seen before: the CPU and wall time per step."""
+    from benchmarks.load import new_settings_cpu, solo_table
+
+    figures = new_settings_cpu(steps_per_slider=1)
+    assert {name.split(": ")[0] for name in figures} >= {"(home)", "multi_head", "positional_encoding"}
+    assert all(f["steps"] == 1 and f["cpu_ms"] >= 0 and f["wall_ms"] > 0 for f in figures.values())
+    assert "median over sliders" in solo_table(figures)

@@ -25,7 +25,7 @@ from streamlit import dataframe_util
 
 from ui.charts.altair_compose import compose_without_needless_copies
 from ui.charts.altair_walks import use_fast_walks
-from ui.charts.inline_data import use_inline_rows
+from ui.charts.inline_data import Rows, use_inline_rows
 from ui.charts.spec import drawn_on_canvas, for_projector, stable_spec, to_spec, view_title, without_aria
 from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
 from ui.url_state import presenter_mode
@@ -50,23 +50,37 @@ def prepare_altair() -> None:
 
 
 def arrow_datasets(spec: dict) -> dict:
-    """The spec with each inline dataset (a list of row dicts) as Arrow IPC bytes, what the browser receives.
+    """The spec with each inline dataset as Arrow IPC bytes, what the browser receives.
 
     ``st.vega_lite_chart`` ships every dataset to the browser as Arrow, serialising it on every call unless it is
-    given the bytes. From a list of dicts it also goes through a pandas DataFrame. Here the rows become a
-    `pyarrow.Table` directly and then bytes, once per spec (`show_chart` remembers the result). A dataset Arrow
-    cannot type directly (a column mixing text and numbers) goes through Streamlit's own conversion, once.
+    given the bytes. `Rows` (what the chart modules make) become an Arrow table straight from their columns; a list
+    of row dicts goes through `pyarrow.Table.from_pylist`. Either is made into bytes once per spec (`show_chart`
+    remembers the result). A dataset Arrow cannot type directly (a column mixing text and numbers), or a
+    DataFrame, goes through Streamlit's own conversion, once.
     """
     if not spec.get("datasets"):
         return spec
     datasets = {}
     for name, rows in spec["datasets"].items():
+        table = None
         try:
-            table = pa.Table.from_pylist(rows) if isinstance(rows, list) else rows
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            table = rows
-        datasets[name] = dataframe_util.convert_anything_to_arrow_bytes(table)
+            if isinstance(rows, Rows):
+                table = rows.to_arrow()
+            elif isinstance(rows, list):
+                table = pa.Table.from_pylist(rows)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # a column mixing text and numbers
+            rows = rows.rows() if isinstance(rows, Rows) else rows
+        datasets[name] = (arrow_bytes(table) if table is not None
+                          else dataframe_util.convert_anything_to_arrow_bytes(rows))
     return {**spec, "datasets": datasets}
+
+
+def arrow_bytes(table: pa.Table) -> bytes:
+    """The table in Arrow's IPC stream format, as Streamlit sends a dataset."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
 
 
 def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs: Any) -> Any:

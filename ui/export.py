@@ -22,21 +22,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ui.charts.inline_data import Rows
 from ui.charts.spec import stable_spec, view_title
 
 
 def spec_of(chart: Any) -> dict:
     """The Vega-Lite spec (JSON-ready) of an Altair chart or of a spec dict.
 
-    A dict's datasets may be DataFrames (Streamlit sends those as Arrow); the renderer needs records, so
-    they are converted here, at export time only.
+    A dict's datasets may be `Rows` (the chart modules' columns) or DataFrames (a page test's); the renderer
+    needs records, so they are converted here, at export time only.
     """
     spec = stable_spec(chart if isinstance(chart, dict) else chart.to_dict())  # resolves `THIS_DATA`
     datasets = spec.get("datasets", {})
-    if any(isinstance(d, pd.DataFrame) for d in datasets.values()):
-        spec = {**spec, "datasets": {name: json.loads(d.to_json(orient="records")) if isinstance(d, pd.DataFrame)
-                                     else d for name, d in datasets.items()}}
+    if any(not isinstance(d, list) for d in datasets.values()):
+        spec = {**spec, "datasets": {name: _records(d) for name, d in datasets.items()}}
     return spec
+
+
+def _records(data: Any) -> Any:
+    """A dataset as JSON-ready records: `Rows` made into rows, a DataFrame through its JSON."""
+    if isinstance(data, Rows):
+        return data.rows()
+    if isinstance(data, pd.DataFrame):
+        return json.loads(data.to_json(orient="records"))
+    return data
 
 
 def chart_to_png(chart: Any, scale: float = 2.0) -> bytes:
@@ -94,14 +103,14 @@ def _data_of(spec: dict, view: dict) -> Any:
 
 def _fields(data: Any) -> set[str]:
     """The field names of a dataset given as records or as a DataFrame (empty if there is no data)."""
-    if isinstance(data, pd.DataFrame):
+    if isinstance(data, pd.DataFrame | Rows):
         return set(data.columns)
     return set(data[0]) if data else set()
 
 
 def _heatmap_matrix(data: Any) -> tuple[np.ndarray, list[str], list[str]]:
     """A `ui.charts.heatmap` dataset (one record per cell, with ``i``, ``j``, ``row``, ``col``) as a labelled matrix."""
-    df = pd.DataFrame(data).sort_values(["i", "j"])
+    df = _frame(data).sort_values(["i", "j"])
     n_rows, n_cols = int(df["i"].max()) + 1, int(df["j"].max()) + 1
     rows = df.drop_duplicates("i")["row"].astype(str).tolist()
     cols = df.drop_duplicates("j").sort_values("j")["col"].astype(str).tolist()
@@ -179,7 +188,12 @@ def _labels_for(labels: Sequence[str] | Sequence[Sequence[str]], n: int, size: i
 
 def _stack(data: Any, shape: tuple[int, ...], field: str = "value") -> np.ndarray:
     """A dataset of ``{field: x}`` records (or a DataFrame) as the stack of matrices it holds."""
-    return pd.DataFrame(data)[field].to_numpy(dtype=np.float64).reshape(shape)
+    return _frame(data)[field].to_numpy(dtype=np.float64).reshape(shape)
+
+
+def _frame(data: Any) -> pd.DataFrame:
+    """A dataset (records, `Rows` or a DataFrame) as a DataFrame."""
+    return pd.DataFrame(data.columns if isinstance(data, Rows) else data)
 
 
 def _block(stack: Callable[[], np.ndarray], m: int, rows: list[str], cols: list[str],

@@ -174,13 +174,13 @@ def test_a_clicked_cell_rebuilds_only_the_projections(monkeypatch):
     clear_shared_caches()
     at = run_page(PAGE, seed="7")
     built: list[str] = []
-    heatmap = ui.charts.worked_example.heatmap
+    heatmap_part = ui.charts.worked_example.heatmap_part
 
     def counting_heatmap(matrix, **kwargs):
         built.append(kwargs.get("title", ""))
-        return heatmap(matrix, **kwargs)
+        return heatmap_part(matrix, **kwargs)
 
-    monkeypatch.setattr(ui.charts.worked_example, "heatmap", counting_heatmap)
+    monkeypatch.setattr(ui.charts.worked_example, "heatmap_part", counting_heatmap)
     at = click_cell(at, "cell", 1, 2)
     assert not at.exception
     assert sorted(built) == ["K", "Q", "V", "W_k", "W_q", "W_v"]

@@ -32,8 +32,9 @@ def test_streamlit_sends_the_bytes_as_they_are(monkeypatch):
     from ui import display
 
     made = []
-    real = dataframe_util.convert_anything_to_arrow_bytes
-    monkeypatch.setattr(dataframe_util, "convert_anything_to_arrow_bytes", lambda data: made.append(data) or real(data))
+    for module, name in ((dataframe_util, "convert_anything_to_arrow_bytes"), (display, "arrow_bytes")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda data, real=real: made.append(data) or real(data))
     monkeypatch.setattr(display, "_PREPARED", display.collections.OrderedDict())  # nothing drawn yet
     at = run_page("app_pages/masked_attention.py", seed="23", seq_len="4")
     assert made  # the specs were new to `show_chart`: their datasets were serialised, once each

@@ -20,6 +20,11 @@ def side_by_side(*charts: alt.TopLevelMixin, shared_color: bool = False, spacing
     return alt.HConcatChart(hconcat=list(charts), spacing=spacing, resolve=independent_colours(not shared_color))
 
 
+def one_above_other(*charts: alt.TopLevelMixin, shared_color: bool = False, spacing: int = 28) -> alt.VConcatChart:
+    """Charts in one column, as `side_by_side` puts them in one row."""
+    return alt.VConcatChart(vconcat=list(charts), spacing=spacing, resolve=independent_colours(not shared_color))
+
+
 def grid(*charts: alt.TopLevelMixin, columns: int, shared_color: bool = False, spacing: int = 28) -> alt.ConcatChart:
     """Charts in rows of `columns`, as one chart: one Vega view for the browser to update instead of one per row.
 

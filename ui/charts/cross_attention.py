@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import altair as alt
 import numpy as np
 
 from core.encoder_decoder import AttentionBlock, EncoderDecoderAttention
-from ui.charts.arrange import side_by_side
-from ui.charts.heatmap import heatmap, unique_labels
-from ui.charts.spec import to_spec
+from ui.charts.arrange import one_above_other, side_by_side
+from ui.charts.heatmap import heatmap_part, unique_labels
+from ui.charts.template import compose, part_spec
 from ui.charts.tooltips import softmax_tooltips
 
 
@@ -44,20 +43,20 @@ def page_specs(r: EncoderDecoderAttention, cell: tuple[int, int] | None = None) 
     enc_kw = dict(row_labels=src_labels, col_labels=src_labels, **cell_style(len(src_labels)))
     dec_kw = dict(row_labels=tgt_labels, col_labels=tgt_labels, **cell_style(len(tgt_labels)))
     t_row, s_row = (None, None) if cell is None else ([cell[0]], [cell[1]])
-    enc_map = heatmap(r.encoder.weights, signed=False, title="encoder self-attention (source × source)",
+    enc_map = heatmap_part(r.encoder.weights, signed=False, title="encoder self-attention (source × source)",
                       x_title="key: source token", y_title="query: source token", value_format=".2f",
                       extra=softmax_steps(r.encoder, src_labels, src_labels), highlight_rows=s_row, **enc_kw)
-    dec_map = heatmap(r.decoder.weights, signed=False, title="decoder masked self-attention (target × target)",
+    dec_map = heatmap_part(r.decoder.weights, signed=False, title="decoder masked self-attention (target × target)",
                       x_title="key: target token", y_title="query: target token", value_format=".2f",
                       extra=softmax_steps(r.decoder, tgt_labels, tgt_labels), highlight_rows=t_row, **dec_kw)
     # Side by side when both fit the page's width, one above the other when they do not.
     if approx_width(src_labels, enc_kw["cell_size"]) + approx_width(tgt_labels, dec_kw["cell_size"]) <= 860:
-        self_maps = side_by_side(enc_map, dec_map, shared_color=True, spacing=48)
+        self_maps = compose(side_by_side, enc_map, dec_map, shared_color=True, spacing=48)
     else:
-        self_maps = alt.vconcat(enc_map, dec_map, spacing=36).resolve_scale(color="shared")
-    cross_map = heatmap(r.cross.weights, row_labels=tgt_labels, col_labels=src_labels, signed=False,
+        self_maps = compose(one_above_other, enc_map, dec_map, shared_color=True, spacing=36)
+    cross_map = heatmap_part(r.cross.weights, row_labels=tgt_labels, col_labels=src_labels, signed=False,
                         title=f"cross-attention ({len(tgt_labels)} target queries × {len(src_labels)} source keys)",
                         x_title="key / value: source token (encoder)", y_title="query: target token (decoder)",
                         value_format=".2f", select="cell", extra=softmax_steps(r.cross, tgt_labels, src_labels),
                         **cell_style(max(len(src_labels), len(tgt_labels))))
-    return {"self": to_spec(self_maps, canvas=True), "cross": to_spec(cross_map, canvas=True)}
+    return {"self": part_spec(self_maps, canvas=True), "cross": part_spec(cross_map, canvas=True)}

@@ -35,7 +35,9 @@ import altair as alt
 import numpy as np
 
 from ui.charts.heatmap import DIVERGING_SCHEME, MAX_LABELLED_CELLS, SEQUENTIAL_SCHEME, unique_labels
+from ui.charts.inline_data import Rows
 from ui.charts.spec import CANVAS, domain_from_data, tooltip_expr
+from ui.charts.template import DataSource, Make, chart_of, part_builder
 from ui.export import LAYOUT_KEY, matrix_layout
 
 #: Cells smaller than this (pixels) get no printed values.
@@ -44,14 +46,15 @@ MIN_LABELLED_CELL = 28
 HEAD_GAP, HEAD_GAP_MANY = 12, 3
 
 
-def cell_values(values: np.ndarray, **constants: float) -> dict[str, list[dict[str, float]]]:
+def cell_values(values: np.ndarray, **constants: float) -> dict[str, Rows]:
     """Inline Vega-Lite data: one record ``{"value": x, **constants}`` per entry of `values`, in C (row-major) order.
 
     The position of each cell is not stored: `_cell_index` recovers it in the browser from the
     record's place in the list, which keeps the data (and Altair's JSON hash of it) small.
     `constants` are repeated in every record: the colour domain ``lo``, ``hi`` (`ui.charts.spec.domain_from_data`).
     """
-    return {"values": [{"value": x, **constants} for x in np.asarray(values, dtype=np.float64).ravel().tolist()]}
+    value = np.asarray(values, dtype=np.float64).ravel()
+    return {"values": Rows({"value": value} | {k: np.full(value.size, c) for k, c in constants.items()})}
 
 
 def _cell_index(shape: tuple[int, ...], names: Sequence[str]) -> list[Any]:
@@ -133,7 +136,7 @@ def _cells(
 
 
 def _facet_chart(
-    data: dict[str, list[dict[str, float]]],
+    data: alt.InlineData | alt.NamedData,
     transform: list[Any],
     cells: alt.Chart | alt.LayerChart,
     facet: alt.FacetMapping | alt.FacetFieldDef,
@@ -150,15 +153,18 @@ def _facet_chart(
     """
     resolve = (alt.Resolve(scale=alt.ScaleResolveMap(**dict.fromkeys(independent, "independent")))
                if independent else alt.Undefined)
-    # `data` is a plain {"values": [...]} dict: Altair moves it to the top-level datasets after building the
-    # spec (a DataFrame would first be converted record by record; records inside the spec tree would be
-    # walked one by one by Altair's to_dict, far slower still).
     return alt.FacetChart(data=data, transform=transform, facet=facet, spec=cells,
                           spacing=spacing, columns=columns or alt.Undefined, resolve=resolve,
                           title=title or alt.Undefined, usermeta={LAYOUT_KEY: [layout], **CANVAS})
 
 
-def head_blocks(
+def head_blocks(*args: Any, **options: Any) -> alt.FacetChart:
+    """`head_blocks_part` as an Altair chart, its data inline."""
+    return chart_of(head_blocks_part(*args, **options))
+
+
+@part_builder()
+def head_blocks_part(
     matrices: Mapping[str, np.ndarray],
     n_heads: int,
     *,
@@ -170,7 +176,7 @@ def head_blocks(
     value_format: str = ".2f",
     font_size: int = 10,
     highlight: Mapping[str, tuple[int, int]] | None = None,
-) -> alt.FacetChart:
+) -> tuple[list[Rows], Make]:
     """``(T, d_model)`` matrices (one facet row each) cut into `n_heads` blocks of ``d_k`` columns (facet columns).
 
     The gap between the blocks is the split: head ``h`` reads only the columns in its block.
@@ -204,56 +210,66 @@ def head_blocks(
     elif show_values is None:
         show_values = stack.size <= MAX_LABELLED_CELLS and cell_size >= MIN_LABELLED_CELL
     m = float(np.max(np.abs(stack))) or 1.0
-    heads = [head_label(h, d_k, d_k * cell_size) for h in range(n_heads)]
-    calc = dict(matrix=f"{_js(names)}[datum.m]", row=f"{_js(labels)}[datum.t]", col="'' + datum.j",
-                head=f"{_js(heads)}[floor(datum.j / {d_k})]")
-    if show_values:
-        calc["ink"] = "abs(datum.value) > 0.6 * datum.hi ? 'white' : 'black'"
+    table = cell_values(stack, lo=-m, hi=m)["values"]
 
-    dim_labels = cell_size >= 14  # narrower cells: the head headers and the tooltips say which dims they are
-    x = alt.X(field="col", type="ordinal", sort=None, title=None,
-              axis=alt.Axis(labelAngle=0 if cell_size >= 20 else -90, orient="top", labels=dim_labels,
-                            ticks=dim_labels, labelFontSize=min(11, cell_size - 2)))
-    y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
-    color = alt.Color(field="value", type="quantitative", title=None,
-                      scale=alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0),
-                      legend=alt.Legend(orient="right"))
-    tooltip = [
-        alt.Tooltip(field="matrix", type="nominal", title="matrix"),
-        alt.Tooltip(field="head", type="nominal", title="head"),
-        alt.Tooltip(field="row", type="nominal", title=y_title),
-        alt.Tooltip(field="col", type="nominal", title="dimension"),
-        alt.Tooltip(field="value", type="quantitative", title="value", format=value_format),
-    ]
-    emphasis = None
-    if highlight:
-        bright = np.zeros(stack.shape, dtype=bool)  # (n_matrices, T, d_model)
-        for name, (row_t, h) in highlight.items():
-            bright[names.index(name), row_t, h * d_k:(h + 1) * d_k] = True
-        # the record numbers (1-based, as `_cell_index` numbers them) of the bright cells
-        calc["alpha"] = f"indexof({_js((np.flatnonzero(bright) + 1).tolist())}, datum._n) >= 0 ? 1 : 0.2"
-        calc["edge"] = "datum.alpha == 1 ? 'black' : 'white'"
-        emphasis = {"opacity": alt.Opacity(field="alpha", type="quantitative", scale=None, legend=None),
-                    "stroke": alt.Stroke(field="edge", type="nominal", scale=None, legend=None)}
-    cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, emphasis=emphasis,
-                   show_values=show_values, value_format=value_format, font_size=font_size,
-                   values_where="datum.alpha == 1" if only_bright else None)
-    column = alt.FacetFieldDef(field="head", type="ordinal", sort=heads, title=None,
-                               header=alt.Header(labelFontSize=11, labelAngle=0 if d_k * cell_size >= 14 else -90))
-    row = (alt.FacetFieldDef(field="matrix", type="nominal", sort=names, title=None,
-                             header=alt.Header(labelFontSize=14, labelFontWeight="bold", labelAngle=0))
-           if len(names) > 1 else alt.Undefined)
-    transform = _cell_index(stack.shape, ("m", "t", "j")) + _calc(**calc)
-    layout = matrix_layout(stack.shape, names, labels, [str(j) for j in range(d_model)],
-                           name=title or f"{', '.join(names)} by head",
-                           blocks=(d_k, [head_label(h, d_k, width_px=np.inf) for h in range(n_heads)]))
-    return _facet_chart(cell_values(stack, lo=-m, hi=m), transform, cells, alt.FacetMapping(row=row, column=column),
-                        title=title,
-                        independent=("x",), spacing={"column": HEAD_GAP_MANY if n_heads > 16 else HEAD_GAP, "row": 8},
-                        layout=layout)
+    def make(data: DataSource) -> alt.FacetChart:
+        heads = [head_label(h, d_k, d_k * cell_size) for h in range(n_heads)]
+        calc = dict(matrix=f"{_js(names)}[datum.m]", row=f"{_js(labels)}[datum.t]", col="'' + datum.j",
+                    head=f"{_js(heads)}[floor(datum.j / {d_k})]")
+        if show_values:
+            calc["ink"] = "abs(datum.value) > 0.6 * datum.hi ? 'white' : 'black'"
+
+        dim_labels = cell_size >= 14  # narrower cells: the head headers and the tooltips say which dims they are
+        x = alt.X(field="col", type="ordinal", sort=None, title=None,
+                  axis=alt.Axis(labelAngle=0 if cell_size >= 20 else -90, orient="top", labels=dim_labels,
+                                ticks=dim_labels, labelFontSize=min(11, cell_size - 2)))
+        y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
+        color = alt.Color(field="value", type="quantitative", title=None,
+                          scale=alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0),
+                          legend=alt.Legend(orient="right"))
+        tooltip = [
+            alt.Tooltip(field="matrix", type="nominal", title="matrix"),
+            alt.Tooltip(field="head", type="nominal", title="head"),
+            alt.Tooltip(field="row", type="nominal", title=y_title),
+            alt.Tooltip(field="col", type="nominal", title="dimension"),
+            alt.Tooltip(field="value", type="quantitative", title="value", format=value_format),
+        ]
+        emphasis = None
+        if highlight:
+            bright = np.zeros(stack.shape, dtype=bool)  # (n_matrices, T, d_model)
+            for name, (row_t, h) in highlight.items():
+                bright[names.index(name), row_t, h * d_k:(h + 1) * d_k] = True
+            # the record numbers (1-based, as `_cell_index` numbers them) of the bright cells
+            calc["alpha"] = f"indexof({_js((np.flatnonzero(bright) + 1).tolist())}, datum._n) >= 0 ? 1 : 0.2"
+            calc["edge"] = "datum.alpha == 1 ? 'black' : 'white'"
+            emphasis = {"opacity": alt.Opacity(field="alpha", type="quantitative", scale=None, legend=None),
+                        "stroke": alt.Stroke(field="edge", type="nominal", scale=None, legend=None)}
+        cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, emphasis=emphasis,
+                       show_values=show_values, value_format=value_format, font_size=font_size,
+                       values_where="datum.alpha == 1" if only_bright else None)
+        column = alt.FacetFieldDef(field="head", type="ordinal", sort=heads, title=None,
+                                   header=alt.Header(labelFontSize=11, labelAngle=0 if d_k * cell_size >= 14 else -90))
+        row = (alt.FacetFieldDef(field="matrix", type="nominal", sort=names, title=None,
+                                 header=alt.Header(labelFontSize=14, labelFontWeight="bold", labelAngle=0))
+               if len(names) > 1 else alt.Undefined)
+        transform = _cell_index(stack.shape, ("m", "t", "j")) + _calc(**calc)
+        layout = matrix_layout(stack.shape, names, labels, [str(j) for j in range(d_model)],
+                               name=title or f"{', '.join(names)} by head",
+                               blocks=(d_k, [head_label(h, d_k, width_px=np.inf) for h in range(n_heads)]))
+        spacing = {"column": HEAD_GAP_MANY if n_heads > 16 else HEAD_GAP, "row": 8}
+        return _facet_chart(data(), transform, cells, alt.FacetMapping(row=row, column=column), title=title,
+                            independent=("x",), spacing=spacing, layout=layout)
+
+    return [table], make
 
 
-def head_maps(
+def head_maps(*args: Any, **options: Any) -> alt.FacetChart:
+    """`head_maps_part` as an Altair chart, its data inline."""
+    return chart_of(head_maps_part(*args, **options))
+
+
+@part_builder()
+def head_maps_part(
     weights: np.ndarray,
     labels: Sequence[str],
     *,
@@ -264,7 +280,7 @@ def head_maps(
     value_format: str = ".2f",
     font_size: int = 10,
     select: str | None = None,
-) -> alt.FacetChart:
+) -> tuple[list[Rows], Make]:
     """One attention map per head, side by side (wrapping after `columns`), on ONE viridis scale fixed to [0, 1].
 
     Equal colours mean equal weights in every panel, so heads can be compared by eye. `select` names a
@@ -282,39 +298,50 @@ def head_maps(
         raise ValueError(f"{len(labels)} token labels for attention maps of shape {w.shape}.")
     if show_values is None:
         show_values = w.size <= MAX_LABELLED_CELLS and cell_size >= MIN_LABELLED_CELL
-    tokens = _js(unique_labels(labels))
-    calc = dict(head="'head ' + (datum.h + 1)", row=f"{tokens}[datum.q]", col=f"{tokens}[datum.k]")
-    if show_values:
-        calc["ink"] = "datum.value < 0.55 ? 'white' : 'black'"
-    readable = cell_size >= 9  # below this the token names overlap: tooltips only
-    x = alt.X(field="col", type="ordinal", sort=None, title="key token",
-              axis=alt.Axis(labelAngle=-90 if t > 4 or cell_size < 20 else 0, labels=readable, ticks=readable))
-    y = alt.Y(field="row", type="ordinal", sort=None, title="query token",
-              axis=alt.Axis(labels=readable, ticks=readable))
-    color = alt.Color(field="value", type="quantitative", title="weight",
-                      scale=alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=[0.0, 1.0]),
-                      legend=alt.Legend(orient="right"))
-    tooltip = [
-        alt.Tooltip(field="head", type="nominal", title="head"),
-        alt.Tooltip(field="row", type="nominal", title="query token"),
-        alt.Tooltip(field="col", type="nominal", title="key token"),
-        alt.Tooltip(field="value", type="quantitative", title="weight", format=".3f"),
-    ]
-    params = (None if select is None else
-              [alt.selection_point(name=select, fields=["h", "q", "k"], on="click", clear="dblclick").param])
-    cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, params=params,
-                   show_values=show_values, value_format=value_format, font_size=font_size)
-    facet = alt.FacetFieldDef(field="head", type="ordinal", sort=[f"head {k + 1}" for k in range(n_heads)],
-                              title=None, header=alt.Header(labelFontSize=12))
-    transform = _cell_index(w.shape, ("h", "q", "k")) + _calc(**calc)
-    what = title or "attention weights"
-    layout = matrix_layout(w.shape, [f"{what} · head {h + 1}" for h in range(n_heads)], unique_labels(labels),
-                           unique_labels(labels), name=f"{what}, every head")
-    return _facet_chart(cell_values(w), transform, cells, facet, columns=columns or n_heads, spacing=10, title=title,
-                        layout=layout)
+    table = cell_values(w)["values"]
+
+    def make(data: DataSource) -> alt.FacetChart:
+        tokens = _js(unique_labels(labels))
+        calc = dict(head="'head ' + (datum.h + 1)", row=f"{tokens}[datum.q]", col=f"{tokens}[datum.k]")
+        if show_values:
+            calc["ink"] = "datum.value < 0.55 ? 'white' : 'black'"
+        readable = cell_size >= 9  # below this the token names overlap: tooltips only
+        x = alt.X(field="col", type="ordinal", sort=None, title="key token",
+                  axis=alt.Axis(labelAngle=-90 if t > 4 or cell_size < 20 else 0, labels=readable, ticks=readable))
+        y = alt.Y(field="row", type="ordinal", sort=None, title="query token",
+                  axis=alt.Axis(labels=readable, ticks=readable))
+        color = alt.Color(field="value", type="quantitative", title="weight",
+                          scale=alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=[0.0, 1.0]),
+                          legend=alt.Legend(orient="right"))
+        tooltip = [
+            alt.Tooltip(field="head", type="nominal", title="head"),
+            alt.Tooltip(field="row", type="nominal", title="query token"),
+            alt.Tooltip(field="col", type="nominal", title="key token"),
+            alt.Tooltip(field="value", type="quantitative", title="weight", format=".3f"),
+        ]
+        params = (None if select is None else
+                  [alt.selection_point(name=select, fields=["h", "q", "k"], on="click", clear="dblclick").param])
+        cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, params=params,
+                       show_values=show_values, value_format=value_format, font_size=font_size)
+        facet = alt.FacetFieldDef(field="head", type="ordinal", sort=[f"head {k + 1}" for k in range(n_heads)],
+                                  title=None, header=alt.Header(labelFontSize=12))
+        transform = _cell_index(w.shape, ("h", "q", "k")) + _calc(**calc)
+        what = title or "attention weights"
+        layout = matrix_layout(w.shape, [f"{what} · head {h + 1}" for h in range(n_heads)], unique_labels(labels),
+                               unique_labels(labels), name=f"{what}, every head")
+        return _facet_chart(data(), transform, cells, facet, columns=columns or n_heads, spacing=10, title=title,
+                            layout=layout)
+
+    return [table], make
 
 
-def matrix_panels(
+def matrix_panels(*args: Any, **options: Any) -> alt.FacetChart:
+    """`matrix_panels_part` as an Altair chart, its data inline."""
+    return chart_of(matrix_panels_part(*args, **options))
+
+
+@part_builder(data=('domain',))
+def matrix_panels_part(
     panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequence[str]]],
     *,
     signed: bool = True,
@@ -325,7 +352,7 @@ def matrix_panels(
     show_values: bool | None = None,
     value_format: str = ".2f",
     font_size: int = 10,
-) -> alt.FacetChart:
+) -> tuple[list[Rows], Make]:
     """Titled matrices ``(title, matrix, row_labels, col_labels)`` of one shape, in one row, on ONE colour scale.
 
     The same picture as `ui.charts.side_by_side` of `ui.charts.heatmap` s with ``shared_color=True``,
@@ -353,37 +380,42 @@ def matrix_panels(
         m = float(np.max(np.abs(stack))) or 1.0
         domain = (-m, m) if signed else (0.0, 1.0)
     lo, hi = domain
-    titles = [p[0] for p in panels]
-    row_labels = [unique_labels(p[2]) for p in panels]
-    col_labels = [unique_labels(p[3]) for p in panels]
-    calc = dict(panel=f"{_js(titles)}[datum.p]", row=f"{_js(row_labels)}[datum.p][datum.r]",
-                col=f"{_js(col_labels)}[datum.p][datum.c]")
-    if show_values:  # white text on the dark ends of the scale, as in ui.charts.heatmap
-        t = "((datum.value - datum.lo) / (datum.hi - datum.lo || 1))"
-        calc["ink"] = (f"abs({t} - 0.5) > 0.3" if signed else f"{t} < 0.55") + " ? 'white' : 'black'"
-    scale = (alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0) if signed
-             else alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=domain_from_data()))
-    longest = max(len(str(c)) for cols in col_labels for c in cols)
-    x = alt.X(field="col", type="ordinal", sort=None, title=x_title,
-              axis=alt.Axis(labelAngle=0 if 7 * longest <= cell_size else -90, orient="top"))
-    y = alt.Y(field="row", type="ordinal", sort=None, title=y_title or None)
-    color = alt.Color(field="value", type="quantitative", title=None, scale=scale,
-                      legend=alt.Legend(orient="right", gradientLength=int(np.clip(shape[0] * cell_size, 60, 200))))
-    tooltip = [
-        alt.Tooltip(field="panel", type="nominal", title="matrix"),
-        alt.Tooltip(field="row", type="nominal", title=y_title or "row"),
-        alt.Tooltip(field="col", type="nominal", title=x_title),
-        alt.Tooltip(field="value", type="quantitative", title="value", format=".3f"),
-    ]
-    cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, show_values=show_values,
-                   value_format=value_format, font_size=font_size, shape=shape)
-    column = alt.FacetFieldDef(field="panel", type="nominal", sort=titles, title=None,
-                               header=alt.Header(labelFontSize=13, labelFontWeight="bold"))
-    transform = _cell_index(stack.shape, ("p", "r", "c")) + _calc(**calc)
-    layout = matrix_layout(stack.shape, titles, _shared_or_each(row_labels), _shared_or_each(col_labels))
-    # Independent x and y: every panel shows its own labels in its own order (fixed pixel size, see `_cells`).
-    return _facet_chart(cell_values(stack, lo=lo, hi=hi), transform, cells, alt.FacetMapping(column=column), spacing=24,
-                        independent=("x", "y"), layout=layout)
+    table = cell_values(stack, lo=lo, hi=hi)["values"]
+
+    def make(data: DataSource) -> alt.FacetChart:
+        titles = [p[0] for p in panels]
+        row_labels = [unique_labels(p[2]) for p in panels]
+        col_labels = [unique_labels(p[3]) for p in panels]
+        calc = dict(panel=f"{_js(titles)}[datum.p]", row=f"{_js(row_labels)}[datum.p][datum.r]",
+                    col=f"{_js(col_labels)}[datum.p][datum.c]")
+        if show_values:  # white text on the dark ends of the scale, as in ui.charts.heatmap
+            t = "((datum.value - datum.lo) / (datum.hi - datum.lo || 1))"
+            calc["ink"] = (f"abs({t} - 0.5) > 0.3" if signed else f"{t} < 0.55") + " ? 'white' : 'black'"
+        scale = (alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0) if signed
+                 else alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=domain_from_data()))
+        longest = max(len(str(c)) for cols in col_labels for c in cols)
+        x = alt.X(field="col", type="ordinal", sort=None, title=x_title,
+                  axis=alt.Axis(labelAngle=0 if 7 * longest <= cell_size else -90, orient="top"))
+        y = alt.Y(field="row", type="ordinal", sort=None, title=y_title or None)
+        color = alt.Color(field="value", type="quantitative", title=None, scale=scale,
+                          legend=alt.Legend(orient="right", gradientLength=int(np.clip(shape[0] * cell_size, 60, 200))))
+        tooltip = [
+            alt.Tooltip(field="panel", type="nominal", title="matrix"),
+            alt.Tooltip(field="row", type="nominal", title=y_title or "row"),
+            alt.Tooltip(field="col", type="nominal", title=x_title),
+            alt.Tooltip(field="value", type="quantitative", title="value", format=".3f"),
+        ]
+        cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, show_values=show_values,
+                       value_format=value_format, font_size=font_size, shape=shape)
+        column = alt.FacetFieldDef(field="panel", type="nominal", sort=titles, title=None,
+                                   header=alt.Header(labelFontSize=13, labelFontWeight="bold"))
+        transform = _cell_index(stack.shape, ("p", "r", "c")) + _calc(**calc)
+        layout = matrix_layout(stack.shape, titles, _shared_or_each(row_labels), _shared_or_each(col_labels))
+        # Independent x and y: every panel shows its own labels in its own order (fixed pixel size, see `_cells`).
+        return _facet_chart(data(), transform, cells, alt.FacetMapping(column=column), spacing=24,
+                            independent=("x", "y"), layout=layout)
+
+    return [table], make
 
 
 def _shared_or_each(labels: list[list[str]]) -> list[str] | list[list[str]]:

@@ -21,7 +21,9 @@ import numpy as np
 import pandas as pd
 
 from ui.charts.arrange import independent_colours
+from ui.charts.inline_data import Rows
 from ui.charts.spec import domain_from_data, title_from_data
+from ui.charts.template import DataSource, Make, chart_of, part_builder
 
 DIVERGING_SCHEME = "blueorange"
 SEQUENTIAL_SCHEME = "viridis"
@@ -74,14 +76,7 @@ def matrix_frame(
 def records(columns: Columns) -> list[dict[str, Any]]:
     """`columns` as JSON-ready records, one dict per row; a non-finite number becomes None (null), as Altair
     does for a DataFrame (the masked −∞ scores are drawn as missing cells)."""
-    lists = {}
-    for name, values in columns.items():
-        arr = np.asarray(values)
-        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-            lists[name] = [v if np.isfinite(v) else None for v in arr.tolist()]
-        else:
-            lists[name] = arr.tolist()
-    return [dict(zip(lists, row, strict=True)) for row in zip(*lists.values(), strict=True)]
+    return Rows(columns).rows()
 
 
 def extra_tooltip_lines(
@@ -122,7 +117,13 @@ def emphasis_encoding(
             "stroke": alt.Stroke(field="edge", type="nominal", scale=None)}
 
 
-def heatmap(
+def heatmap(matrix: np.ndarray, **options: Any) -> alt.LayerChart:
+    """`heatmap_part` as an Altair chart, its data inline."""
+    return chart_of(heatmap_part(matrix, **options))
+
+
+@part_builder(data=("row_labels", "col_labels", "domain"))
+def heatmap_part(
     matrix: np.ndarray,
     *,
     row_labels: Sequence[str] | None = None,
@@ -141,11 +142,14 @@ def heatmap(
     highlight_cols: Sequence[int] | None = None,
     select: str | None = None,
     title_in_data: bool = False,
-) -> alt.LayerChart:
-    """A labelled heatmap of `matrix`, rows top to bottom as in the printed matrix.
+    legend_length: int | None = None,
+    slanted_x_labels: bool = False,
+) -> tuple[list[Rows], Make]:
+    """A labelled heatmap of `matrix`, rows top to bottom as in the printed matrix (a `ui.charts.template.Part`).
 
-    Its data is records built from `matrix_columns`, not a DataFrame: Altair then has nothing to convert,
-    which makes a heatmap faster to build.
+    Its data is the columns of `matrix_columns` as `Rows`, not a DataFrame: Altair then has nothing to convert,
+    and no row is made on the way to the browser. The labels and the colour domain are data; the chart's
+    structure follows the matrix's shape and the options.
 
     Args:
         signed: diverging scale centred at 0 if True, sequential if False
@@ -163,6 +167,8 @@ def heatmap(
             page can react to the clicked cell (``on_select="rerun"``).
         title_in_data: keep `title` in the data (`title_from_data`), for a title
             that quotes a slider: the spec then stays the same as the slider moves.
+        legend_length: the colour legend's length in pixels; by default about the matrix's height.
+        slanted_x_labels: column labels at 45°, for long labels (repeated words carry their position).
     """
     df = matrix_columns(matrix, row_labels, col_labels)
     extra_tooltips = extra_tooltip_lines(df, extra, np.shape(matrix), value_format)
@@ -183,48 +189,51 @@ def heatmap(
     df["ink"] = np.where(dark, "white", "black")
     n_cells = len(df["value"])
     df["lo"], df["hi"] = np.full(n_cells, float(lo)), np.full(n_cells, float(hi))  # read by `domain_from_data`
-    n_rows, n_cols = np.shape(matrix)
-
-    scale = (
-        alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0)
-        if signed
-        else alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=domain_from_data())
-    )
-    x = alt.X(field="col", type="ordinal", sort=None, title=x_title, axis=alt.Axis(labelAngle=0, orient="top"))
-    y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
-    tooltip = [
-        alt.Tooltip(field="row", type="nominal", title=y_title),
-        alt.Tooltip(field="col", type="nominal", title=x_title),
-        alt.Tooltip(field="value", type="quantitative", title="value", format=value_format),
-        *extra_tooltips,
-    ]
-    rect_enc: dict[str, Any] = dict(
-        color=alt.Color(field="value", type="quantitative", scale=scale, title=None,
-                        legend=alt.Legend(orient="right",
-                                          gradientLength=int(np.clip(cell_size * n_rows - 20, 60, 300)))),
-    )
-    rect_enc.update(emphasis)
-    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1 if not emphasise else 2).encode(**rect_enc)
-    if select is not None:
-        rect = rect.add_params(alt.selection_point(name=select, fields=["i", "j"], on="click", clear="dblclick"))
-    layers: list[alt.Chart] = [rect]
-    if show_values:
-        layers.append(
-            alt.Chart().mark_text(fontSize=font_size).encode(
-                text=alt.Text(field="value", type="quantitative", format=value_format),
-                # scale=None: the column holds the colours themselves (cheaper than alt.condition)
-                color=alt.Color(field="ink", type="nominal", scale=None),
-            )
-        )
     if title_in_data and title:
-        df["title"] = np.full(len(df["value"]), title, dtype=object)  # read by `title_from_data`
-        title = title_from_data()
-    # One constructor call rather than chained `.encode().resolve_scale().properties()`: each of those deep-copies
-    # the chart, re-creating its layers and every encoding object.
-    return alt.LayerChart(
-        layer=layers, data=alt.InlineData(values=records(df)), title=title or alt.Undefined,
-        encoding=alt.FacetedEncoding(x=x, y=y, tooltip=tooltip),
-        resolve=independent_colours(),  # the cell colours' scale is not the text's ink
-        width=alt.Step(cell_size), height=alt.Step(cell_size),
-    )
+        df["title"] = np.full(n_cells, title, dtype=object)  # read by `title_from_data`
+    n_rows = np.shape(matrix)[0]
 
+    def make(data: DataSource) -> alt.LayerChart:
+        scale = (
+            alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0)
+            if signed
+            else alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=domain_from_data())
+        )
+        x_axis = (alt.Axis(labelAngle=-45, orient="top", labelOverlap=False) if slanted_x_labels
+                  else alt.Axis(labelAngle=0, orient="top"))
+        x = alt.X(field="col", type="ordinal", sort=None, title=x_title, axis=x_axis)
+        y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
+        tooltip = [
+            alt.Tooltip(field="row", type="nominal", title=y_title),
+            alt.Tooltip(field="col", type="nominal", title=x_title),
+            alt.Tooltip(field="value", type="quantitative", title="value", format=value_format),
+            *extra_tooltips,
+        ]
+        rect_enc: dict[str, Any] = dict(
+            color=alt.Color(field="value", type="quantitative", scale=scale, title=None,
+                            legend=alt.Legend(orient="right", gradientLength=legend_length or
+                                              int(np.clip(cell_size * n_rows - 20, 60, 300)))),
+        )
+        rect_enc.update(emphasis)
+        rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1 if not emphasise else 2).encode(**rect_enc)
+        if select is not None:
+            rect = rect.add_params(alt.selection_point(name=select, fields=["i", "j"], on="click", clear="dblclick"))
+        layers: list[alt.Chart] = [rect]
+        if show_values:
+            layers.append(
+                alt.Chart().mark_text(fontSize=font_size).encode(
+                    text=alt.Text(field="value", type="quantitative", format=value_format),
+                    # scale=None: the column holds the colours themselves (cheaper than alt.condition)
+                    color=alt.Color(field="ink", type="nominal", scale=None),
+                )
+            )
+        # One constructor call rather than chained `.encode().resolve_scale().properties()`: each of those
+        # deep-copies the chart, re-creating its layers and every encoding object.
+        return alt.LayerChart(
+            layer=layers, data=data(), title=title_from_data() if title_in_data and title else title or alt.Undefined,
+            encoding=alt.FacetedEncoding(x=x, y=y, tooltip=tooltip),
+            resolve=independent_colours(),  # the cell colours' scale is not the text's ink
+            width=alt.Step(cell_size), height=alt.Step(cell_size),
+        )
+
+    return [Rows(df)], make

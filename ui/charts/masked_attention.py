@@ -4,16 +4,18 @@ query's weights with and without the mask."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import altair as alt
 import numpy as np
-import pandas as pd
 
 from core.masking import MaskedAttention
 from ui.charts.arrange import independent_colours, side_by_side
-from ui.charts.heatmap import DIVERGING_SCHEME, emphasis_encoding, extra_tooltip_lines, heatmap, matrix_frame
+from ui.charts.heatmap import DIVERGING_SCHEME, emphasis_encoding, extra_tooltip_lines, heatmap_part, matrix_frame
+from ui.charts.inline_data import Rows
 from ui.charts.raster import default_domain
-from ui.charts.spec import domain_from_data, to_spec
+from ui.charts.spec import domain_from_data
+from ui.charts.template import DataSource, Make, chart_of, compose, part_builder, part_spec
 from ui.charts.tooltips import softmax_tooltips
 
 MASKED_GREY = "#c8c8c8"
@@ -23,7 +25,13 @@ MASK_COLOURS = ("#3b528b", "#e3e3e3")
 SEEN_COLOUR, FUTURE_COLOUR = "#21918c", "#e8932f"
 
 
-def mask_chart(
+def mask_chart(mask: np.ndarray, labels: Sequence[str], **options: Any) -> alt.LayerChart:
+    """`mask_part` as an Altair chart, its data inline."""
+    return chart_of(mask_part(mask, labels, **options))
+
+
+@part_builder()
+def mask_part(
     mask: np.ndarray,
     labels: Sequence[str],
     *,
@@ -33,7 +41,7 @@ def mask_chart(
     extra: Mapping[str, np.ndarray] | None = None,
     highlight_rows: Sequence[int] | None = None,
     highlight_cols: Sequence[int] | None = None,
-) -> alt.LayerChart:
+) -> tuple[list[Rows], Make]:
     """The boolean mask as a two-colour grid, "may attend" (1) or "masked" (0), with 1/0 in the cells.
 
     `extra`, `highlight_rows` and `highlight_cols` work as in `ui.charts.heatmap`.
@@ -46,28 +54,39 @@ def mask_chart(
     df["ink"] = np.where(m.ravel(), "white", "black")
     extra_lines = extra_tooltip_lines(df, extra, m.shape, ".3f")
     emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
-    x = alt.X(field="col", type="ordinal", sort=None, title="key token (attended to)",
-              axis=alt.Axis(labelAngle=-45 if cell_size >= 30 else -90, orient="top",
-                            labelOverlap=False))
-    y = alt.Y(field="row", type="ordinal", sort=None, title="query token")
-    color = alt.Color(field="state", type="nominal", title=None,
-                      scale=alt.Scale(domain=["may attend", "masked"], range=list(MASK_COLOURS)),
-                      legend=alt.Legend(orient="bottom"))
-    tooltip = [alt.Tooltip(field="row", type="nominal", title="query"),
-               alt.Tooltip(field="col", type="nominal", title="key"),
-               alt.Tooltip(field="state", type="nominal", title="mask"), *extra_lines]
-    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=2 if emphasis else 1).encode(color=color, **emphasis)
-    text = alt.Chart().mark_text(fontSize=font_size).encode(
-        text=alt.Text(field="value", type="quantitative", format="d"),
-        color=alt.Color(field="ink", type="nominal", scale=None),  # the column holds the colours themselves
-    )
-    # One constructor call: chained `.encode().properties()` deep-copies the chart at each step (`ui.charts.heatmap`).
-    return alt.LayerChart(layer=[rect, text], data=df, title=title or alt.Undefined,
-                          encoding=alt.FacetedEncoding(x=x, y=y, tooltip=tooltip),
-                          width=alt.Step(cell_size), height=alt.Step(cell_size))
+    table = Rows.from_frame(df)
+
+    def make(data: DataSource) -> alt.LayerChart:
+        x = alt.X(field="col", type="ordinal", sort=None, title="key token (attended to)",
+                  axis=alt.Axis(labelAngle=-45 if cell_size >= 30 else -90, orient="top",
+                                labelOverlap=False))
+        y = alt.Y(field="row", type="ordinal", sort=None, title="query token")
+        color = alt.Color(field="state", type="nominal", title=None,
+                          scale=alt.Scale(domain=["may attend", "masked"], range=list(MASK_COLOURS)),
+                          legend=alt.Legend(orient="bottom"))
+        tooltip = [alt.Tooltip(field="row", type="nominal", title="query"),
+                   alt.Tooltip(field="col", type="nominal", title="key"),
+                   alt.Tooltip(field="state", type="nominal", title="mask"), *extra_lines]
+        rect = alt.Chart().mark_rect(stroke="white", strokeWidth=2 if emphasis else 1).encode(color=color, **emphasis)
+        text = alt.Chart().mark_text(fontSize=font_size).encode(
+            text=alt.Text(field="value", type="quantitative", format="d"),
+            color=alt.Color(field="ink", type="nominal", scale=None),  # the column holds the colours themselves
+        )
+        # One constructor call: chained `.encode().properties()` deep-copies the chart at each step.
+        return alt.LayerChart(layer=[rect, text], data=data(), title=title or alt.Undefined,
+                              encoding=alt.FacetedEncoding(x=x, y=y, tooltip=tooltip),
+                              width=alt.Step(cell_size), height=alt.Step(cell_size))
+
+    return [table], make
 
 
-def masked_heatmap(
+def masked_heatmap(matrix: np.ndarray, labels: Sequence[str], **options: Any) -> alt.LayerChart:
+    """`masked_heatmap_part` as an Altair chart, its data inline."""
+    return chart_of(masked_heatmap_part(matrix, labels, **options))
+
+
+@part_builder()
+def masked_heatmap_part(
     matrix: np.ndarray,
     labels: Sequence[str],
     *,
@@ -81,7 +100,7 @@ def masked_heatmap(
     extra: Mapping[str, np.ndarray] | None = None,
     highlight_rows: Sequence[int] | None = None,
     highlight_cols: Sequence[int] | None = None,
-) -> alt.LayerChart:
+) -> tuple[list[Rows], Make]:
     """A signed heatmap in which ``-inf`` cells are grey and read "−∞" (a colour scale cannot hold -inf).
 
     The data keep the true ``value`` (``-inf`` included; Streamlit sends it to the
@@ -102,74 +121,92 @@ def masked_heatmap(
     df["lo"], df["hi"] = lo, hi  # the colour domain, read by `domain_from_data`
     extra_lines = extra_tooltip_lines(df, extra, np.shape(matrix), value_format)
     emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
-    scale = alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0)
-    x = alt.X(field="col", type="ordinal", sort=None, title=x_title,
-              axis=alt.Axis(labelAngle=-45, orient="top", labelOverlap=False))
-    y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
-    tooltip = [alt.Tooltip(field="row", type="nominal", title=y_title),
-               alt.Tooltip(field="col", type="nominal", title=x_title),
-               alt.Tooltip(field="label", type="nominal", title="value"), *extra_lines]
-    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=2 if emphasis else 1).encode(
-        color=alt.condition("datum.masked", alt.value(MASKED_GREY),
-                            alt.Color(field="shade", type="quantitative", scale=scale, title=None,
-                                      legend=alt.Legend(orient="right"))),
-        **emphasis,
-    )
-    layers: list[alt.Chart] = [rect]
-    if show_values:
-        layers.append(alt.Chart().mark_text(fontSize=font_size).encode(
-            text=alt.Text(field="label", type="nominal"),
-            color=alt.Color(field="ink", type="nominal", scale=None),  # the column holds the colours themselves
-        ))
-    return alt.LayerChart(layer=layers, data=df, title=title or alt.Undefined,
-                          encoding=alt.FacetedEncoding(x=x, y=y, tooltip=tooltip),
-                          resolve=independent_colours(),  # the cells' colour scale is not the text's ink
-                          width=alt.Step(cell_size), height=alt.Step(cell_size))
+    table = Rows.from_frame(df)
+
+    def make(data: DataSource) -> alt.LayerChart:
+        scale = alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0)
+        x = alt.X(field="col", type="ordinal", sort=None, title=x_title,
+                  axis=alt.Axis(labelAngle=-45, orient="top", labelOverlap=False))
+        y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
+        tooltip = [alt.Tooltip(field="row", type="nominal", title=y_title),
+                   alt.Tooltip(field="col", type="nominal", title=x_title),
+                   alt.Tooltip(field="label", type="nominal", title="value"), *extra_lines]
+        rect = alt.Chart().mark_rect(stroke="white", strokeWidth=2 if emphasis else 1).encode(
+            color=alt.condition("datum.masked", alt.value(MASKED_GREY),
+                                alt.Color(field="shade", type="quantitative", scale=scale, title=None,
+                                          legend=alt.Legend(orient="right"))),
+            **emphasis,
+        )
+        layers: list[alt.Chart] = [rect]
+        if show_values:
+            layers.append(alt.Chart().mark_text(fontSize=font_size).encode(
+                text=alt.Text(field="label", type="nominal"),
+                color=alt.Color(field="ink", type="nominal", scale=None),  # the column holds the colours themselves
+            ))
+        return alt.LayerChart(layer=layers, data=data(), title=title or alt.Undefined,
+                              encoding=alt.FacetedEncoding(x=x, y=y, tooltip=tooltip),
+                              resolve=independent_colours(),  # the cells' colour scale is not the text's ink
+                              width=alt.Step(cell_size), height=alt.Step(cell_size))
+
+    return [table], make
 
 
-def step_bars(
+def step_bars(rows: dict[str, np.ndarray], labels: Sequence[str], step: int, **options: Any) -> alt.HConcatChart:
+    """`step_bars_part` as an Altair chart, its data inline."""
+    return chart_of(step_bars_part(rows, labels, step, **options))
+
+
+@part_builder()
+def step_bars_part(
     rows: dict[str, np.ndarray],
     labels: Sequence[str],
     step: int,
     *,
     bar_size: int = 40,
     height: int = 200,
-) -> alt.HConcatChart:
+) -> tuple[list[Rows], Make]:
     """One query's weight row per panel (`rows`: panel title -> ``(T,)`` weights), future keys shaded grey.
 
     Keys ``j <= step - 1`` (0-based) are the ones token `step` can see; later keys
     sit on a grey background. The weight is printed above every bar.
     """
-    panels = []
     n = len(labels)
+    tables = []
     for panel_title, row in rows.items():
         row = np.asarray(row, dtype=np.float64)
         if row.shape != (n,):
             raise ValueError(f"panel {panel_title!r}: a weight row of shape {row.shape} for {n} labels.")
-        df = pd.DataFrame({
-            "key": list(labels), "j": np.arange(n), "weight": row,
-            "status": np.where(np.arange(n) < step, "visible (j ≤ t)", "future (j > t)"),
-        })
-        df["label"] = [format(w, ".3f") for w in row]
+        tables.append(Rows({
+            "key": np.asarray(list(labels), dtype=object), "j": np.arange(n), "weight": row,
+            "status": np.where(np.arange(n) < step, "visible (j ≤ t)", "future (j > t)").astype(object),
+            "label": np.asarray([format(w, ".3f") for w in row], dtype=object),
+        }))
+
+    def make(data: DataSource) -> alt.HConcatChart:
         x = alt.X(field="key", type="ordinal", sort=list(labels), title="key token",
                   axis=alt.Axis(labelAngle=-45, labelOverlap=False))
         y = alt.Y(field="weight", type="quantitative", title="attention weight", scale=alt.Scale(domain=[0, 1]))
         tooltip = [alt.Tooltip(field="key", type="nominal", title="key"),
                    alt.Tooltip(field="weight", type="quantitative", title="weight", format=".4f"),
                    alt.Tooltip(field="status", type="nominal", title="key is")]
-        shade = alt.Chart().transform_filter("datum.j >= " + str(step)).mark_bar(
-            color="#eeeeee", width=alt.RelativeBandSize(1.0)).encode(x=x, y=alt.Y(datum=1), tooltip=tooltip)
-        bars = alt.Chart().mark_bar().encode(
-            x=x, y=y, tooltip=tooltip,
-            color=alt.Color(field="status", type="nominal", title=None,
-                            scale=alt.Scale(domain=["visible (j ≤ t)", "future (j > t)"],
-                                            range=[SEEN_COLOUR, FUTURE_COLOUR]),
-                            legend=alt.Legend(orient="bottom")),
-        )
-        text = alt.Chart().mark_text(dy=-7, fontSize=11).encode(x=x, y=y, text=alt.Text(field="label", type="nominal"))
-        panels.append(alt.layer(shade, bars, text, data=df, title=panel_title)
-                      .properties(width=alt.Step(bar_size), height=height))
-    return alt.hconcat(*panels, spacing=28)
+        panels = []
+        for panel_title in rows:
+            shade = alt.Chart().transform_filter("datum.j >= " + str(step)).mark_bar(
+                color="#eeeeee", width=alt.RelativeBandSize(1.0)).encode(x=x, y=alt.Y(datum=1), tooltip=tooltip)
+            bars = alt.Chart().mark_bar().encode(
+                x=x, y=y, tooltip=tooltip,
+                color=alt.Color(field="status", type="nominal", title=None,
+                                scale=alt.Scale(domain=["visible (j ≤ t)", "future (j > t)"],
+                                                range=[SEEN_COLOUR, FUTURE_COLOUR]),
+                                legend=alt.Legend(orient="bottom")),
+            )
+            text = alt.Chart().mark_text(dy=-7, fontSize=11).encode(x=x, y=y,
+                                                                    text=alt.Text(field="label", type="nominal"))
+            panels.append(alt.layer(shade, bars, text, data=data(), title=panel_title)
+                          .properties(width=alt.Step(bar_size), height=height))
+        return alt.hconcat(*panels, spacing=28)
+
+    return tables, make
 
 
 def page_specs(attention: MaskedAttention, labels: Sequence[str],
@@ -185,27 +222,25 @@ def page_specs(attention: MaskedAttention, labels: Sequence[str],
                           f"masked: “{labels[j]}” is not written yet when “{labels[i]}” is produced"
                           for j in range(seq_len)] for i in range(seq_len)], dtype=object)
     row = None if cell is None else [cell[0]]  # the softmax that made A_ij normalises row i
-    mask_map = mask_chart(attention.mask, labels, title="mask (1 = may attend)", cell_size=small, font_size=font,
+    mask_map = mask_part(attention.mask, labels, title="mask (1 = may attend)", cell_size=small, font_size=font,
                           extra={"why": mask_why}, highlight_rows=row)
     score_lines = {k: v for k, v in steps.items() if k.startswith(("raw", "scaled", "mask"))}
-    score_map = masked_heatmap(attention.masked_scores, labels, title="scaled scores QKᵀ/√d_k + M", cell_size=big,
+    score_map = masked_heatmap_part(attention.masked_scores, labels, title="scaled scores QKᵀ/√d_k + M", cell_size=big,
                                font_size=font, value_format=".2f", extra=score_lines, highlight_rows=row)
     key_title = "key token (attended to)"
-    weights = heatmap(attention.weights, row_labels=labels, col_labels=labels, signed=False, cell_size=big,
-                      font_size=font, title="attention weights A", x_title=key_title, y_title="query token",
-                      select="cell", extra=steps)
     # Slanted key labels, as on the charts above (repeated words carry their position and run long).
-    weights = weights.encode(x=alt.X(field="col", type="ordinal", sort=None, title=key_title,
-                                     axis=alt.Axis(labelAngle=-45, orient="top", labelOverlap=False)))
-    return {"maps": to_spec(side_by_side(mask_map, score_map), canvas=True),
-            "weights": to_spec(weights, canvas=True)}
+    weights = heatmap_part(attention.weights, row_labels=labels, col_labels=labels, signed=False, cell_size=big,
+                           font_size=font, title="attention weights A", x_title=key_title, y_title="query token",
+                           select="cell", extra=steps, slanted_x_labels=True)
+    return {"maps": part_spec(compose(side_by_side, mask_map, score_map), canvas=True),
+            "weights": part_spec(weights, canvas=True)}
 
 
 def step_spec(unmasked: MaskedAttention, masked: MaskedAttention, labels: Sequence[str], words: Sequence[str],
               step: int) -> dict:
     """Token `step`'s weights (1-based) without and with the causal mask, as one Vega-Lite spec."""
     t = step - 1
-    bars = step_bars({f"no mask: token {step} (“{words[t]}”)": unmasked.weights[t],
+    bars = step_bars_part({f"no mask: token {step} (“{words[t]}”)": unmasked.weights[t],
                       f"causal mask: token {step} (“{words[t]}”)": masked.weights[t]}, labels, step,
                      bar_size=40 if len(labels) <= 8 else 36)
-    return to_spec(bars, canvas=True)
+    return part_spec(bars, canvas=True)

@@ -7,8 +7,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from core.multihead_steps import MultiHeadSteps
-from ui.charts.facets import HEAD_GAP, HEAD_GAP_MANY, facets_side_by_side, head_blocks, head_maps, matrix_panels
-from ui.charts.spec import to_spec
+from ui.charts.facets import (
+    HEAD_GAP,
+    HEAD_GAP_MANY,
+    facets_side_by_side,
+    head_blocks_part,
+    head_maps_part,
+    matrix_panels_part,
+)
+from ui.charts.template import compose, part_spec
 
 
 def clamp(value: float, lo: int, hi: int) -> int:
@@ -38,14 +45,15 @@ def page_specs(steps: MultiHeadSteps, tokens: Sequence[str], W_o: np.ndarray,
     mix_kw = dict(x_title="output dim", cell_size=mix_cell, value_format=".2f", font_size=9, show_values=d_model <= 8)
     tokens = list(tokens)
     charts = {
-        "qkv": head_blocks({"Q": steps.q, "K": steps.k, "V": steps.v}, n_heads, row_labels=tokens,
+        "qkv": head_blocks_part({"Q": steps.q, "K": steps.k, "V": steps.v}, n_heads, row_labels=tokens,
                            cell_size=block_cell, show_values="highlighted",
                            highlight=None if cell is None else {"Q": (cell[1], cell[0]), "K": (cell[2], cell[0])}),
-        "maps": head_maps(steps.weights, tokens, columns=map_columns, cell_size=map_cell, select="cell"),
-        "concat": head_blocks({"Concat(heads)": steps.concat}, n_heads, row_labels=tokens, cell_size=block_cell),
-        "mix": facets_side_by_side(
-            matrix_panels([("W_o", W_o, dims, dims)], y_title="concat dim", **mix_kw),
-            matrix_panels([("output = Concat · W_o", steps.output, tokens, dims)], y_title="token", **mix_kw),
+        "maps": head_maps_part(steps.weights, tokens, columns=map_columns, cell_size=map_cell, select="cell"),
+        "concat": head_blocks_part({"Concat(heads)": steps.concat}, n_heads, row_labels=tokens, cell_size=block_cell),
+        "mix": compose(
+            facets_side_by_side,
+            matrix_panels_part([("W_o", W_o, dims, dims)], y_title="concat dim", **mix_kw),
+            matrix_panels_part([("output = Concat · W_o", steps.output, tokens, dims)], y_title="token", **mix_kw),
         ),
     }
-    return {name: to_spec(chart) for name, chart in charts.items()}
+    return {name: part_spec(chart) for name, chart in charts.items()}

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from core.permutation import PermutationCheck
-from ui.charts.facets import matrix_panels
+from ui.charts.facets import matrix_panels_part
 from ui.charts.heatmap import unique_labels
-from ui.charts.spec import to_spec
+from ui.charts.template import part_spec
 
 
 def page_specs(check: PermutationCheck, tokens: Sequence[str]) -> dict[str, dict]:
@@ -26,16 +26,16 @@ def page_specs(check: PermutationCheck, tokens: Sequence[str]) -> dict[str, dict
     in_kw = dict(x_title="dim", y_title="token", cell_size=22, value_format=".1f", font_size=9)
     map_cell = int(np.clip(620 / (3 * len(tokens)), 12, 40))  # three maps, their labels and a legend in about 950 px
     charts = {
-        "inputs": matrix_panels([("X + PE" if add_pe else "X", check.x, labels, dims),
+        "inputs": matrix_panels_part([("X + PE" if add_pe else "X", check.x, labels, dims),
                                  ("PX + PE" if add_pe else "PX", check.x_perm, perm_labels, dims)], **in_kw),
-        "maps": matrix_panels(
+        "maps": matrix_panels_part(
             [("A (original)", check.weights.mean(axis=0), labels, labels),
              ("A of the shuffled input", check.weights_perm.mean(axis=0), perm_labels, perm_labels),
              ("P A Pᵀ (original, reordered)", check.weights_expected.mean(axis=0), perm_labels, perm_labels)],
             signed=False, x_title="key token", y_title="query token", cell_size=map_cell,
             show_values=map_cell >= 26, font_size=10 if map_cell >= 34 else 8,
         ),
-        "outputs": matrix_panels([("Attn(X)", check.output, labels, dims),
+        "outputs": matrix_panels_part([("Attn(X)", check.output, labels, dims),
                                   ("Pᵀ Attn(PX), rows moved back", check.output_unpermuted, labels, dims)], **in_kw),
     }
-    return {name: to_spec(chart) for name, chart in charts.items()}
+    return {name: part_spec(chart) for name, chart in charts.items()}

@@ -11,9 +11,9 @@ import pandas as pd
 
 from core.positional_analysis import EncodingTable, SampledWaves
 from ui.charts.arrange import side_by_side
-from ui.charts.heatmap import heatmap
-from ui.charts.raster import default_domain, raster_heatmap, raster_image_uri
-from ui.charts.spec import to_spec
+from ui.charts.heatmap import heatmap_part
+from ui.charts.raster import default_domain, raster_image_uri, raster_part
+from ui.charts.template import Part, compose, frames_part, part_spec
 
 #: Draw a matrix as rect marks (with tooltips) up to this many cells; above it, as one image.
 MAX_RECT_CELLS = 2500
@@ -48,7 +48,7 @@ def wave_chart(
                alt.Tooltip(field="position", type="quantitative", title="position", format=".2f"),
                alt.Tooltip(field="value", type="quantitative", title="value", format=".3f")]
     layers = [alt.Chart(curves).mark_line(strokeWidth=2).encode(x=x, y=y, color=color, tooltip=tooltip)]
-    if samples is not None and len(samples):
+    if samples is not None:
         layers.append(alt.Chart(samples).mark_point(filled=True, size=45, opacity=1).encode(
             x=x, y=y, color=color, tooltip=tooltip))
     return alt.layer(*layers, title=title or alt.Undefined).properties(width=width, height=height)
@@ -130,17 +130,17 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def matrix_chart(matrix: np.ndarray, target_px: int = TARGET_PX, **kw) -> tuple[alt.TopLevelMixin, bool]:
-    """Rect heatmap (tooltips, values in small cells) when it fits, else one image; returns (chart, is_image)."""
+def matrix_chart(matrix: np.ndarray, target_px: int = TARGET_PX, **kw) -> tuple[Part, bool]:
+    """Rect heatmap (tooltips, values in small cells) when it fits, else one image; returns (its part, is_image)."""
     n_rows, n_cols = matrix.shape
     cell = min(MAX_CELL, target_px // max(n_rows, n_cols))
     if matrix.size <= MAX_RECT_CELLS and cell >= MIN_CELL:
         show = matrix.size <= 400 and cell >= LABEL_CELL
-        chart = heatmap(matrix, cell_size=cell, show_values=show, **kw)
-        return with_legend_length(chart, max(60, min(240, cell * n_rows - 20))), False
+        legend_length = max(60, min(240, cell * n_rows - 20))  # its default suits 44 px cells only
+        return heatmap_part(matrix, cell_size=cell, show_values=show, legend_length=legend_length, **kw), False
     kw = {k: v for k, v in kw.items() if k in ("title", "x_title", "y_title")}  # an image: redrawn anyway
-    chart = raster_heatmap(raster_image_uri(matrix, signed=True), matrix.shape, domain=default_domain(matrix, True),
-                           max_size=target_px, **kw)
+    chart = raster_part(raster_image_uri(matrix, signed=True), matrix.shape, domain=default_domain(matrix, True),
+                        max_size=target_px, **kw)
     return chart, True
 
 
@@ -151,7 +151,7 @@ def table_spec(table: EncodingTable) -> tuple[dict, bool]:
         table.pe, row_labels=[str(p) for p in range(positions)], col_labels=[str(d) for d in range(d_model)],
         title=f"PE ({plural(positions, 'position')} × {plural(d_model, 'dim')})", x_title="dimension",
         y_title="position", title_in_data=True)
-    return to_spec(chart, canvas=True), is_image
+    return part_spec(chart, canvas=True), is_image
 
 
 def wave_names(waves: SampledWaves) -> list[str]:
@@ -170,11 +170,11 @@ def waves_spec(waves: SampledWaves) -> dict:
     lam = waves.wavelengths
     ladder = pd.DataFrame({"dimension": np.arange(len(lam)), "wavelength": lam})
     chosen = pd.DataFrame({"dimension": list(waves.dims), "wavelength": lam[list(waves.dims)], "series": names})
-    return to_spec(side_by_side(
-        wave_chart(curves, samples if positions <= MAX_DOTS else None, series_order=names,
-                   title="PE value against position"),
-        wavelength_chart(ladder, chosen, series_order=names, title="wavelength of every dimension"),
-    ), canvas=True)
+    waves = (frames_part(wave_chart, curves, samples, series_order=names, title="PE value against position")
+             if positions <= MAX_DOTS else
+             frames_part(wave_chart, curves, series_order=names, title="PE value against position"))
+    lengths = frames_part(wavelength_chart, ladder, chosen, series_order=names, title="wavelength of every dimension")
+    return part_spec(compose(side_by_side, waves, lengths), canvas=True)
 
 
 def similarity_spec(table: EncodingTable) -> dict:
@@ -186,7 +186,6 @@ def similarity_spec(table: EncodingTable) -> dict:
     sim_chart, _ = matrix_chart(table.similarity, row_labels=labels, col_labels=labels,
                                 title="PE · PEᵀ (position × position)", x_title="position q", y_title="position p",
                                 value_format=".2f", target_px=480)
-    return to_spec(side_by_side(
-        sim_chart, line_chart(offset_df, x="offset k", y="PE_0 · PE_k", title="similarity against offset",
-                              x_title="offset k", y_title="PE_0 · PE_k", points=positions <= MAX_DOTS),
-    ), canvas=True)
+    offset_chart = frames_part(line_chart, offset_df, x="offset k", y="PE_0 · PE_k", title="similarity against offset",
+                               x_title="offset k", y_title="PE_0 · PE_k", points=positions <= MAX_DOTS)
+    return part_spec(compose(side_by_side, sim_chart, offset_chart), canvas=True)

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import base64
 import io
+from typing import Any
 
 import altair as alt
 import numpy as np
-import pandas as pd
 from PIL import Image
 
 from ui.charts.heatmap import DIVERGING_SCHEME, SEQUENTIAL_SCHEME
+from ui.charts.inline_data import Rows
+from ui.charts.template import DataSource, Make, chart_of, part_builder
 
 #: Colour stops of the Vega schemes (from vega-scale), interpolated linearly in RGB as Vega does.
 SCHEME_STOPS: dict[str, str] = {
@@ -65,7 +67,13 @@ def raster_image_uri(matrix: np.ndarray, *, signed: bool = True, domain: tuple[f
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def raster_heatmap(
+def raster_heatmap(image_uri: str, shape: tuple[int, int], **options: Any) -> alt.Chart:
+    """`raster_part` as an Altair chart, its data inline."""
+    return chart_of(raster_part(image_uri, shape, **options))
+
+
+@part_builder(data=("image_uri",))
+def raster_part(
     image_uri: str,
     shape: tuple[int, int],
     *,
@@ -76,7 +84,7 @@ def raster_heatmap(
     y_title: str = "row",
     max_size: int = 560,
     min_size: int = 220,
-) -> alt.Chart:
+) -> tuple[list[Rows], Make]:
     """A heatmap drawn as one image (see `raster_image_uri`), with numeric axes and a colour legend.
 
     Cell ``(i, j)`` covers ``[j, j+1] x [i, i+1]`` on the axes; row 0 is at the top,
@@ -98,10 +106,14 @@ def raster_heatmap(
     # x/x2 and y/y2 pin the image's corners to the axes, so it stays aligned however the chart is sized.
     # The colour channel paints nothing on an image; it only draws the legend of the scale the image
     # was coloured with (one mark, no extra layer).
-    data = pd.DataFrame({"x": [0.0], "y": [0.0], "x2": [float(n_cols)], "y2": [float(n_rows)], "value": [lo],
-                         "url": [image_uri]})
+    table = Rows({"x": [0.0], "y": [0.0], "x2": [float(n_cols)], "y2": [float(n_rows)], "value": [float(lo)],
+                  "url": np.asarray([image_uri], dtype=object)})
     legend = alt.Legend(orient="right", gradientLength=int(np.clip(height - 80, 60, 240)))
-    return alt.Chart(data, title=title or alt.Undefined).mark_image(aspect=False, smooth=False).encode(
-        x=x, y=y, x2=alt.X2(field="x2"), y2=alt.Y2(field="y2"), url=alt.Url(field="url", type="nominal"),
-        color=alt.Color(field="value", type="quantitative", scale=scale, title=None, legend=legend),
-    ).properties(width=width, height=height)
+
+    def make(data: DataSource) -> alt.Chart:
+        return alt.Chart(data(), title=title or alt.Undefined).mark_image(aspect=False, smooth=False).encode(
+            x=x, y=y, x2=alt.X2(field="x2"), y2=alt.Y2(field="y2"), url=alt.Url(field="url", type="nominal"),
+            color=alt.Color(field="value", type="quantitative", scale=scale, title=None, legend=legend),
+        ).properties(width=width, height=height)
+
+    return [table], make

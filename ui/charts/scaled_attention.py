@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -18,8 +19,9 @@ import pandas as pd
 
 from core.scaling import ScalingExample, ScoreSweep
 from ui.charts.arrange import side_by_side
-from ui.charts.heatmap import heatmap
-from ui.charts.spec import to_spec
+from ui.charts.heatmap import heatmap_part
+from ui.charts.inline_data import Rows
+from ui.charts.template import DataSource, Make, Part, chart_of, compose, part_builder, part_spec
 from ui.charts.tooltips import softmax_tooltips
 
 UNSCALED = "unscaled: Q Kᵀ"
@@ -73,8 +75,14 @@ def _where(**equal: object) -> str:
     return " && ".join(f"datum[{json.dumps(k)}] === {json.dumps(v, ensure_ascii=False)}" for k, v in equal.items())
 
 
-def sweep_chart(
-    d_k: np.ndarray,
+def sweep_chart(d_k: np.ndarray, panels: Sequence[Panel], **options: Any) -> alt.FacetChart:
+    """`sweep_part` as an Altair chart, its data inline."""
+    return chart_of(sweep_part(tuple(int(d) for d in d_k), panels, **options))
+
+
+@part_builder()
+def sweep_part(
+    d_k: tuple[int, ...],
     panels: Sequence[Panel],
     *,
     current_d_k: int,
@@ -85,8 +93,8 @@ def sweep_chart(
     columns: int = 3,
     width: int = 210,
     height: int = 200,
-) -> alt.FacetChart:
-    """Statistics against d_k (log2 axis), one facet per panel, each with its own y range.
+) -> tuple[list[Rows], Make]:
+    """Statistics against the swept widths `d_k` (log2 axis), one facet per panel, each with its own y range.
 
     Every panel marks ``current_d_k`` with a vertical rule and rings (and prints)
     the value of the ``active`` series there. This is one faceted layer chart
@@ -104,61 +112,72 @@ def sweep_chart(
     names = list(dict.fromkeys(n for p in panels for n in p.series))
     if active is not None and active not in names:
         raise ValueError(f"active series {active!r} is not one of {names}.")
-    domain = [n for n in SERIES_COLORS if n in names] + [n for n in names if n not in SERIES_COLORS]
-    palette = ["#54a24b", "#b279a2", "#eeca3b"]
-    colors = [SERIES_COLORS.get(n) or palette[i % len(palette)] for i, n in enumerate(domain)]
-    shapes = [SERIES_SHAPES.get(n, "square") for n in domain]
-    x = alt.X(field="d_k", type="quantitative", title="d_k (log scale)",
-              scale=alt.Scale(type="log", base=2, domain=[int(d.min()), int(d.max())], nice=False),
-              axis=alt.Axis(values=[int(v) for v in d], format="d"))
-    y = alt.Y(field="value", type="quantitative", title=y_title,
-              scale=alt.Scale(type="log") if log_y else alt.Scale(zero=True))
-    tooltip = [alt.Tooltip(field="panel", type="nominal", title="statistic"),
-               alt.Tooltip(field="name", type="nominal", title="series"),
-               alt.Tooltip(field="d_k", type="quantitative", title="d_k"),
-               alt.Tooltip(field="value", type="quantitative", title="value", format=y_format)]
-    series = _where(role="series")
-    at_end = current == int(d.max())
-    here = _where(role="series", name=active if active is not None else names[0], d_k=current)
+    table = Rows.from_frame(df)
 
-    layers = [
-        alt.Chart().transform_filter(_where(role="reference")).mark_line(
-            color=REFERENCE_COLOR, strokeDash=[5, 4], strokeWidth=1.5).encode(
-            y=y, detail=alt.Detail(field="name", type="nominal"), tooltip=tooltip),
-        alt.Chart().transform_filter(_where(role="reference", d_k=int(d.max()))).mark_text(
-            align="right", dx=-2, dy=-7, fontSize=10, color=REFERENCE_COLOR).encode(
-            y=y, text=alt.Text(field="name", type="nominal")),
-        alt.Chart().transform_filter(series).mark_line(strokeWidth=2, point=alt.OverlayMarkDef(
-            filled=True, size=45, opacity=1)).encode(
-            color=alt.Color(field="name", type="nominal", title=None, scale=alt.Scale(domain=domain, range=colors),
-                            legend=alt.Legend(orient="bottom")),
-            shape=alt.Shape(field="name", type="nominal", title=None, scale=alt.Scale(domain=domain, range=shapes),
-                            legend=alt.Legend(orient="bottom")),
-            y=y, tooltip=tooltip),
-        alt.Chart().transform_filter(here).mark_rule(color="black", strokeDash=[2, 2]).encode(
-            tooltip=[alt.Tooltip(field="d_k", type="quantitative", title="current d_k")]),  # no y: full height
-    ]
-    if active is not None:
-        layers += [
-            alt.Chart().transform_filter(here).mark_point(size=260, strokeWidth=2.5, color="black", filled=False)
-            .encode(y=y, tooltip=tooltip),
-            # printed to the right of the ring, or to its left at the last d_k so it stays inside the plot
-            alt.Chart().transform_filter(here).mark_text(
-                align="right" if at_end else "left", dx=-11 if at_end else 11, dy=-12, fontSize=12, fontWeight="bold")
-            .encode(y=y, text=alt.Text(field="value", type="quantitative", format=y_format)),
+    def make(data: DataSource) -> alt.FacetChart:
+        domain = [n for n in SERIES_COLORS if n in names] + [n for n in names if n not in SERIES_COLORS]
+        palette = ["#54a24b", "#b279a2", "#eeca3b"]
+        colors = [SERIES_COLORS.get(n) or palette[i % len(palette)] for i, n in enumerate(domain)]
+        shapes = [SERIES_SHAPES.get(n, "square") for n in domain]
+        x = alt.X(field="d_k", type="quantitative", title="d_k (log scale)",
+                  scale=alt.Scale(type="log", base=2, domain=[int(d.min()), int(d.max())], nice=False),
+                  axis=alt.Axis(values=[int(v) for v in d], format="d"))
+        y = alt.Y(field="value", type="quantitative", title=y_title,
+                  scale=alt.Scale(type="log") if log_y else alt.Scale(zero=True))
+        tooltip = [alt.Tooltip(field="panel", type="nominal", title="statistic"),
+                   alt.Tooltip(field="name", type="nominal", title="series"),
+                   alt.Tooltip(field="d_k", type="quantitative", title="d_k"),
+                   alt.Tooltip(field="value", type="quantitative", title="value", format=y_format)]
+        series = _where(role="series")
+        at_end = current == int(d.max())
+        here = _where(role="series", name=active if active is not None else names[0], d_k=current)
+
+        layers = [
+            alt.Chart().transform_filter(_where(role="reference")).mark_line(
+                color=REFERENCE_COLOR, strokeDash=[5, 4], strokeWidth=1.5).encode(
+                y=y, detail=alt.Detail(field="name", type="nominal"), tooltip=tooltip),
+            alt.Chart().transform_filter(_where(role="reference", d_k=int(d.max()))).mark_text(
+                align="right", dx=-2, dy=-7, fontSize=10, color=REFERENCE_COLOR).encode(
+                y=y, text=alt.Text(field="name", type="nominal")),
+            alt.Chart().transform_filter(series).mark_line(strokeWidth=2, point=alt.OverlayMarkDef(
+                filled=True, size=45, opacity=1)).encode(
+                color=alt.Color(field="name", type="nominal", title=None, scale=alt.Scale(domain=domain, range=colors),
+                                legend=alt.Legend(orient="bottom")),
+                shape=alt.Shape(field="name", type="nominal", title=None, scale=alt.Scale(domain=domain, range=shapes),
+                                legend=alt.Legend(orient="bottom")),
+                y=y, tooltip=tooltip),
+            alt.Chart().transform_filter(here).mark_rule(color="black", strokeDash=[2, 2]).encode(
+                tooltip=[alt.Tooltip(field="d_k", type="quantitative", title="current d_k")]),  # no y: full height
         ]
-    return (
-        alt.layer(*layers, data=df)
-        .encode(x=x)
-        .properties(width=width, height=height)
-        .facet(facet=alt.Facet(field="panel", type="nominal", title=None, sort=[p.title for p in panels],
-                               header=alt.Header(labelFontSize=13, labelFontWeight="bold")),
-               columns=columns, spacing=28)
-        .resolve_scale(y="independent")
-    )
+        if active is not None:
+            layers += [
+                alt.Chart().transform_filter(here).mark_point(size=260, strokeWidth=2.5, color="black", filled=False)
+                .encode(y=y, tooltip=tooltip),
+                # printed to the right of the ring, or to its left at the last d_k so it stays inside the plot
+                alt.Chart().transform_filter(here).mark_text(align="right" if at_end else "left",
+                                                             dx=-11 if at_end else 11, dy=-12, fontSize=12,
+                                                             fontWeight="bold")
+                .encode(y=y, text=alt.Text(field="value", type="quantitative", format=y_format)),
+            ]
+        return (
+            alt.layer(*layers, data=data())
+            .encode(x=x)
+            .properties(width=width, height=height)
+            .facet(facet=alt.Facet(field="panel", type="nominal", title=None, sort=[p.title for p in panels],
+                                   header=alt.Header(labelFontSize=13, labelFontWeight="bold")),
+                   columns=columns, spacing=28)
+            .resolve_scale(y="independent")
+        )
+
+    return [table], make
 
 
-def attention_maps(
+def attention_maps(scores: np.ndarray, weights: np.ndarray, **options: Any) -> alt.HConcatChart:
+    """`attention_maps_part` as an Altair chart, its data inline."""
+    return chart_of(attention_maps_part(scores, weights, **options))
+
+
+def attention_maps_part(
     scores: np.ndarray,
     weights: np.ndarray,
     *,
@@ -167,7 +186,7 @@ def attention_maps(
     weights_title: str = "attention weights",
     max_side: int = 360,
     weight_tooltips: Mapping[str, np.ndarray] | None = None,
-) -> alt.HConcatChart:
+) -> Part:
     """The scores (diverging, centred at 0) and the weights (viridis on [0, 1]) of one attention map, side by side.
 
     Cells shrink with the sequence length so both maps and their legends fit in
@@ -179,12 +198,10 @@ def attention_maps(
     cell = int(np.clip(max_side // t, 11, 44))
     kw = dict(row_labels=labels, col_labels=labels, x_title="key", y_title="query", cell_size=cell,
               show_values=t <= 10, value_format=".2f", font_size=11 if t <= 8 else 10)
-    maps = [heatmap(scores, title=scores_title, **kw),
-            heatmap(weights, signed=False, title=weights_title, extra=weight_tooltips, **kw)]
-    for m in maps:
-        # ui.charts.heatmap sizes its legend for 40-pixel cells; match it to these cells (layer 0 is the rects).
-        m.layer[0].encoding.color["legend"]["gradientLength"] = max(60, cell * t)
-    return side_by_side(*maps, spacing=40)
+    kw["legend_length"] = max(60, cell * t)  # each colour legend as tall as its map
+    maps = [heatmap_part(scores, title=scores_title, **kw),
+            heatmap_part(weights, signed=False, title=weights_title, extra=weight_tooltips, **kw)]
+    return compose(side_by_side, *maps, spacing=40)
 
 
 def page_specs(example: ScalingExample, sweep: ScoreSweep) -> dict[str, dict]:
@@ -196,7 +213,7 @@ def page_specs(example: ScalingExample, sweep: ScoreSweep) -> dict[str, dict]:
     # but exp() stays finite, which matters here (unscaled scores at d_k = 1024 reach the hundreds).
     arithmetic = softmax_tooltips(example.Q, example.K, row_labels=labels, col_labels=labels, scaled=example.scaled,
                                   stable=True)
-    maps = attention_maps(example.scores, example.weights, labels=labels,
+    maps = attention_maps_part(example.scores, example.weights, labels=labels,
                           scores_title="scores QKᵀ / √d_k" if example.scaled else "scores QKᵀ",
                           weight_tooltips=arithmetic)
 
@@ -204,11 +221,12 @@ def page_specs(example: ScalingExample, sweep: ScoreSweep) -> dict[str, dict]:
         return {UNSCALED: unscaled, SCALED: scaled}
 
     at_this_setting = dict(current_d_k=d_k, active=SCALED if example.scaled else UNSCALED)
-    variance = sweep_chart(
-        sweep.d_k, [Panel("Variance of the scores", unscaled_and_scaled(sweep.var_raw, sweep.var_scaled),
+    swept = tuple(int(d) for d in sweep.d_k)
+    variance = sweep_part(
+        swept, [Panel("Variance of the scores", unscaled_and_scaled(sweep.var_raw, sweep.var_scaled),
                           references={"theory: d_k": sweep.d_k.astype(float), "theory: 1": 1.0})],
         y_title="variance (log scale)", log_y=True, y_format=",.4~r", width=420, height=240, **at_this_setting)
-    saturation = sweep_chart(sweep.d_k, [
+    saturation = sweep_part(swept, [
         Panel("Largest weight in a row", unscaled_and_scaled(sweep.max_weight_raw, sweep.max_weight_scaled),
               references={"one-hot": 1.0, "uniform 1/T": 1 / seq_len}),
         Panel("Row entropy (nats)", unscaled_and_scaled(sweep.entropy_raw, sweep.entropy_scaled),
@@ -217,5 +235,5 @@ def page_specs(example: ScalingExample, sweep: ScoreSweep) -> dict[str, dict]:
               unscaled_and_scaled(sweep.jacobian_norm_raw, sweep.jacobian_norm_scaled),
               references={"uniform √(T−1)/T": np.sqrt(seq_len - 1) / seq_len}),
     ], y_title="mean over rows", y_format=".3f", **at_this_setting)
-    return {name: to_spec(chart, canvas=True)
+    return {name: part_spec(chart, canvas=True)
             for name, chart in (("maps", maps), ("variance", variance), ("saturation", saturation))}

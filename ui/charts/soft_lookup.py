@@ -8,6 +8,7 @@ apart by a colour-blind-safe categorical pair *and* by position.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -16,13 +17,20 @@ import pandas as pd
 from core.lookup import LookupComparison, TinyDictionary
 from ui.charts.arrange import side_by_side
 from ui.charts.heatmap import SEQUENTIAL_SCHEME
-from ui.charts.spec import title_from_data, to_spec
+from ui.charts.inline_data import Rows
+from ui.charts.spec import title_from_data
+from ui.charts.template import DataSource, Part, chart_of, compose, frozen, part_spec
 
 #: Colours of the two lookups (tableau10 blue and orange, distinguishable with the common colour-vision deficiencies).
 LOOKUP_COLORS = {"hard (argmax)": "#4c78a8", "soft (softmax)": "#f58518"}
 
 
-def key_space_chart(
+def key_space_chart(*args: Any, **options: Any) -> alt.LayerChart:
+    """`key_space_part` as an Altair chart, its data inline."""
+    return chart_of(key_space_part(*args, **options))
+
+
+def key_space_part(
     keys: np.ndarray,
     key_names: Sequence[str],
     query: np.ndarray,
@@ -35,10 +43,11 @@ def key_space_chart(
     value_name: str = "value",
     title: str = "",
     size: int = 320,
-) -> alt.LayerChart:
+) -> Part:
     """2-D keys as points sized and coloured by their soft weight, and the query as an arrow from the origin.
 
-    Every key point has a tooltip with its name, coordinates, score, weight and value.
+    Every key point has a tooltip with its name, coordinates, score, weight and value. The axes' range, from the
+    keys and the query, is part of the structure's key; the weights are data.
     """
     k = np.asarray(keys, dtype=np.float64)
     q = np.asarray(query, dtype=np.float64)
@@ -54,47 +63,59 @@ def key_space_chart(
 
     lo = min(0.0, float(k.min()), float(q.min())) - 0.1
     hi = max(float(k.max()), float(q.max())) + 0.15
-    x_enc = alt.X(field="x", type="quantitative", title=x_name, scale=alt.Scale(domain=[lo, hi], nice=False))
-    y_enc = alt.Y(field="y", type="quantitative", title=y_name, scale=alt.Scale(domain=[lo, hi], nice=False))
-    tooltip = [
-        alt.Tooltip(field="name", type="nominal", title="key"),
-        alt.Tooltip(field="x", type="quantitative", title=x_name, format=".2f"),
-        alt.Tooltip(field="y", type="quantitative", title=y_name, format=".2f"),
-        alt.Tooltip(field="score", type="quantitative", title="score q·k", format=".3f"),
-        alt.Tooltip(field="weight", type="quantitative", title="soft weight", format=".3f"),
-        alt.Tooltip(field="value", type="quantitative", title=value_name, format=".2f"),
-    ]
-    points = alt.Chart(keys_df).mark_circle(stroke="black", strokeWidth=1, opacity=1).encode(
-        x=x_enc, y=y_enc, tooltip=tooltip,
-        size=alt.Size(field="weight", type="quantitative", scale=alt.Scale(domain=[0, 1], range=[40, 900]),
-                      legend=None),
-        color=alt.Color(field="weight", type="quantitative", title="soft weight",
-                        scale=alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=[0, 1])),
-    )
-    labels = alt.Chart(keys_df).mark_text(align="left", dx=12, dy=-10, fontSize=12).encode(
-        x=x_enc, y=y_enc, text=alt.Text(field="name", type="nominal"), tooltip=tooltip,
-    )
-    query_tooltip = [
-        alt.Tooltip(field="name", type="nominal", title="query"),
-        alt.Tooltip(field="x", type="quantitative", title=x_name, format=".2f"),
-        alt.Tooltip(field="y", type="quantitative", title=y_name, format=".2f"),
-    ]
-    arrow = alt.Chart(query_df).mark_rule(color="#e45756", strokeWidth=3).encode(
-        x=alt.X(field="x0", type="quantitative"), y=alt.Y(field="y0", type="quantitative"),
-        x2=alt.X2(field="x"), y2=alt.Y2(field="y"), tooltip=query_tooltip,
-    )
-    head = alt.Chart(query_df).mark_point(shape="diamond", filled=True, size=220, color="#e45756").encode(
-        x=x_enc, y=y_enc, tooltip=query_tooltip,
-    )
-    head_label = alt.Chart(query_df).mark_text(align="left", dx=10, dy=14, fontSize=12, fontWeight="bold",
-                                               color="#e45756").encode(
-        x=x_enc, y=y_enc, text=alt.Text(field="name", type="nominal"),
-    )
-    return alt.layer(arrow, points, labels, head, head_label, title=title or alt.Undefined).properties(
-        width=size, height=size)
+    tables = (Rows.from_frame(keys_df), Rows.from_frame(query_df))
+    key = ("key_space", frozen(key_names), lo, hi, dims, query_label, value_name, title, size)
+
+    def make(data: DataSource) -> alt.LayerChart:
+        keys_data, query_data = data(), data()
+        x_enc = alt.X(field="x", type="quantitative", title=x_name, scale=alt.Scale(domain=[lo, hi], nice=False))
+        y_enc = alt.Y(field="y", type="quantitative", title=y_name, scale=alt.Scale(domain=[lo, hi], nice=False))
+        tooltip = [
+            alt.Tooltip(field="name", type="nominal", title="key"),
+            alt.Tooltip(field="x", type="quantitative", title=x_name, format=".2f"),
+            alt.Tooltip(field="y", type="quantitative", title=y_name, format=".2f"),
+            alt.Tooltip(field="score", type="quantitative", title="score q·k", format=".3f"),
+            alt.Tooltip(field="weight", type="quantitative", title="soft weight", format=".3f"),
+            alt.Tooltip(field="value", type="quantitative", title=value_name, format=".2f"),
+        ]
+        points = alt.Chart(keys_data).mark_circle(stroke="black", strokeWidth=1, opacity=1).encode(
+            x=x_enc, y=y_enc, tooltip=tooltip,
+            size=alt.Size(field="weight", type="quantitative", scale=alt.Scale(domain=[0, 1], range=[40, 900]),
+                          legend=None),
+            color=alt.Color(field="weight", type="quantitative", title="soft weight",
+                            scale=alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=[0, 1])),
+        )
+        labels = alt.Chart(keys_data).mark_text(align="left", dx=12, dy=-10, fontSize=12).encode(
+            x=x_enc, y=y_enc, text=alt.Text(field="name", type="nominal"), tooltip=tooltip,
+        )
+        query_tooltip = [
+            alt.Tooltip(field="name", type="nominal", title="query"),
+            alt.Tooltip(field="x", type="quantitative", title=x_name, format=".2f"),
+            alt.Tooltip(field="y", type="quantitative", title=y_name, format=".2f"),
+        ]
+        arrow = alt.Chart(query_data).mark_rule(color="#e45756", strokeWidth=3).encode(
+            x=alt.X(field="x0", type="quantitative"), y=alt.Y(field="y0", type="quantitative"),
+            x2=alt.X2(field="x"), y2=alt.Y2(field="y"), tooltip=query_tooltip,
+        )
+        head = alt.Chart(query_data).mark_point(shape="diamond", filled=True, size=220, color="#e45756").encode(
+            x=x_enc, y=y_enc, tooltip=query_tooltip,
+        )
+        head_label = alt.Chart(query_data).mark_text(align="left", dx=10, dy=14, fontSize=12, fontWeight="bold",
+                                                   color="#e45756").encode(
+            x=x_enc, y=y_enc, text=alt.Text(field="name", type="nominal"),
+        )
+        return alt.layer(arrow, points, labels, head, head_label, title=title or alt.Undefined).properties(
+            width=size, height=size)
+
+    return Part(key, make, tables)
 
 
-def lookup_weights_chart(
+def lookup_weights_chart(*args: Any, **options: Any) -> alt.LayerChart:
+    """`lookup_weights_part` as an Altair chart, its data inline."""
+    return chart_of(lookup_weights_part(*args, **options))
+
+
+def lookup_weights_part(
     key_names: Sequence[str],
     hard_weights: np.ndarray,
     soft_weights: np.ndarray,
@@ -102,7 +123,7 @@ def lookup_weights_chart(
     title: str = "",
     width: int = 360,
     height: int = 240,
-) -> alt.LayerChart:
+) -> Part:
     """Grouped bars: for every key, the hard lookup's one-hot weight next to the softmax weight, values printed."""
     n = len(key_names)
     hard = np.asarray(hard_weights, dtype=np.float64)
@@ -116,28 +137,38 @@ def lookup_weights_chart(
         "weight": np.concatenate([hard, soft]),
         "title": title,  # in the data, not the spec: the title quotes the temperature slider
     })
-    x = alt.X(field="key", type="nominal", sort=list(key_names), title="key", axis=alt.Axis(labelAngle=0))
-    y = alt.Y(field="weight", type="quantitative", title="weight", scale=alt.Scale(domain=[0, 1.08]))
-    offset = alt.XOffset(field="lookup", type="nominal", sort=kinds)
-    tooltip = [alt.Tooltip(field="key", type="nominal", title="key"),
-               alt.Tooltip(field="lookup", type="nominal", title="lookup"),
-               alt.Tooltip(field="weight", type="quantitative", title="weight", format=".4f")]
-    bars = alt.Chart().mark_bar().encode(
-        color=alt.Color(field="lookup", type="nominal", title=None, sort=kinds,
-                        scale=alt.Scale(domain=kinds, range=[LOOKUP_COLORS[k] for k in kinds]),
-                        legend=alt.Legend(orient="bottom")),
-    )
-    text = alt.Chart().mark_text(dy=-7, fontSize=10).encode(
-        text=alt.Text(field="weight", type="quantitative", format=".2f"),
-    )
-    return (
-        alt.layer(bars, text, data=df, title=title_from_data() if title else alt.Undefined)
-        .encode(x=x, y=y, xOffset=offset, tooltip=tooltip)
-        .properties(width=width, height=height)
-    )
+    key = ("lookup_weights", frozen(key_names), bool(title), width, height)
+
+    def make(data: DataSource) -> alt.LayerChart:
+        x = alt.X(field="key", type="nominal", sort=list(key_names), title="key", axis=alt.Axis(labelAngle=0))
+        y = alt.Y(field="weight", type="quantitative", title="weight", scale=alt.Scale(domain=[0, 1.08]))
+        offset = alt.XOffset(field="lookup", type="nominal", sort=kinds)
+        tooltip = [alt.Tooltip(field="key", type="nominal", title="key"),
+                   alt.Tooltip(field="lookup", type="nominal", title="lookup"),
+                   alt.Tooltip(field="weight", type="quantitative", title="weight", format=".4f")]
+        bars = alt.Chart().mark_bar().encode(
+            color=alt.Color(field="lookup", type="nominal", title=None, sort=kinds,
+                            scale=alt.Scale(domain=kinds, range=[LOOKUP_COLORS[k] for k in kinds]),
+                            legend=alt.Legend(orient="bottom")),
+        )
+        text = alt.Chart().mark_text(dy=-7, fontSize=10).encode(
+            text=alt.Text(field="weight", type="quantitative", format=".2f"),
+        )
+        return (
+            alt.layer(bars, text, data=data(), title=title_from_data() if title else alt.Undefined)
+            .encode(x=x, y=y, xOffset=offset, tooltip=tooltip)
+            .properties(width=width, height=height)
+        )
+
+    return Part(key, make, (Rows.from_frame(df),))
 
 
-def temperature_chart(
+def temperature_chart(*args: Any, **options: Any) -> alt.HConcatChart:
+    """`temperature_part` as an Altair chart, its data inline."""
+    return chart_of(temperature_part(*args, **options))
+
+
+def temperature_part(
     temperatures: np.ndarray,
     results: np.ndarray,
     weights: np.ndarray,
@@ -150,7 +181,7 @@ def temperature_chart(
     ticks: Sequence[float] | None = None,
     width: int = 380,
     height: int = 240,
-) -> alt.HConcatChart:
+) -> Part:
     """Two panels against the temperature (log axis), the current temperature marked by a vertical rule.
 
     Left: the soft result, between the hard result (dashed, reached as tau -> 0) and the
@@ -163,67 +194,76 @@ def temperature_chart(
     n = len(key_names)
     if res.shape != taus.shape or w.shape != (taus.size, n):
         raise ValueError(f"need results {taus.shape} and weights ({taus.size}, {n}); got {res.shape} and {w.shape}.")
-    x = alt.X(field="temperature", type="quantitative", title="temperature τ (log scale)",
-              scale=alt.Scale(type="log", domain=[float(taus.min()), float(taus.max())], nice=False),
-              axis=alt.Axis(values=[float(t) for t in ticks], format="~g") if ticks is not None else alt.Undefined)
     now = pd.DataFrame({"temperature": [float(current)], "label": [f"τ = {current:g}"]})
-    rule = alt.Chart(now).mark_rule(color="black", strokeDash=[2, 2]).encode(
-        x=x, tooltip=[alt.Tooltip(field="temperature", type="quantitative", title="current τ")])
-
     res_df = pd.DataFrame({"temperature": taus, "result": res})
-    line = alt.Chart(res_df).mark_line(color=LOOKUP_COLORS["soft (softmax)"], strokeWidth=2.5).encode(
-        x=x, y=alt.Y(field="result", type="quantitative", title=f"soft result ({value_name})"),
-        tooltip=[alt.Tooltip(field="temperature", type="quantitative", title="τ", format=".3g"),
-                 alt.Tooltip(field="result", type="quantitative", title="soft result", format=".4f")],
-    )
     refs = pd.DataFrame({"result": [float(hard_result), float(mean_value)],
                          "label": [f"hard result {hard_result:.2f}", f"average of all values {mean_value:.2f}"],
                          "dash": ["hard", "average"]})
-    ref_y = alt.Y(field="result", type="quantitative")
-    ref_rules = alt.Chart(refs).mark_rule(strokeWidth=1.5).encode(
-        y=ref_y,
-        strokeDash=alt.StrokeDash(field="dash", type="nominal", legend=None,
-                                  scale=alt.Scale(domain=["hard", "average"], range=[[6, 3], [1, 3]])),
-        color=alt.value(LOOKUP_COLORS["hard (argmax)"]),
-        tooltip=[alt.Tooltip(field="label", type="nominal", title="reference")],
-    )
-    ref_text = alt.Chart(refs).mark_text(align="left", x=4, dy=-7, fontSize=11,
-                                         color=LOOKUP_COLORS["hard (argmax)"]).encode(
-        y=ref_y, text=alt.Text(field="label", type="nominal"))
-    left = alt.layer(ref_rules, ref_text, line, rule, title="The soft result between hard and average").properties(
-        width=width, height=height)
-
     w_df = pd.DataFrame({
         "temperature": np.repeat(taus, n),
         "key": list(key_names) * taus.size,
         "weight": w.ravel(),  # (n_temps, N) row-major: temperature-major, matching the two columns above
     })
-    w_lines = alt.Chart(w_df).mark_line(strokeWidth=2).encode(
-        x=x, y=alt.Y(field="weight", type="quantitative", title="weight", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color(field="key", type="nominal", title="key", sort=list(key_names),
-                        scale=alt.Scale(scheme="tableau10"), legend=alt.Legend(orient="right")),
-        tooltip=[alt.Tooltip(field="key", type="nominal", title="key"),
-                 alt.Tooltip(field="temperature", type="quantitative", title="τ", format=".3g"),
-                 alt.Tooltip(field="weight", type="quantitative", title="weight", format=".4f")],
-    )
-    right = alt.layer(w_lines, rule, title="Each key's weight").properties(width=width, height=height)
-    return alt.hconcat(left, right, spacing=36).resolve_scale(color="independent")
+    tables = tuple(Rows.from_frame(f) for f in (now, res_df, refs, w_df))
+    key = ("temperature", float(taus.min()), float(taus.max()), taus.size, frozen(key_names), value_name,
+           frozen(ticks), width, height)
+
+    def make(data: DataSource) -> alt.HConcatChart:
+        now_data, res_data, refs_data, w_data = data(), data(), data(), data()
+        x = alt.X(field="temperature", type="quantitative", title="temperature τ (log scale)",
+                  scale=alt.Scale(type="log", domain=[float(taus.min()), float(taus.max())], nice=False),
+                  axis=alt.Axis(values=[float(t) for t in ticks], format="~g") if ticks is not None else alt.Undefined)
+        rule = alt.Chart(now_data).mark_rule(color="black", strokeDash=[2, 2]).encode(
+            x=x, tooltip=[alt.Tooltip(field="temperature", type="quantitative", title="current τ")])
+
+        line = alt.Chart(res_data).mark_line(color=LOOKUP_COLORS["soft (softmax)"], strokeWidth=2.5).encode(
+            x=x, y=alt.Y(field="result", type="quantitative", title=f"soft result ({value_name})"),
+            tooltip=[alt.Tooltip(field="temperature", type="quantitative", title="τ", format=".3g"),
+                     alt.Tooltip(field="result", type="quantitative", title="soft result", format=".4f")],
+        )
+        ref_y = alt.Y(field="result", type="quantitative")
+        ref_rules = alt.Chart(refs_data).mark_rule(strokeWidth=1.5).encode(
+            y=ref_y,
+            strokeDash=alt.StrokeDash(field="dash", type="nominal", legend=None,
+                                      scale=alt.Scale(domain=["hard", "average"], range=[[6, 3], [1, 3]])),
+            color=alt.value(LOOKUP_COLORS["hard (argmax)"]),
+            tooltip=[alt.Tooltip(field="label", type="nominal", title="reference")],
+        )
+        ref_text = alt.Chart(refs_data).mark_text(align="left", x=4, dy=-7, fontSize=11,
+                                             color=LOOKUP_COLORS["hard (argmax)"]).encode(
+            y=ref_y, text=alt.Text(field="label", type="nominal"))
+        left = alt.layer(ref_rules, ref_text, line, rule, title="The soft result between hard and average").properties(
+            width=width, height=height)
+
+        w_lines = alt.Chart(w_data).mark_line(strokeWidth=2).encode(
+            x=x, y=alt.Y(field="weight", type="quantitative", title="weight", scale=alt.Scale(domain=[0, 1])),
+            color=alt.Color(field="key", type="nominal", title="key", sort=list(key_names),
+                            scale=alt.Scale(scheme="tableau10"), legend=alt.Legend(orient="right")),
+            tooltip=[alt.Tooltip(field="key", type="nominal", title="key"),
+                     alt.Tooltip(field="temperature", type="quantitative", title="τ", format=".3g"),
+                     alt.Tooltip(field="weight", type="quantitative", title="weight", format=".4f")],
+        )
+        right = alt.layer(w_lines, rule, title="Each key's weight").properties(width=width, height=height)
+        return alt.hconcat(left, right, spacing=36).resolve_scale(color="independent")
+
+    return Part(key, make, tables)
 
 
 def page_specs(shop: TinyDictionary, query_name: str, lookup: LookupComparison) -> dict[str, dict]:
     """The page's two charts as Vega-Lite specs: the keys with the weights beside them ("lookup"), and the
     temperature sweep ("sweep")."""
     names = list(shop.key_names)
-    keys_and_weights = side_by_side(
-        key_space_chart(shop.keys, names, shop.queries[query_name], lookup.soft_weights, lookup.scores, shop.values,
+    keys_and_weights = compose(
+        side_by_side,
+        key_space_part(shop.keys, names, shop.queries[query_name], lookup.soft_weights, lookup.scores, shop.values,
                         dims=shop.key_dims, query_label=f"q: {query_name}", value_name=shop.value_name,
                         title="Keys in (sweet, sour) space, sized by soft weight"),
-        lookup_weights_chart(names, lookup.hard_weights, lookup.soft_weights,
+        lookup_weights_part(names, lookup.hard_weights, lookup.soft_weights,
                              title=f"Weights: hard vs soft at τ = {lookup.temperature:g}"),
         spacing=48,
     )
-    sweep = temperature_chart(lookup.sweep_temperatures, lookup.sweep_results, lookup.sweep_weights, names,
+    sweep = temperature_part(lookup.sweep_temperatures, lookup.sweep_results, lookup.sweep_weights, names,
                               hard_result=lookup.hard_result, mean_value=float(shop.values.mean()),
                               current=lookup.temperature, value_name=shop.value_name,
                               ticks=(0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0))
-    return {"lookup": to_spec(keys_and_weights), "sweep": to_spec(sweep)}
+    return {"lookup": part_spec(keys_and_weights), "sweep": part_spec(sweep)}

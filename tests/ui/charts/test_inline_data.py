@@ -12,7 +12,7 @@ from altair.utils.data import to_values
 
 import ui.display
 from tests.helpers.apptest import charts_built_anew
-from ui.charts.inline_data import ALTAIR_DATASET_NAMING, ROWS, dataset_name, inline_rows, use_inline_rows
+from ui.charts.inline_data import ALTAIR_DATASET_NAMING, ROWS, Rows, dataset_name, inline_rows, use_inline_rows
 from ui.charts.spec import ALTAIR_DATASET_NAME as NAME_PATTERN
 
 #: Every kind of column the chart modules build, with the values JSON cannot hold.
@@ -27,7 +27,8 @@ PLAIN = pd.DataFrame({
 
 
 def as_json(values: dict) -> str:
-    return json.dumps(values, allow_nan=False)  # also fails on a NaN left in, or on a numpy scalar
+    """The data as JSON, `Rows` as the rows they give; fails on a NaN left in, or on a numpy scalar."""
+    return json.dumps({k: v.rows() if isinstance(v, Rows) else v for k, v in values.items()}, allow_nan=False)
 
 
 def test_plain_columns_give_altairs_own_rows_as_python_values():
@@ -105,3 +106,26 @@ def test_a_chart_sends_equal_tables_once_as_with_altairs_names(equal, monkeypatc
     altairs = spec()
     assert len(ours["datasets"]) == len(altairs["datasets"]) == (1 if equal else 2)
     assert list(ours["datasets"].values()) == list(altairs["datasets"].values())
+
+
+def test_rows_read_like_altairs_rows_and_become_the_same_arrow_table():
+    """`Rows` give the rows Altair's own transformer gives, and the Arrow table those rows would give."""
+    import pyarrow as pa
+
+    rows = inline_rows(PLAIN)["values"]
+    assert isinstance(rows, Rows) and len(rows) == 5
+    assert rows == to_values(PLAIN)["values"] and to_values(PLAIN)["values"] == rows  # either side of ==
+    assert rows[1]["value"] is None and rows[2]["value"] is None and rows[:1] == [rows[0]] and list(rows)[4] == rows[4]
+    table = rows.to_arrow()
+    assert table.equals(pa.Table.from_pylist(to_values(PLAIN)["values"]))  # non-finite floats are nulls
+    assert Rows({"s": np.array(["a", "b"])}).to_arrow().column("s").type == pa.string()
+
+
+def test_rows_are_named_by_their_content_and_refuse_ragged_columns():
+    a, b = Rows({"v": np.arange(3.0)}), Rows({"v": np.arange(3.0)})
+    assert dataset_name(a) == dataset_name(b) != dataset_name(Rows({"v": np.arange(1.0, 4.0)}))
+    assert dataset_name(a) != dataset_name(Rows({"w": np.arange(3.0)}))
+    assert NAME_PATTERN.fullmatch(dataset_name(a)) and a.digest() in repr(a)  # what Altair hashes to name a view
+    with pytest.raises(ValueError, match="one length"):
+        Rows({"a": np.arange(2), "b": np.arange(3)})
+    assert not a.columns["v"].flags.writeable  # shared by every session that draws the chart
