@@ -10,6 +10,7 @@ import numpy as np
 from exercise.cases import Case
 from exercise.measures import added_mask_weights, named_number, recovered_scale, sequence_first_attention
 from exercise.mistakes import match_mistake, mistaken_attention, same_values, softmax_over
+from exercise.numbers import message_template, number
 from exercise.results import RunResult
 
 
@@ -33,21 +34,38 @@ def mask_diagnosis(run: RunResult, case: Case, w: np.ndarray) -> str:
             msg += " (The last row has no key left at all, hence the NaN.)"
         return msg
     if same_values(w, added_mask_weights(case)):
-        largest = float(np.max(np.abs(above)))
-        return ("You added the mask to the scores (`scores + mask`), as PyTorch's documented reference does with a "
-                "float mask: there a float mask is a bias, 0 where attending is allowed and -inf where it is not. "
-                "The lesson's mask is 1 where a query may attend and 0 where it may not, so adding it only raises "
-                f"the allowed scores by 1, and the future keep weights up to {largest:.3f}. Turn the 0s into -inf: "
-                "`scores.masked_fill(mask == 0, float('-inf'))`.")
+        return added_mask_message(np.max(np.abs(above)))
     if np.all(np.isfinite(above)) and float(np.max(np.abs(above))) < 1e-6:
-        return (f"Almost: the weights above the diagonal are tiny ({np.max(np.abs(above)):.1e}) but not exactly 0. "
-                "Fill with `float('-inf')`, whose exponential is exactly 0.")
+        return tiny_weights_message(np.max(np.abs(above)))
     Q, K = (np.asarray(a, dtype=np.float64) for a in (case.Q, case.K))
     scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])  # (..., T, d_k) @ (..., d_k, T) -> (..., T, T)
     if same_values(w, softmax_over(np.where(allowed, scores, 0.0), -1)):
         return ("You set the forbidden scores to 0, but e⁰ = 1, so future tokens still get weight. "
                 "Fill them with `float('-inf')` instead.")
-    return (f"The weights above the diagonal are not zero (the largest is {np.max(np.abs(np.nan_to_num(above))):.3f}): "
+    return future_weights_message(np.max(np.abs(above)))
+
+
+@message_template
+def added_mask_message(largest: float) -> str:
+    """The 0/1 mask added to the scores, as if it were a float bias."""
+    return ("You added the mask to the scores (`scores + mask`), as PyTorch's documented reference does with a "
+            "float mask: there a float mask is a bias, 0 where attending is allowed and -inf where it is not. "
+            "The lesson's mask is 1 where a query may attend and 0 where it may not, so adding it only raises "
+            f"the allowed scores by 1, and the future keep weights up to {number(largest)}. Turn the 0s into -inf: "
+            "`scores.masked_fill(mask == 0, float('-inf'))`.")
+
+
+@message_template
+def tiny_weights_message(largest: float) -> str:
+    """Forbidden weights close to 0 but not 0: a large negative fill instead of -inf."""
+    return (f"Almost: the weights above the diagonal are tiny ({number(largest, 2)}) but not exactly 0. "
+            "Fill with `float('-inf')`, whose exponential is exactly 0.")
+
+
+@message_template
+def future_weights_message(largest: float) -> str:
+    """Forbidden weights that are not 0, for no reason the checker recognises."""
+    return (f"The weights above the diagonal are not zero (the largest is {number(largest)}): "
             "tokens still attend to the future.")
 
 
@@ -56,12 +74,17 @@ def scale_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None) 
     factor = recovered_scale(case, output, weights)
     if factor is None or factor <= 0:
         return None
-    d_k = np.shape(case.Q)[-1]
-    right = f"the formula divides them by √d_k = √{d_k} = {math.sqrt(d_k):g}"
-    if factor >= 1:
-        said = f"Your scores are multiplied by {named_number(factor)}, while {right}."
-    else:
+    return scale_message(factor, np.shape(case.Q)[-1])
+
+
+@message_template
+def scale_message(factor: float, d_k: int) -> str:
+    """Scores scaled by `factor` instead of 1/√d_k."""
+    right = f"the formula divides them by √d_k = √{d_k} = {number(math.sqrt(d_k))}"
+    if 0 < factor < 1:
         said = f"Your scores are divided by {named_number(1 / factor)}, while {right}."
+    else:
+        said = f"Your scores are multiplied by {named_number(factor)}, while {right}."
     return (said + " d_k is the size of the last dimension of Q and K: `Q.size(-1)`, and the divisor is its "
                    "square root: `Q.size(-1) ** 0.5`.")
 

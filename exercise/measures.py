@@ -20,6 +20,7 @@ import numpy as np
 
 from exercise.cases import Case
 from exercise.mistakes import same_values, softmax_over
+from exercise.numbers import message_template, number
 
 
 def raw_scores(case: Case) -> np.ndarray:
@@ -82,9 +83,12 @@ def recovered_scale(case: Case, output: np.ndarray | None, weights: np.ndarray |
     return factor
 
 
+@message_template
 def named_number(x: float) -> str:
     """`x` to three significant digits, with ``= √n`` when it is the square root of a whole number."""
-    text = f"{x:.3g}"
+    text = number(x)
+    if not math.isfinite(x * x):
+        return text
     n = round(x * x)
     if n > 1 and abs(x * x - n) < 1e-3 * n and abs(x - round(x)) > 1e-3:
         text += f" (= √{n})"
