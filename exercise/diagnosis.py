@@ -8,7 +8,13 @@ import math
 import numpy as np
 
 from exercise.cases import Case
-from exercise.measures import added_mask_weights, named_number, recovered_scale, sequence_first_attention
+from exercise.measures import (
+    added_mask_weights,
+    masked_after_softmax,
+    named_number,
+    recovered_scale,
+    sequence_first_attention,
+)
 from exercise.mistakes import match_mistake, mistaken_attention, same_values, softmax_over
 from exercise.numbers import message_template, number
 from exercise.results import RunResult
@@ -33,6 +39,9 @@ def mask_diagnosis(run: RunResult, case: Case, w: np.ndarray) -> str:
         if np.isnan(w[..., T - 1, :]).any():
             msg += " (The last row has no key left at all, hence the NaN.)"
         return msg
+    after = after_softmax_diagnosis(run, case, w)
+    if after is not None:
+        return after
     if same_values(w, added_mask_weights(case)):
         return added_mask_message(np.max(np.abs(above)))
     if np.all(np.isfinite(above)) and float(np.max(np.abs(above))) < 1e-6:
@@ -43,6 +52,73 @@ def mask_diagnosis(run: RunResult, case: Case, w: np.ndarray) -> str:
         return ("You set the forbidden scores to 0, but e⁰ = 1, so future tokens still get weight. "
                 "Fill them with `float('-inf')` instead.")
     return future_weights_message(np.max(np.abs(above)))
+
+
+#: Where the mask belongs, said after every mask applied to the weights.
+MASK_BEFORE_SOFTMAX = ("Apply the mask to the scores, before the softmax: "
+                       "`scores = scores.masked_fill(mask == 0, float('-inf'))`, then "
+                       "`weights = torch.softmax(scores, dim=-1)`, which turns every -inf score into a weight of "
+                       "exactly 0 and leaves rows that sum to 1.")
+
+
+def unmasked_weights(run: RunResult, case: Case, shape: tuple[int, ...]) -> np.ndarray:
+    """The weights without the mask: the student's own on the same inputs if they have `shape`, else the right
+    ones."""
+    unmasked = run.cases.get("worked" if len(shape) == 2 else "random")
+    if unmasked is not None and unmasked.weights is not None and unmasked.weights.shape == shape:
+        return unmasked.weights
+    return mistaken_attention(case.Q, case.K, case.V)[1]
+
+
+def after_softmax_diagnosis(run: RunResult, case: Case, w: np.ndarray) -> str | None:
+    """The mask applied to the weights after the softmax, in any of the orders `masked_after_softmax` computes;
+    or, failing those, weights holding -inf or nan, which a softmax of masked scores never gives."""
+    assert case.mask is not None
+    allowed = case.mask.astype(bool)
+    p = unmasked_weights(run, case, w.shape)
+    with np.errstate(invalid="ignore"):
+        sums = w.sum(axis=-1)
+    if same_values(w[..., allowed], p[..., allowed]):
+        forbidden = w[..., ~allowed]
+        return masked_weights_message(np.min(forbidden), np.max(forbidden), np.min(sums), np.max(sums))
+    if same_values(w, masked_after_softmax(p, allowed, -np.inf, "divide")):
+        return ("The mask was applied after the softmax, with -inf, and each row then divided by its sum to make it "
+                "sum to 1 again; but that sum is -inf, so the allowed weights became 0 and the masked ones nan "
+                "(-inf / -inf). " + MASK_BEFORE_SOFTMAX)
+    if same_values(w, masked_after_softmax(p, allowed, 0.0, "softmax")):
+        return ("The mask was applied after the softmax, setting the masked weights to 0, and a second softmax then "
+                "made the rows sum to 1 again; but e⁰ = 1, so the masked keys got weight back. " + MASK_BEFORE_SOFTMAX)
+    if same_values(w, masked_after_softmax(p, allowed, -np.inf, "softmax")):
+        return ("The mask was applied after the softmax, and a second softmax then made the rows sum to 1: the "
+                "weights above the diagonal are 0, but the others are a softmax of weights, not of scores. One "
+                "softmax is enough. " + MASK_BEFORE_SOFTMAX)
+    if not np.all(np.isfinite(w)):
+        return non_finite_message(float(np.sum(np.isneginf(w))), float(np.sum(np.isposinf(w))),
+                                  float(np.sum(np.isnan(w))))
+    return None
+
+
+@message_template
+def masked_weights_message(lowest: float, highest: float, lowest_sum: float, highest_sum: float) -> str:
+    """The mask applied to the weights after the softmax: the masked weights set to a value between `lowest` and
+    `highest` (0, -inf, nan, -1e9, ...), so that the rows sum to `lowest_sum` … `highest_sum`."""
+    values = number(lowest) if number(lowest) == number(highest) else f"{number(lowest)} … {number(highest)}"
+    sums = number(lowest_sum) if number(lowest_sum) == number(highest_sum) else (
+        f"{number(lowest_sum)} … {number(highest_sum)}")
+    return ("The mask was applied after the softmax: on and below the diagonal your weights are those of the "
+            f"softmax without the mask, and above it they are {values}, so the rows no longer sum to 1 (they sum to "
+            f"{sums}). "
+            + MASK_BEFORE_SOFTMAX)
+
+
+@message_template
+def non_finite_message(neg_inf: float, pos_inf: float, nan: float) -> str:
+    """Weights that hold -inf, inf or nan: counts of each."""
+    held = " and ".join(f"{name} ({number(n)} of them)" for n, name in ((neg_inf, "-inf"), (pos_inf, "inf"),
+                                                                          (nan, "nan")) if n != 0)
+    return (f"Your weights hold {held or 'values that are not numbers'}, which a softmax never gives: it turns a -inf "
+            "score into a weight of exactly 0. So the mask's -inf reached the weights after the softmax: the mask "
+            "was applied after the softmax. " + MASK_BEFORE_SOFTMAX)
 
 
 @message_template

@@ -24,7 +24,7 @@ from exercise.cases import (
     WORKED_ATOL,
     Case,
 )
-from exercise.diagnosis import diagnose, mask_diagnosis
+from exercise.diagnosis import after_softmax_diagnosis, diagnose, mask_diagnosis
 from exercise.limits import OUTPUT_CAP_BYTES, bytes_in_words
 from exercise.measures import normalised_axes
 from exercise.mistakes import same_values
@@ -335,6 +335,9 @@ def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.n
         if -2 in normalised_axes(w, atol=ROW_SUM_ATOL):
             return False, ("The weights above the diagonal are exactly 0, but each column sums to 1 instead of "
                            "each row: the softmax ran over dim=-2, the queries (see the rows check)." + note), w
+        after = after_softmax_diagnosis(run, case, w)
+        if after is not None:
+            return False, after + note, w
         if np.all(np.isfinite(sums)) and np.max(np.abs(sums - 1)) > ROW_SUM_ATOL and np.all(w >= 0):
             return False, zeroed_after_softmax_message(sums.min(), sums.max()) + note, w
         return False, ("The weights above the diagonal are exactly 0, but the masked output differs from "

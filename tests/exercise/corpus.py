@@ -1,4 +1,4 @@
-"""Attention functions as people write them: correct ones in several styles, and the bugs of issue #26.
+"""Attention functions as people write them: correct ones in several styles, and the bugs of issues #26 and #38.
 
 Each entry is a whole submission, the verdict it must get (does every check pass?) and phrases its checklist or
 diagnosis must contain. They are modelled on public tutorials, textbooks and libraries, rewritten for the
@@ -192,6 +192,18 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     weights = torch.softmax(scores, dim=2)
     return torch.bmm(weights, V), weights
 ''', False, ("Mask polarity reversed",)),
+    "a vision model's mask after the softmax": Submission('''
+import torch
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scale = q.shape[-1] ** -0.5
+    attn = (q @ k.transpose(-2, -1)) * scale
+    attn = attn.softmax(dim=-1)
+    if mask is not None:
+        attn = attn.masked_fill(mask == 0, float('-inf'))
+    x = attn @ v
+    return x, attn
+''', False, ("The mask was applied after the softmax", "above it they are -inf", "before the softmax")),
     "sequence first": Submission('''
 import math
 import torch

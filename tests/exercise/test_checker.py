@@ -31,6 +31,7 @@ from exercise.verdicts import (
     ExerciseReport,
     evaluate,
 )
+from tests.exercise.test_numbers import UNREADABLE
 from tests.helpers import lesson_values as lesson
 
 SOLUTION_SOURCE = inspect.getsource(solution)
@@ -204,6 +205,39 @@ def test_weights_zeroed_after_the_softmax_are_diagnosed():
         return weights @ V, weights
     """)
     assert "after the softmax" in message(trusted_report(source), CHECK_CAUSAL)
+
+
+AFTER_SOFTMAX = {  # id: (what follows `weights = softmax(scores)` in the student's code, words of the message)
+    "masked_fill -inf": ("weights = weights.masked_fill(mask == 0, float('-inf'))",
+                         "above it they are -inf, so the rows no longer sum to 1"),
+    "where -inf": ("weights = torch.where(mask == 1, weights, float('-inf'))",
+                   "above it they are -inf, so the rows no longer sum to 1"),
+    "multiplied by the mask": ("weights = weights * mask", "above it they are 0, so the rows no longer sum to 1"),
+    "masked_fill -1e9": ("weights = weights.masked_fill(mask == 0, -1e9)", "above it they are -1e9"),
+    "-inf, then divided by the row sums": ("weights = weights.masked_fill(mask == 0, float('-inf'))\n"
+                                           "weights = weights / weights.sum(dim=-1, keepdim=True)",
+                                           "divided by its sum"),
+    "multiplied, then a second softmax": ("weights = F.softmax(weights * mask, dim=-1)", "e⁰ = 1"),
+    "-inf, then a second softmax": ("weights = F.softmax(weights.masked_fill(mask == 0, float('-inf')), dim=-1)",
+                                    "One softmax is enough"),
+    "-inf added": ("weights = weights + (1 - mask) * float('-inf')", "-inf (3 of them) and nan (6 of them)"),
+}
+
+
+@pytest.mark.parametrize(("after", "words"), list(AFTER_SOFTMAX.values()), ids=list(AFTER_SOFTMAX))
+def test_a_mask_applied_after_the_softmax_is_named(after, words):
+    source = student(f"""
+        weights = F.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1)), dim=-1)
+        if mask is not None:
+{textwrap.indent(after, " " * 12)}
+        return weights @ V, weights
+    """)
+    report = trusted_report(source)
+    assert all(verdicts(report)[name] for name in CHECK_NAMES[:-1])
+    said = message(report, CHECK_CAUSAL)
+    assert "the mask was applied after the softmax" in said.lower(), said
+    assert "Apply the mask to the scores, before the softmax" in said and words in said, said
+    assert "future" not in said and not UNREADABLE.search(said), said
 
 
 def test_a_boolean_only_mask_passes_with_a_note():
