@@ -17,7 +17,7 @@ from exercise.measures import (
 )
 from exercise.mistakes import match_mistake, mistaken_attention, same_values, softmax_over
 from exercise.numbers import message_template, number
-from exercise.results import RunResult
+from exercise.results import CaseResult, RunResult
 
 
 def mask_diagnosis(run: RunResult, case: Case, w: np.ndarray) -> str:
@@ -143,6 +143,26 @@ def future_weights_message(largest: float) -> str:
     """Forbidden weights that are not 0, for no reason the checker recognises."""
     return (f"The weights above the diagonal are not zero (the largest is {number(largest)}): "
             "tokens still attend to the future.")
+
+
+def lengths_diagnosis(case: Case, res: CaseResult) -> str | None:
+    """A function whose fourth argument is valid lengths, not a mask: given the lengths the case's mask stands for,
+    it returns exactly the masked attention (the runner's ``as_lengths``)."""
+    assert case.mask is not None
+    probe = res.as_lengths
+    expected_out, expected_w = mistaken_attention(case.Q, case.K, case.V, mask=case.mask)
+    if probe is None or not same_values(probe.output, expected_out) or (
+            probe.weights is not None and not same_values(probe.weights, expected_w)):
+        return None
+    T = case.mask.shape[0]
+    lengths = [int(n) for n in case.mask.sum(axis=-1)]
+    return (f"Your function reads its fourth argument as valid lengths, not as a mask: the number of keys each query "
+            "may see, like `valid_lens` in the d2l.ai textbook's `masked_softmax`. So it read the lesson's "
+            f"{T}×{T} mask of 1s and 0s as lengths, and failed. Given the lengths this mask stands for, {lengths} "
+            "(`mask.sum(-1)`, one per query), it returns exactly the masked weights: your masking works, on lengths. "
+            "The exercise passes the mask itself, 1 where a query may attend and 0 where it may not: take `mask` as "
+            "the fourth parameter and fill the scores where `mask == 0` with -inf before the softmax: "
+            "`scores.masked_fill(mask == 0, float('-inf'))`.")
 
 
 def scale_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None) -> str | None:

@@ -24,7 +24,7 @@ from exercise.cases import (
     WORKED_ATOL,
     Case,
 )
-from exercise.diagnosis import after_softmax_diagnosis, diagnose, mask_diagnosis
+from exercise.diagnosis import after_softmax_diagnosis, diagnose, lengths_diagnosis, mask_diagnosis
 from exercise.limits import OUTPUT_CAP_BYTES, bytes_in_words
 from exercise.measures import normalised_axes
 from exercise.mistakes import same_values
@@ -300,6 +300,24 @@ def zeroed_after_softmax_message(lowest: float, highest: float) -> str:
             "before the softmax instead.")
 
 
+def _causal_error(run: RunResult, case: Case, res: CaseResult) -> str:
+    """Why a masked case raised. For a function that needs a batch (the worked example showed it), the error on a
+    batch of one; then what the function does with the mask, when the checker could tell."""
+    assert case.mask is not None
+    T = case.mask.shape[0]
+    worked = run.cases.get("worked")
+    on_batch = res.batched_error is not None and worked is not None and worked.batch_note is not None
+    error = (res.batched_error if on_batch else res.error) or ""
+    msg = f"With the causal mask `torch.tril(torch.ones({T}, {T}))` your function raised {error}"
+    if on_batch:
+        msg = ("Your function needs a batch dimension (see the worked example), so this check ran on a batch of one "
+               "too (`Q.unsqueeze(0)`, the mask as it is). " + msg.replace("your function raised", "it raised"))
+    if "positional argument" in error:
+        msg += ". Add a fourth parameter, `mask=None`, as in the skeleton."
+    lengths = lengths_diagnosis(case, res)
+    return msg if lengths is None else f"{msg}. {lengths}"
+
+
 def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.ndarray | None]:
     """(passed, message, weights) of the causal check on one masked case."""
     assert case.mask is not None
@@ -308,10 +326,7 @@ def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.n
         return False, _not_run(run), None
     T = case.mask.shape[0]
     if not res.ok:
-        msg = f"With the causal mask `torch.tril(torch.ones({T}, {T}))` your function raised {res.error}"
-        if "positional argument" in (res.error or ""):
-            msg += ". Add a fourth parameter, `mask=None`, as in the skeleton."
-        return False, msg, None
+        return False, _causal_error(run, case, res), None
     allowed = case.mask.astype(bool)
     expected = torch_scaled_dot_product_attention(case.Q, case.K, case.V, allowed)  # float32
     note = ""

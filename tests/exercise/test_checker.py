@@ -285,6 +285,33 @@ def test_a_function_for_batches_only_passes_the_stretch_with_a_note():
     assert "IndexError" in message(report, CHECK_WORKED)
 
 
+def test_valid_lengths_instead_of_a_mask_are_recognised_on_a_batch_of_one():
+    from tests.exercise.corpus import BUGS
+
+    report = trusted_report(BUGS["the d2l.ai textbook's valid_lens"].source)
+    v = verdicts(report)
+    assert all(v[name] for name in CHECK_NAMES[:-1]) and not v[CHECK_CAUSAL]
+    said = message(report, CHECK_CAUSAL)
+    assert "Dimension out of range" not in said, said  # the error without a batch, which the worked example explained
+    assert "on a batch of one" in said and "does not match the shape" in said, said
+    assert "valid lengths, not as a mask" in said and "[1, 2, 3]" in said, said
+
+
+def test_the_runner_keeps_the_batched_error_and_calls_with_valid_lengths():
+    from exercise.runner import run_case
+    from tests.exercise.corpus import BUGS
+
+    namespace: dict = {}
+    exec(compile(BUGS["the d2l.ai textbook's valid_lens"].source, "<test submission>", "exec"), namespace)  # noqa: S102
+    by_name = {c.name: c for c in CASES}
+    worked = run_case(namespace["scaled_dot_product_attention"], by_name["worked_causal"].as_json())
+    assert not worked["ok"] and "Dimension out of range" in worked["error"]
+    assert "does not match the shape" in worked["batched_error"]
+    assert np.shape(worked["as_lengths"]["weights"]["data"]) == (3, 3)  # the batch of one taken off again
+    batched = run_case(namespace["scaled_dot_product_attention"], by_name["random_causal"].as_json())
+    assert "batched_error" not in batched and np.shape(batched["as_lengths"]["weights"]["data"]) == (2, 5, 5)
+
+
 def test_missing_return_is_pointed_out():
     report = trusted_report(student("scores = Q @ K.transpose(-2, -1)"))
     assert "forget `return`" in message(report, CHECK_RUNS)
