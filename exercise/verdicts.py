@@ -296,8 +296,8 @@ def _causal_check(run: RunResult, cases: tuple[Case, Case], ran: bool) -> tuple[
 def zeroed_after_softmax_message(lowest: float, highest: float) -> str:
     """Weights zeroed above the diagonal after the softmax, so that the rows no longer sum to 1."""
     return (f"The weights above the diagonal are exactly 0, but the rows sum to {number(lowest)} … "
-            f"{number(highest)}, not 1: you zeroed the weights after the softmax. Mask the scores (with -inf) "
-            "before the softmax instead.")
+            f"{number(highest)}, not 1: the mask was applied after the softmax, zeroing weights. Mask the scores "
+            "(with -inf) before the softmax instead.")
 
 
 def _causal_error(run: RunResult, case: Case, res: CaseResult) -> str:
@@ -308,10 +308,11 @@ def _causal_error(run: RunResult, case: Case, res: CaseResult) -> str:
     worked = run.cases.get("worked")
     on_batch = res.batched_error is not None and worked is not None and worked.batch_note is not None
     error = (res.batched_error if on_batch else res.error) or ""
-    msg = f"With the causal mask `torch.tril(torch.ones({T}, {T}))` your function raised {error}"
+    who = "it" if on_batch else "your function"
+    msg = f"With the causal mask `torch.tril(torch.ones({T}, {T}))` {who} raised {error}"
     if on_batch:
         msg = ("Your function needs a batch dimension (see the worked example), so this check ran on a batch of one "
-               "too (`Q.unsqueeze(0)`, the mask as it is). " + msg.replace("your function raised", "it raised"))
+               "too (`Q.unsqueeze(0)`, the mask as it is). " + msg)
     if "positional argument" in error:
         msg += ". Add a fourth parameter, `mask=None`, as in the skeleton."
     lengths = lengths_diagnosis(case, res)

@@ -57,11 +57,16 @@ def lesson_style(scores="Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))",
     """)
 
 
-def trusted_report(source: str) -> ExerciseReport:
-    """Check source written in THIS test file by running it in-process (never do this with user code)."""
+def trusted_function(source: str):
+    """The function defined by source written in the test suite (never do this with user code)."""
     namespace: dict = {}
     exec(compile(source, "<test submission>", "exec"), namespace)  # noqa: S102 - our own test code
-    return evaluate(run_trusted(namespace["scaled_dot_product_attention"], CASES), CASES)
+    return namespace["scaled_dot_product_attention"]
+
+
+def trusted_report(source: str) -> ExerciseReport:
+    """Check source written in the test suite by running it in-process (never do this with user code)."""
+    return evaluate(run_trusted(trusted_function(source), CASES), CASES)
 
 
 def verdicts(report: ExerciseReport) -> dict[str, bool]:
@@ -301,15 +306,27 @@ def test_the_runner_keeps_the_batched_error_and_calls_with_valid_lengths():
     from exercise.runner import run_case
     from tests.exercise.corpus import BUGS
 
-    namespace: dict = {}
-    exec(compile(BUGS["the d2l.ai textbook's valid_lens"].source, "<test submission>", "exec"), namespace)  # noqa: S102
+    attention = trusted_function(BUGS["the d2l.ai textbook's valid_lens"].source)
     by_name = {c.name: c for c in CASES}
-    worked = run_case(namespace["scaled_dot_product_attention"], by_name["worked_causal"].as_json())
+    worked = run_case(attention, by_name["worked_causal"].as_json())
     assert not worked["ok"] and "Dimension out of range" in worked["error"]
     assert "does not match the shape" in worked["batched_error"]
     assert np.shape(worked["as_lengths"]["weights"]["data"]) == (3, 3)  # the batch of one taken off again
-    batched = run_case(namespace["scaled_dot_product_attention"], by_name["random_causal"].as_json())
+    batched = run_case(attention, by_name["random_causal"].as_json())
     assert "batched_error" not in batched and np.shape(batched["as_lengths"]["weights"]["data"]) == (2, 5, 5)
+
+
+def test_a_mask_refused_as_floats_and_as_booleans_reports_the_lessons_float_mask():
+    from exercise.runner import run_case
+
+    def attention(Q, K, V, mask=None):
+        if mask is not None:
+            raise TypeError(f"cannot use a {mask.dtype} mask")
+        return solution.scaled_dot_product_attention(Q, K, V)
+
+    by_name = {c.name: c for c in CASES}
+    result = run_case(attention, by_name["random_causal"].as_json())
+    assert "torch.float32 mask" in result["error"] and "mask_note" not in result
 
 
 def test_missing_return_is_pointed_out():

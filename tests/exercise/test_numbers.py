@@ -45,6 +45,13 @@ def _modules() -> list[str]:
     return [f"exercise.{m.name}" for m in pkgutil.iter_modules([str(PACKAGE)])]
 
 
+def _all_templates() -> list[Callable[..., str]]:
+    """`MESSAGE_TEMPLATES` once every module of the package is imported (importing one registers its templates)."""
+    for name in _modules():
+        importlib.import_module(name)
+    return MESSAGE_TEMPLATES
+
+
 def _functions_that_write_numbers() -> set[str]:
     """``module.function`` for every function in the package that calls `number` or `numbers`."""
     found = set()
@@ -79,9 +86,7 @@ def test_no_message_formats_a_number_itself():
 
 
 def test_every_function_that_writes_a_number_is_a_registered_template():
-    for name in _modules():
-        importlib.import_module(name)
-    registered = {f"{fn.__module__}.{fn.__name__}" for fn in MESSAGE_TEMPLATES}
+    registered = {f"{fn.__module__}.{fn.__name__}" for fn in _all_templates()}
     assert _functions_that_write_numbers() == registered
     assert len(registered) >= 10
 
@@ -95,9 +100,7 @@ def _arguments(template: Callable[..., str], x: float) -> dict[str, typing.Any]:
 
 @pytest.mark.parametrize("x", EXTREMES, ids=repr)
 def test_extreme_values_through_every_message_template(x):
-    for name in _modules():
-        importlib.import_module(name)
-    for template in MESSAGE_TEMPLATES:
+    for template in _all_templates():
         text = template(**_arguments(template, x))
         assert isinstance(text, str) and len(text) < 1000, template.__name__
         assert not UNREADABLE.search(text), (template.__name__, text)
