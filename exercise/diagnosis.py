@@ -78,8 +78,8 @@ def after_softmax_diagnosis(run: RunResult, case: Case, w: np.ndarray) -> str | 
     p = unmasked_weights(run, case, w.shape)
     with np.errstate(invalid="ignore"):
         sums = w.sum(axis=-1)
-    if same_values(w[..., allowed], p[..., allowed]):
-        forbidden = w[..., ~allowed]
+    forbidden = w[..., ~allowed]
+    if same_values(w[..., allowed], p[..., allowed]) and not same_values(forbidden, p[..., ~allowed]):
         return masked_weights_message(np.min(forbidden), np.max(forbidden), np.min(sums), np.max(sums))
     if same_values(w, masked_after_softmax(p, allowed, -np.inf, "divide")):
         return ("The mask was applied after the softmax, with -inf, and each row then divided by its sum to make it "

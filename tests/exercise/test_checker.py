@@ -245,6 +245,17 @@ def test_a_mask_applied_after_the_softmax_is_named(after, words):
     assert "future" not in said and not UNREADABLE.search(said), said
 
 
+def test_a_mask_with_no_effect_is_not_said_to_come_after_the_softmax():
+    source = student("""
+        if mask is None and Q.size(-2) == 3:
+            raise ValueError("the worked example without a mask is refused, so it cannot be compared")
+        weights = F.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1)), dim=-1)
+        return weights @ V, weights
+    """)
+    said = message(trusted_report(source), CHECK_CAUSAL)
+    assert "after the softmax" not in said and "attend to the future" in said, said
+
+
 def test_a_boolean_only_mask_passes_with_a_note():
     report = trusted_report(lesson_style(fill="scores.masked_fill(~mask, float('-inf'))"))
     assert report.passed
