@@ -17,6 +17,8 @@ running a submission:
 judging it:
 
 * `exercise.verdicts`: the checklist (`evaluate`); `exercise.diagnosis`: which mistake it was;
+* `exercise.measures`: what a student's numbers say about how they were computed;
+* `exercise.numbers`: how every message writes a number (`number`), and the list of message templates;
 * `exercise.demos`: known mistakes through the same checks, for the page's quizzes;
 * ``python -m exercise FILE``: the same checks on a student's own machine (`exercise.__main__`).
 """

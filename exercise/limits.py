@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from exercise.numbers import message_template, number
+
 DEFAULT_TIMEOUT_S = 5.0
 #: Address space the student's code may use on top of what Python + PyTorch already mapped.
 MEMORY_BUDGET_BYTES = 1 << 30
@@ -13,6 +15,7 @@ RESULT_CAP_BYTES = 4 << 20
 MAX_SOURCE_CHARS = 50_000
 
 
+@message_template
 def bytes_in_words(n: int) -> str:
     """A byte count in words: ``1 MB``, ``4 KB``."""
-    return f"{n / 2**20:g} MB" if n >= 2**20 else f"{n / 2**10:g} KB"
+    return f"{number(n / 2**20)} MB" if n >= 2**20 else f"{number(n / 2**10)} KB"

@@ -9,7 +9,9 @@ r"""What a student's numbers say about how they were computed: measured, not onl
 * `normalised_axes`: the axes along which the weights sum to 1 (the softmax's ``dim``);
 * `sequence_first_attention`: attention computed as if the first dimension were the sequence;
 * `added_mask_weights`: the weights when a 0/1 mask is *added* to the scores, as PyTorch's documented
-  reference does with a float mask.
+  reference does with a float mask;
+* `masked_after_softmax`: the weights when the mask is applied to the weights, after the softmax, instead of
+  to the scores, with or without a renormalisation afterwards.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 
 from exercise.cases import Case
 from exercise.mistakes import same_values, softmax_over
+from exercise.numbers import message_template, number
 
 
 def raw_scores(case: Case) -> np.ndarray:
@@ -82,9 +85,12 @@ def recovered_scale(case: Case, output: np.ndarray | None, weights: np.ndarray |
     return factor
 
 
+@message_template
 def named_number(x: float) -> str:
     """`x` to three significant digits, with ``= √n`` when it is the square root of a whole number."""
-    text = f"{x:.3g}"
+    text = number(x)
+    if not math.isfinite(x * x):
+        return text
     n = round(x * x)
     if n > 1 and abs(x * x - n) < 1e-3 * n and abs(x - round(x)) > 1e-3:
         text += f" (= √{n})"
@@ -110,3 +116,15 @@ def added_mask_weights(case: Case) -> np.ndarray:
     assert case.mask is not None
     scores = raw_scores(case) / math.sqrt(np.shape(case.Q)[-1])
     return softmax_over(scores + np.asarray(case.mask, dtype=np.float64), -1)
+
+
+def masked_after_softmax(weights: np.ndarray, allowed: np.ndarray, fill: float, renormalise: str) -> np.ndarray:
+    """`weights` (a softmax's, ``(..., T, T)``) with the forbidden ones set to `fill` after the softmax, then each
+    row renormalised: ``"none"``, ``"divide"`` (by its sum, ``w / w.sum(-1)``) or ``"softmax"`` (a second one)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        masked = np.where(allowed, weights, fill)  # (T, T) broadcast over a batch
+        if renormalise == "divide":
+            return masked / masked.sum(axis=-1, keepdims=True)  # a sum of -inf: 0 where allowed, nan where not
+        if renormalise == "softmax":
+            return softmax_over(masked, -1)
+        return masked

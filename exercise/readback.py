@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from exercise.limits import MEMORY_BUDGET_BYTES, OUTPUT_CAP_BYTES, RESULT_CAP_BYTES
+from exercise.numbers import message_template, number
 from exercise.results import RunResult, decode_case, student_error
 
 
@@ -163,8 +164,14 @@ def absorb_messages(messages: list[dict[str, Any]], run: RunResult, timeout_s: f
     elif timed_out == "run":
         where = ("while loading (the top level of your code, outside the function)" if "load" not in stages
                  else "inside your function")
-        run.incident = (f"Time limit: your code was still running after {timeout_s:g} s {where}, so it was "
-                        "stopped. Is there an infinite loop?")
+        run.incident = time_limit_message(timeout_s, where)
+
+
+@message_template
+def time_limit_message(timeout_s: float, where: str) -> str:
+    """A run stopped at its time limit, and where the code was when it was stopped."""
+    return (f"Time limit: your code was still running after {number(timeout_s)} s {where}, so it was stopped. "
+            "Is there an infinite loop?")
 
 
 def _exit_incident(returncode: int, run: RunResult) -> str | None:

@@ -33,6 +33,8 @@ class CaseResult:
     weights_desc: str = ""
     mask_note: str | None = None  # the error with the lesson's float mask, when a boolean one worked
     batch_note: str | None = None  # the error without a batch dimension, when a batch of one worked
+    batched_error: str | None = None  # the error with a batch of one too, when both raised
+    as_lengths: CaseResult | None = None  # what the function returned given the mask's valid lengths instead
 
 
 @dataclass
@@ -109,7 +111,12 @@ def student_error(error: str) -> str:
 def decode_case(msg: dict[str, Any]) -> CaseResult:
     """Turn one ``case`` message of the runner into a `CaseResult` (never raises)."""
     if not msg.get("ok"):
-        return CaseResult(ok=False, error=student_error(str(msg.get("error") or "failed")[:800]))
+        res = CaseResult(ok=False, error=student_error(str(msg.get("error") or "failed")[:800]))
+        if isinstance(msg.get("batched_error"), str):
+            res.batched_error = student_error(msg["batched_error"][:800])
+        if isinstance(msg.get("as_lengths"), dict):
+            res.as_lengths = decode_case({**msg["as_lengths"], "ok": True})
+        return res
     kind = msg.get("kind") if msg.get("kind") in ("pair", "single", "other") else "other"
     res = CaseResult(ok=True, kind=kind, output=_decode_array(msg.get("output")),
                      output_desc=_describe(msg.get("output")))

@@ -104,29 +104,54 @@ def _without_batch(result: Any) -> Any:
     return drop(result)
 
 
+def valid_lengths(mask: Any, batch: int) -> Any:
+    """The mask as valid lengths, ``(batch, T)``: ``lengths[b, i] = mask[i].sum()``, the number of keys query i may
+    see (the form of ``valid_lens`` in the d2l.ai textbook's ``masked_softmax``; a causal mask is ``1, 2, …, T``)."""
+    import torch
+
+    return mask.sum(dim=-1).to(torch.int64).expand(batch, -1)  # (T, T) -> (T,) -> (batch, T)
+
+
 def run_case(fn: Callable[..., Any], case: dict[str, Any]) -> dict[str, Any]:
     """Call ``fn(Q, K, V)`` (or ``fn(Q, K, V, mask)``) on one test case, in float32, never raising.
 
     `case` holds ``name``, ``Q``, ``K``, ``V`` and ``mask`` (nested lists or arrays; ``mask``
     may be None). A masked case uses the lesson's float mask of 1s and 0s; if that raises, it
     is retried once with the same mask as booleans, and the first error is kept as a note
-    (``mask_note``). A case without a batch dimension that raises is retried once with a batch of
-    one (``Q.unsqueeze(0)``, the mask as it is) and the batch taken off the results; the first
-    error is kept as ``batch_note``. A function written for batches only is then judged on its formula.
+    (``mask_note``), or reported if the booleans raise too. A case without a batch dimension that raises is
+    retried once with a batch of one (``Q.unsqueeze(0)``, the mask as it is) and the batch taken off the
+    results; the first error is kept as ``batch_note``. A function written for batches only is then judged on
+    its formula. If the batch of one raises too, the case fails with the first error, and the batch's is kept
+    as ``batched_error``. When every call with the mask raised, the function is called once more with the
+    mask's valid lengths (`valid_lengths`, on the batched input) and what it returned is kept as ``as_lengths``.
     """
     import torch
 
     out: dict[str, Any] = {"stage": "case", "name": case["name"], "ok": False}
+    mask = None if case.get("mask") is None else torch.tensor(case["mask"], dtype=torch.float32)
 
     def call(q: Any, k: Any, v: Any) -> Any:
-        if case.get("mask") is None:
+        if mask is None:
             return fn(q, k, v)
-        mask = torch.tensor(case["mask"], dtype=torch.float32)
         try:
             return fn(q, k, v, mask)
         except Exception as first:  # noqa: BLE001
             out["mask_note"] = describe_error(first)
-            return fn(q, k, v, mask.bool())
+            try:
+                return fn(q, k, v, mask.bool())
+            except Exception:  # noqa: BLE001 - the error to report is the one with the lesson's mask
+                out.pop("mask_note")
+                raise first from None
+
+    def probe_lengths(q: Any, k: Any, v: Any, unbatch: bool) -> None:
+        """Call `fn` on batched q, k, v with the mask's valid lengths; keep what it returns, if it returns."""
+        if mask is None:
+            return
+        try:
+            result = fn(q, k, v, valid_lengths(mask, q.shape[0]))
+        except Exception:  # noqa: BLE001 - the probe only adds a note
+            return
+        out["as_lengths"] = split_result(_without_batch(result) if unbatch else result)
 
     q, k, v = (torch.tensor(case[name], dtype=torch.float32) for name in ("Q", "K", "V"))
     try:
@@ -134,12 +159,13 @@ def run_case(fn: Callable[..., Any], case: dict[str, Any]) -> dict[str, Any]:
             result = call(q, k, v)
         except Exception as first:  # noqa: BLE001
             if q.dim() != 2:
+                probe_lengths(q, k, v, unbatch=False)
                 raise
-            out.pop("mask_note", None)
             try:
                 result = _without_batch(call(q[None], k[None], v[None]))  # (1, T, d) in, the 1 taken off again
-            except Exception:  # noqa: BLE001 - the error to report is the one without the batch
-                out.pop("mask_note", None)
+            except Exception as second:  # noqa: BLE001 - the error to report is the one without the batch
+                out["batched_error"] = describe_error(second)
+                probe_lengths(q[None], k[None], v[None], unbatch=True)
                 raise first from None
             out["batch_note"] = describe_error(first)
         out.update(split_result(result))

@@ -24,10 +24,11 @@ from exercise.cases import (
     WORKED_ATOL,
     Case,
 )
-from exercise.diagnosis import diagnose, mask_diagnosis
+from exercise.diagnosis import after_softmax_diagnosis, diagnose, lengths_diagnosis, mask_diagnosis
 from exercise.limits import OUTPUT_CAP_BYTES, bytes_in_words
 from exercise.measures import normalised_axes
 from exercise.mistakes import same_values
+from exercise.numbers import message_template, number, numbers
 from exercise.results import CaseResult, RunResult
 
 CHECK_RUNS = "The function exists and runs"
@@ -74,8 +75,10 @@ class ExerciseReport:
     sandbox_uid: int | None = None
 
 
-def _fmt_row(v: np.ndarray) -> str:
-    return "[" + ", ".join(f"{x:.3f}" for x in v) + "]"
+@message_template
+def printed_message(megabytes: float, kept: str) -> str:
+    """How much the student's code printed, when it is more than the checker keeps."""
+    return f"(It printed {number(megabytes)} MB; only the first {kept} are kept.)"
 
 
 def _runs_check(run: RunResult) -> tuple[Check, CaseResult | None]:
@@ -111,7 +114,7 @@ def _runs_check(run: RunResult) -> tuple[Check, CaseResult | None]:
     extra = ""
     if run.stdout_bytes > OUTPUT_CAP_BYTES:
         kept = bytes_in_words(OUTPUT_CAP_BYTES)
-        extra = f" (It printed {run.stdout_bytes / 1e6:.1f} MB; only the first {kept} are kept.)"
+        extra = " " + printed_message(run.stdout_bytes / 1e6, kept)
     if res.kind == "single":
         return Check(CHECK_RUNS, True, "It ran and returned only the output. That is enough for the shape, "
                                        "allclose and worked-example checks; return `(output, weights)` like the "
@@ -154,9 +157,7 @@ def evaluate(run: RunResult, cases: tuple[Case, ...]) -> ExerciseReport:
     else:
         diff = max_abs_diff(out, expected_out) if np.all(np.isfinite(out)) else float("nan")
         ok = bool(np.allclose(out, expected_out, rtol=ALLCLOSE_RTOL, atol=ALLCLOSE_ATOL))
-        msg = (f"`torch.allclose(yours, F.scaled_dot_product_attention(Q, K, V), atol={ALLCLOSE_ATOL:g})` is "
-               f"{ok}: the largest difference is {diff:.2e}.")
-        checks.append(Check(CHECK_ALLCLOSE, ok, msg))
+        checks.append(Check(CHECK_ALLCLOSE, ok, allclose_message(ok, diff)))
 
     worked_check, worked_out = _worked_check(run, res is not None)
     checks.append(worked_check)
@@ -195,12 +196,10 @@ def _rows_check(run: RunResult, res: CaseResult | None, weights: np.ndarray | No
         return Check(CHECK_ROWS, False, "Some weights are NaN or infinite.")
     dev = float(np.max(np.abs(sums - 1.0)))
     if dev <= ROW_SUM_ATOL and float(weights.min()) >= 0:
-        return Check(CHECK_ROWS, True, f"`weights.sum(dim=-1)` is all ones (largest deviation {dev:.1e}).")
+        return Check(CHECK_ROWS, True, rows_sum_to_one_message(dev))
     if dev <= ROW_SUM_ATOL:
-        return Check(CHECK_ROWS, False, f"The rows sum to 1 but some weights are negative ({weights.min():.3f}): "
-                                        "they are not a softmax.")
-    return Check(CHECK_ROWS, False, f"`weights.sum(dim=-1)` ranges from {sums.min():.3f} to {sums.max():.3f}, "
-                                    "not all ones. " + _softmax_axis_hint(weights))
+        return Check(CHECK_ROWS, False, negative_weights_message(weights.min()))
+    return Check(CHECK_ROWS, False, row_sums_message(sums.min(), sums.max()) + " " + _softmax_axis_hint(weights))
 
 
 def _softmax_axis_hint(weights: np.ndarray) -> str:
@@ -235,11 +234,39 @@ def _worked_check(run: RunResult, ran: bool) -> tuple[Check, np.ndarray | None]:
         return Check(CHECK_WORKED, False, f"Expected a {lesson.shape} output, got {got}."), None
     diff = max_abs_diff(out, lesson) if np.all(np.isfinite(out)) else float("inf")
     note = "" if res.batch_note is None else " " + batch_note(res.batch_note, lesson.shape)
-    if diff <= WORKED_ATOL:
-        return Check(CHECK_WORKED, True, f"Your first row is {_fmt_row(out[0])}, the lesson's is "
-                                         f"{_fmt_row(lesson[0])} (largest difference {diff:.1e}).{note}"), out
-    return Check(CHECK_WORKED, False, f"Your first row is {_fmt_row(out[0])}, the lesson's is "
-                                      f"{_fmt_row(lesson[0])} (largest difference {diff:.3g}).{note}"), out
+    return Check(CHECK_WORKED, diff <= WORKED_ATOL, worked_message(out[0], lesson[0], diff) + note), out
+
+
+@message_template
+def allclose_message(ok: bool, diff: float) -> str:
+    """The allclose check: its verdict and the largest difference from PyTorch's output."""
+    return (f"`torch.allclose(yours, F.scaled_dot_product_attention(Q, K, V), atol={number(ALLCLOSE_ATOL)})` is "
+            f"{ok}: the largest difference is {number(diff)}.")
+
+
+@message_template
+def rows_sum_to_one_message(deviation: float) -> str:
+    """Rows that sum to 1, up to `deviation`."""
+    return f"`weights.sum(dim=-1)` is all ones (largest deviation {number(deviation, 2)})."
+
+
+@message_template
+def negative_weights_message(smallest: float) -> str:
+    """Rows that sum to 1 with negative weights in them."""
+    return f"The rows sum to 1 but some weights are negative ({number(smallest)}): they are not a softmax."
+
+
+@message_template
+def row_sums_message(lowest: float, highest: float) -> str:
+    """The range of the row sums of weights that should sum to 1."""
+    return f"`weights.sum(dim=-1)` ranges from {number(lowest)} to {number(highest)}, not all ones."
+
+
+@message_template
+def worked_message(yours: np.ndarray, lesson: np.ndarray, diff: float) -> str:
+    """The first row of the worked example's output, the student's beside the lesson's."""
+    return (f"Your first row is {numbers(yours, 4)}, the lesson's is {numbers(lesson, 4)} "
+            f"(largest difference {number(diff, 2)}).")
 
 
 def batch_note(error: str, shape: tuple[int, ...]) -> str:
@@ -265,6 +292,33 @@ def _causal_check(run: RunResult, cases: tuple[Case, Case], ran: bool) -> tuple[
     return Check(CHECK_CAUSAL, True, message + " The same holds on the batched random test."), worked_w
 
 
+@message_template
+def zeroed_after_softmax_message(lowest: float, highest: float) -> str:
+    """Weights zeroed above the diagonal after the softmax, so that the rows no longer sum to 1."""
+    return (f"The weights above the diagonal are exactly 0, but the rows sum to {number(lowest)} … "
+            f"{number(highest)}, not 1: the mask was applied after the softmax, zeroing weights. Mask the scores "
+            "(with -inf) before the softmax instead.")
+
+
+def _causal_error(run: RunResult, case: Case, res: CaseResult) -> str:
+    """Why a masked case raised. For a function that needs a batch (the worked example showed it), the error on a
+    batch of one; then what the function does with the mask, when the checker could tell."""
+    assert case.mask is not None
+    T = case.mask.shape[0]
+    worked = run.cases.get("worked")
+    on_batch = res.batched_error is not None and worked is not None and worked.batch_note is not None
+    error = (res.batched_error if on_batch else res.error) or ""
+    who = "it" if on_batch else "your function"
+    msg = f"With the causal mask `torch.tril(torch.ones({T}, {T}))` {who} raised {error}"
+    if on_batch:
+        msg = ("Your function needs a batch dimension (see the worked example), so this check ran on a batch of one "
+               "too (`Q.unsqueeze(0)`, the mask as it is). " + msg)
+    if "positional argument" in error:
+        msg += ". Add a fourth parameter, `mask=None`, as in the skeleton."
+    lengths = lengths_diagnosis(case, res)
+    return msg if lengths is None else f"{msg}. {lengths}"
+
+
 def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.ndarray | None]:
     """(passed, message, weights) of the causal check on one masked case."""
     assert case.mask is not None
@@ -273,10 +327,7 @@ def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.n
         return False, _not_run(run), None
     T = case.mask.shape[0]
     if not res.ok:
-        msg = f"With the causal mask `torch.tril(torch.ones({T}, {T}))` your function raised {res.error}"
-        if "positional argument" in (res.error or ""):
-            msg += ". Add a fourth parameter, `mask=None`, as in the skeleton."
-        return False, msg, None
+        return False, _causal_error(run, case, res), None
     allowed = case.mask.astype(bool)
     expected = torch_scaled_dot_product_attention(case.Q, case.K, case.V, allowed)  # float32
     note = ""
@@ -300,10 +351,11 @@ def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.n
         if -2 in normalised_axes(w, atol=ROW_SUM_ATOL):
             return False, ("The weights above the diagonal are exactly 0, but each column sums to 1 instead of "
                            "each row: the softmax ran over dim=-2, the queries (see the rows check)." + note), w
+        after = after_softmax_diagnosis(run, case, w)
+        if after is not None:
+            return False, after + note, w
         if np.all(np.isfinite(sums)) and np.max(np.abs(sums - 1)) > ROW_SUM_ATOL and np.all(w >= 0):
-            return False, ("The weights above the diagonal are exactly 0, but the rows sum to "
-                           f"{sums.min():.3f} … {sums.max():.3f}, not 1: you zeroed the weights after the softmax. "
-                           "Mask the scores (with -inf) before the softmax instead." + note), w
+            return False, zeroed_after_softmax_message(sums.min(), sums.max()) + note, w
         return False, ("The weights above the diagonal are exactly 0, but the masked output differs from "
                        "PyTorch's: fix the unmasked checks first." + note), w
     return False, mask_diagnosis(run, case, w) + note, w

@@ -1,4 +1,4 @@
-"""Attention functions as people write them: correct ones in several styles, and the bugs of issue #26.
+"""Attention functions as people write them: correct ones in several styles, and the bugs of issues #26 and #38.
 
 Each entry is a whole submission, the verdict it must get (does every check pass?) and phrases its checklist or
 diagnosis must contain. They are modelled on public tutorials, textbooks and libraries, rewritten for the
@@ -192,6 +192,66 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     weights = torch.softmax(scores, dim=2)
     return torch.bmm(weights, V), weights
 ''', False, ("Mask polarity reversed",)),
+    "a vision model's mask after the softmax": Submission('''
+import torch
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scale = q.shape[-1] ** -0.5
+    attn = (q @ k.transpose(-2, -1)) * scale
+    attn = attn.softmax(dim=-1)
+    if mask is not None:
+        attn = attn.masked_fill(mask == 0, float('-inf'))
+    x = attn @ v
+    return x, attn
+''', False, ("The mask was applied after the softmax", "above it they are -inf", "before the softmax")),
+    "the d2l.ai textbook's valid_lens": Submission('''
+import math
+import torch
+from torch import nn
+
+
+def sequence_mask(X, valid_len, value=0.0):
+    """Set the entries of each row of X past its valid length to value."""
+    maxlen = X.size(1)
+    keep = torch.arange(maxlen, dtype=torch.float32, device=X.device)[None, :] < valid_len[:, None]
+    X[~keep] = value
+    return X
+
+
+def masked_softmax(X, valid_lens):
+    """Softmax over the last axis, ignoring the keys past each valid length. X is 3-D."""
+    if valid_lens is None:
+        return nn.functional.softmax(X, dim=-1)
+    shape = X.shape
+    if valid_lens.dim() == 1:
+        valid_lens = torch.repeat_interleave(valid_lens, shape[1])
+    else:
+        valid_lens = valid_lens.reshape(-1)
+    X = sequence_mask(X.reshape(-1, shape[-1]), valid_lens, value=-1e6)
+    return nn.functional.softmax(X.reshape(shape), dim=-1)
+
+
+class DotProductAttention(nn.Module):
+    def __init__(self, dropout=0.0):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+
+    # queries: (batch_size, no. of queries, d), keys: (batch_size, no. of key-value pairs, d),
+    # values: (batch_size, no. of key-value pairs, value dimension), valid_lens: (batch_size,) or
+    # (batch_size, no. of queries)
+    def forward(self, queries, keys, values, valid_lens=None):
+        d = queries.shape[-1]
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+
+
+def scaled_dot_product_attention(Q, K, V, valid_lens=None):
+    attention = DotProductAttention()
+    attention.eval()
+    return attention(Q, K, V, valid_lens), attention.attention_weights
+''', False, ("needs a batch dimension", "ran on a batch of one", "reads its fourth argument as valid lengths",
+              "[1, 2, 3]", "mask.sum(-1)")),
     "sequence first": Submission('''
 import math
 import torch

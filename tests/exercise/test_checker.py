@@ -31,6 +31,7 @@ from exercise.verdicts import (
     ExerciseReport,
     evaluate,
 )
+from tests.exercise.test_numbers import UNREADABLE
 from tests.helpers import lesson_values as lesson
 
 SOLUTION_SOURCE = inspect.getsource(solution)
@@ -56,11 +57,16 @@ def lesson_style(scores="Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))",
     """)
 
 
-def trusted_report(source: str) -> ExerciseReport:
-    """Check source written in THIS test file by running it in-process (never do this with user code)."""
+def trusted_function(source: str):
+    """The function defined by source written in the test suite (never do this with user code)."""
     namespace: dict = {}
     exec(compile(source, "<test submission>", "exec"), namespace)  # noqa: S102 - our own test code
-    return evaluate(run_trusted(namespace["scaled_dot_product_attention"], CASES), CASES)
+    return namespace["scaled_dot_product_attention"]
+
+
+def trusted_report(source: str) -> ExerciseReport:
+    """Check source written in the test suite by running it in-process (never do this with user code)."""
+    return evaluate(run_trusted(trusted_function(source), CASES), CASES)
 
 
 def verdicts(report: ExerciseReport) -> dict[str, bool]:
@@ -206,6 +212,50 @@ def test_weights_zeroed_after_the_softmax_are_diagnosed():
     assert "after the softmax" in message(trusted_report(source), CHECK_CAUSAL)
 
 
+AFTER_SOFTMAX = {  # id: (what follows `weights = softmax(scores)` in the student's code, words of the message)
+    "masked_fill -inf": ("weights = weights.masked_fill(mask == 0, float('-inf'))",
+                         "above it they are -inf, so the rows no longer sum to 1"),
+    "where -inf": ("weights = torch.where(mask == 1, weights, float('-inf'))",
+                   "above it they are -inf, so the rows no longer sum to 1"),
+    "multiplied by the mask": ("weights = weights * mask", "above it they are 0, so the rows no longer sum to 1"),
+    "masked_fill -1e9": ("weights = weights.masked_fill(mask == 0, -1e9)", "above it they are -1e9"),
+    "-inf, then divided by the row sums": ("weights = weights.masked_fill(mask == 0, float('-inf'))\n"
+                                           "weights = weights / weights.sum(dim=-1, keepdim=True)",
+                                           "divided by its sum"),
+    "multiplied, then a second softmax": ("weights = F.softmax(weights * mask, dim=-1)", "e⁰ = 1"),
+    "-inf, then a second softmax": ("weights = F.softmax(weights.masked_fill(mask == 0, float('-inf')), dim=-1)",
+                                    "One softmax is enough"),
+    "-inf added": ("weights = weights + (1 - mask) * float('-inf')", "-inf (3 of them) and nan (6 of them)"),
+}
+
+
+@pytest.mark.parametrize(("after", "words"), list(AFTER_SOFTMAX.values()), ids=list(AFTER_SOFTMAX))
+def test_a_mask_applied_after_the_softmax_is_named(after, words):
+    source = student(f"""
+        weights = F.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1)), dim=-1)
+        if mask is not None:
+{textwrap.indent(after, " " * 12)}
+        return weights @ V, weights
+    """)
+    report = trusted_report(source)
+    assert all(verdicts(report)[name] for name in CHECK_NAMES[:-1])
+    said = message(report, CHECK_CAUSAL)
+    assert "the mask was applied after the softmax" in said.lower(), said
+    assert "Apply the mask to the scores, before the softmax" in said and words in said, said
+    assert "future" not in said and not UNREADABLE.search(said), said
+
+
+def test_a_mask_with_no_effect_is_not_said_to_come_after_the_softmax():
+    source = student("""
+        if mask is None and Q.size(-2) == 3:
+            raise ValueError("the worked example without a mask is refused, so it cannot be compared")
+        weights = F.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1)), dim=-1)
+        return weights @ V, weights
+    """)
+    said = message(trusted_report(source), CHECK_CAUSAL)
+    assert "after the softmax" not in said and "attend to the future" in said, said
+
+
 def test_a_boolean_only_mask_passes_with_a_note():
     report = trusted_report(lesson_style(fill="scores.masked_fill(~mask, float('-inf'))"))
     assert report.passed
@@ -249,6 +299,45 @@ def test_a_function_for_batches_only_passes_the_stretch_with_a_note():
     assert report.passed
     assert "needs a batch dimension" in message(report, CHECK_WORKED)
     assert "IndexError" in message(report, CHECK_WORKED)
+
+
+def test_valid_lengths_instead_of_a_mask_are_recognised_on_a_batch_of_one():
+    from tests.exercise.corpus import BUGS
+
+    report = trusted_report(BUGS["the d2l.ai textbook's valid_lens"].source)
+    v = verdicts(report)
+    assert all(v[name] for name in CHECK_NAMES[:-1]) and not v[CHECK_CAUSAL]
+    said = message(report, CHECK_CAUSAL)
+    assert "Dimension out of range" not in said, said  # the error without a batch, which the worked example explained
+    assert "on a batch of one" in said and "does not match the shape" in said, said
+    assert "valid lengths, not as a mask" in said and "[1, 2, 3]" in said, said
+
+
+def test_the_runner_keeps_the_batched_error_and_calls_with_valid_lengths():
+    from exercise.runner import run_case
+    from tests.exercise.corpus import BUGS
+
+    attention = trusted_function(BUGS["the d2l.ai textbook's valid_lens"].source)
+    by_name = {c.name: c for c in CASES}
+    worked = run_case(attention, by_name["worked_causal"].as_json())
+    assert not worked["ok"] and "Dimension out of range" in worked["error"]
+    assert "does not match the shape" in worked["batched_error"]
+    assert np.shape(worked["as_lengths"]["weights"]["data"]) == (3, 3)  # the batch of one taken off again
+    batched = run_case(attention, by_name["random_causal"].as_json())
+    assert "batched_error" not in batched and np.shape(batched["as_lengths"]["weights"]["data"]) == (2, 5, 5)
+
+
+def test_a_mask_refused_as_floats_and_as_booleans_reports_the_lessons_float_mask():
+    from exercise.runner import run_case
+
+    def attention(Q, K, V, mask=None):
+        if mask is not None:
+            raise TypeError(f"cannot use a {mask.dtype} mask")
+        return solution.scaled_dot_product_attention(Q, K, V)
+
+    by_name = {c.name: c for c in CASES}
+    result = run_case(attention, by_name["random_causal"].as_json())
+    assert "torch.float32 mask" in result["error"] and "mask_note" not in result
 
 
 def test_missing_return_is_pointed_out():
