@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.encoder_decoder import EncoderDecoderAttention, attend, encoder_decoder_attention
-from core.reference import max_abs_diff, torch_scaled_dot_product_attention
+from core.reference import torch_difference
 from ui.cache import shared_cache
 from ui.charts import cross_attention as charts
 from ui.charts.heatmap import unique_labels
@@ -34,8 +34,7 @@ def torch_differences(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, 
     """max |NumPy − PyTorch| of each attention's output, computed once per input; `_attention` is its result."""
     blocks = {"cross-attention": _attention.cross, "decoder masked self-attention": _attention.decoder,
               "encoder self-attention": _attention.encoder}
-    return {name: max_abs_diff(block.attended,
-                               torch_scaled_dot_product_attention(block.Q, block.K, block.V, mask=block.mask))
+    return {name: torch_difference(block.attended, block.Q, block.K, block.V, block.mask)
             for name, block in blocks.items()}
 
 

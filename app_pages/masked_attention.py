@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import causal_mask, scaled_dot_product_attention
+from core import causal_mask, reference, scaled_dot_product_attention
 from core.masking import (
     MaskedAttention,
     future_weight,
@@ -14,7 +14,6 @@ from core.masking import (
     prefix_attention,
     renormalise_visible,
     sentence_self_attention,
-    torch_attention,
 )
 from core.reference import max_abs_diff
 from ui.cache import shared_cache
@@ -47,7 +46,7 @@ def attention_at(seed: int, seq_len: int, causal: bool) -> MaskedAttention:
 def torch_difference(seed: int, seq_len: int, causal: bool, _attention: MaskedAttention) -> float:
     """max |NumPy − PyTorch| of the output, computed once per input; `_attention` is that input's result."""
     a = _attention
-    return max_abs_diff(a.output, torch_attention(a.Q, a.K, a.V, is_causal=causal))
+    return reference.torch_difference(a.output, a.Q, a.K, a.V, is_causal=causal)
 
 
 @shared_cache(256)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from core import reference
 from core.attention import scaled_dot_product_attention
-from core.reference import max_abs_diff
 from core.scaling import (
     POWERS_OF_TWO_D_K,
     ScalingExample,
@@ -16,7 +16,6 @@ from core.scaling import (
     scaling_example,
     score_sweep,
     softmax_jacobian_norm,
-    torch_attention,
 )
 from ui.cache import shared_cache
 from ui.charts import scaled_attention as charts
@@ -45,7 +44,7 @@ def example_at(seq_len: int, d_k: int, seed: int, scaled: bool) -> ScalingExampl
 def torch_difference(seq_len: int, d_k: int, seed: int, scaled: bool, _example: ScalingExample) -> float:
     """max |NumPy − PyTorch| of the output, computed once per setting; `_example` is that setting's result."""
     e = _example
-    return max_abs_diff(e.output, torch_attention(e.Q, e.K, e.V, scale=None if scaled else 1.0))
+    return reference.torch_difference(e.output, e.Q, e.K, e.V, scale=None if scaled else 1.0, dtype=np.float64)
 
 
 @shared_cache(256)

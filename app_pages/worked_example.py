@@ -274,10 +274,9 @@ def torch_section(ex: WorkedExample) -> None:
         if check.open:
             # Imported here, not at the top: PyTorch takes seconds to import, and the landing page should not wait
             # for it. (The router starts importing it in the background once this page has been drawn.)
-            from core.reference import max_abs_diff, torch_scaled_dot_product_attention
+            from core.reference import torch_difference
 
-            torch_out = torch_scaled_dot_product_attention(ex.Q, ex.K, ex.V)
-            st.metric("max |NumPy − PyTorch| of the output", f"{max_abs_diff(ex.output, torch_out):.2e}")
+            st.metric("max |NumPy − PyTorch| of the output", f"{torch_difference(ex.output, ex.Q, ex.K, ex.V):.2e}")
 
 
 page_body()
