@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from devtools.appserver import router_pages
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "app_pages").glob("*.py"))
 #: Longest function a page may hold, decorators excluded: one screen of code. A page's longest section (its
@@ -36,6 +38,17 @@ def test_long_functions_counts_from_def_to_the_last_line_nested_ones_included():
 
 def test_there_are_pages_to_check():
     assert len(PAGES) > 10
+
+
+def test_every_page_is_in_the_router():
+    """A page the router does not list is not served, and `AppTest.switch_page` to it quietly runs the landing page
+    instead: every test of it would then pass while testing the worked example."""
+    assert {p.stem for p in PAGES} == {p.name for p in router_pages()}
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.stem)
+def test_every_page_has_its_own_test_file(path):
+    assert (ROOT / "tests" / "pages" / f"test_{path.stem}.py").is_file(), f"no tests/pages/test_{path.stem}.py"
 
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p.stem)
