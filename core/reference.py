@@ -7,6 +7,8 @@ any difference beyond rounding should count as a bug.
 
 from __future__ import annotations
 
+from typing import TypedDict, Unpack
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -43,24 +45,22 @@ def torch_scaled_dot_product_attention(
     return out.numpy()
 
 
-def torch_difference(
-    ours: np.ndarray,
-    q: np.ndarray,
-    k: np.ndarray,
-    v: np.ndarray,
-    mask: np.ndarray | None = None,
-    *,
-    is_causal: bool = False,
-    scale: float | None = None,
-    dtype: type[np.floating] = np.float32,
-) -> float:
+class TorchOptions(TypedDict, total=False):
+    """The keyword options of `torch_scaled_dot_product_attention`, passed on by `torch_difference`."""
+
+    is_causal: bool
+    scale: float | None
+    dtype: type[np.floating]
+
+
+def torch_difference(ours: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None,
+                     **options: Unpack[TorchOptions]) -> float:
     """max |ours − PyTorch's attention of the same q, k, v|: the cross-check a page shows.
 
-    `ours` is our NumPy output for these inputs; the other arguments are those of
-    `torch_scaled_dot_product_attention`.
+    `ours` is our NumPy output for these inputs; `mask` and the `options` are those of
+    `torch_scaled_dot_product_attention` (float32 unless ``dtype=np.float64``).
     """
-    theirs = torch_scaled_dot_product_attention(q, k, v, mask, is_causal=is_causal, scale=scale, dtype=dtype)
-    return max_abs_diff(ours, theirs)
+    return max_abs_diff(ours, torch_scaled_dot_product_attention(q, k, v, mask, **options))
 
 
 def max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
