@@ -80,6 +80,18 @@ def measure_section() -> None:
         "`torch.nn.functional.scaled_dot_product_attention`, which on CPU walks over blocks of keys and keeps "
         "only a running softmax, so the T × T matrix never exists. One head, one sentence, one CPU thread."
     )
+    max_len, d_k, pressed = measure_controls()
+    predicted_memory(max_len, d_k)
+    result = measured_run(max_len, d_k, pressed)
+    if result is None:
+        st.info("Press **Measure** to time the three implementations on this server "
+                f"(T = 64 … {max_len}, about {TOTAL_BUDGET_S:g} s at most).", icon=":material/timer:")
+    else:
+        show_measurements(result)
+
+
+def measure_controls() -> tuple[int, int, bool]:
+    """The longest T and d_k to measure, and whether Measure was pressed."""
     with controls_row():
         max_len = int(bound_select_slider(
             "Longest sequence T", "max_len", MAX_LEN_OPTIONS, 2048,
@@ -89,7 +101,11 @@ def measure_section() -> None:
                                       help="Width of each query, key and value vector."))
         pressed = st.button("Measure", type="primary", icon=":material/timer:",
                             help="Runs the measurement on this server (a few seconds). Results are cached per setting.")
+    return max_len, d_k, pressed
 
+
+def predicted_memory(max_len: int, d_k: int) -> None:
+    """What one T × T matrix and the naive version should take, before anything is measured."""
     c1, c2 = st.columns(2)
     c1.metric(f"one T × T float32 matrix at T = {max_len:,}", f"{weight_matrix_bytes(max_len, 4) / 2**20:.1f} MiB",
               help="Computed before measuring: T² entries × 4 bytes, for one head.")
@@ -98,6 +114,10 @@ def measure_section() -> None:
               help="Three T × T float32 tensors (scores, scaled scores, weights) plus Q, K, V and the output. "
                    "Compare with what the measurement finds.")
 
+
+def measured_run(max_len: int, d_k: int, pressed: bool) -> CostRun | None:
+    """The measurement at these settings: run when Measure is pressed (one at a time per server), or from the cache
+    when this session measured them before; None when there is nothing to show yet."""
     measured_key = "_cost_measured"
     settings = (max_len, d_k)
     result: CostRun | None = None
@@ -113,36 +133,36 @@ def measure_section() -> None:
             st.session_state.setdefault(measured_key, set()).add(settings)
     elif settings in st.session_state.get(measured_key, set()):
         result = measure(max_len, d_k)  # measured before with these settings: from the cache
+    return result
 
-    if result is None:
-        st.info("Press **Measure** to time the three implementations on this server "
-                f"(T = 64 … {max_len}, about {TOTAL_BUDGET_S:g} s at most).", icon=":material/timer:")
-    else:
-        fits = fit_slopes(result, fit_from=FIT_FROM)
-        show_chart(charts.measured_chart(result, fits), alt="Time and memory of attention against sequence length")
-        st.caption("Solid: measured. Dashed: the straight-line fit on the log–log axes, from T = "
-                   f"{FIT_FROM} up (smaller sizes are dominated by fixed overheads). Memory: "
-                   + "; ".join(f"{METHODS[m]}: {src}" for m, src in MEMORY_SOURCE.items()) + ".")
-        for col, fit in zip(st.columns(max(1, len(fits))), fits.values(), strict=False):
-            col.metric(f"{METHODS[fit.method]}: slope of time", f"{fit.time_slope:.2f}",
-                       help="Exponent p in time ≈ c·T^p, fitted on the log–log plot. 2 = quadratic.")
-            col.metric("slope of memory", f"{fit.memory_slope:.2f}",
-                       help="Exponent p in memory ≈ c·T^p. 2 = quadratic, 1 = linear.")
-        explain(
-            "Both PyTorch versions do the same T² work, so their time slopes are close to 2 once T is large "
-            "enough for the arithmetic to dominate; the fused kernel is faster mainly because it never writes "
-            "the big matrix to memory. Memory is where they part: about 2 for the naive versions (the T × T "
-            "matrices), about 1 for the fused kernel (only Q, K, V, the output and small blocks)."
-        )
-        for note in result.notes:
-            st.caption(f"Stopped early — {note}")
-        rows = pd.DataFrame([vars(m) for m in result.measurements])
-        table = pd.DataFrame({"method": rows["method"].map(METHODS), "T": rows["n"], "time (ms)": rows["seconds"] * 1e3,
-                              "calls timed": rows["repeats"], "memory (MiB)": rows["memory_bytes"] / 2**20})
-        with st.expander(f"All {len(rows)} measurements ({result.elapsed:.1f} s on this server, d_k = {result.d_k})"):
-            st.dataframe(table, hide_index=True, column_config={
-                "time (ms)": st.column_config.NumberColumn(format="%.3f"),
-                "memory (MiB)": st.column_config.NumberColumn(format="%.3f")})
+
+def show_measurements(result: CostRun) -> None:
+    """The measured time and memory against T, their fitted slopes, and every measurement as a table."""
+    fits = fit_slopes(result, fit_from=FIT_FROM)
+    show_chart(charts.measured_chart(result, fits), alt="Time and memory of attention against sequence length")
+    st.caption("Solid: measured. Dashed: the straight-line fit on the log–log axes, from T = "
+               f"{FIT_FROM} up (smaller sizes are dominated by fixed overheads). Memory: "
+               + "; ".join(f"{METHODS[m]}: {src}" for m, src in MEMORY_SOURCE.items()) + ".")
+    for col, fit in zip(st.columns(max(1, len(fits))), fits.values(), strict=False):
+        col.metric(f"{METHODS[fit.method]}: slope of time", f"{fit.time_slope:.2f}",
+                   help="Exponent p in time ≈ c·T^p, fitted on the log–log plot. 2 = quadratic.")
+        col.metric("slope of memory", f"{fit.memory_slope:.2f}",
+                   help="Exponent p in memory ≈ c·T^p. 2 = quadratic, 1 = linear.")
+    explain(
+        "Both PyTorch versions do the same T² work, so their time slopes are close to 2 once T is large "
+        "enough for the arithmetic to dominate; the fused kernel is faster mainly because it never writes "
+        "the big matrix to memory. Memory is where they part: about 2 for the naive versions (the T × T "
+        "matrices), about 1 for the fused kernel (only Q, K, V, the output and small blocks)."
+    )
+    for note in result.notes:
+        st.caption(f"Stopped early — {note}")
+    rows = pd.DataFrame([vars(m) for m in result.measurements])
+    table = pd.DataFrame({"method": rows["method"].map(METHODS), "T": rows["n"], "time (ms)": rows["seconds"] * 1e3,
+                          "calls timed": rows["repeats"], "memory (MiB)": rows["memory_bytes"] / 2**20})
+    with st.expander(f"All {len(rows)} measurements ({result.elapsed:.1f} s on this server, d_k = {result.d_k})"):
+        st.dataframe(table, hide_index=True, column_config={
+            "time (ms)": st.column_config.NumberColumn(format="%.3f"),
+            "memory (MiB)": st.column_config.NumberColumn(format="%.3f")})
 
 
 @page_fragment

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.encoder_decoder import EncoderDecoderAttention, attend, encoder_decoder_attention
-from core.reference import max_abs_diff, torch_scaled_dot_product_attention
+from core.reference import torch_difference
 from ui.cache import shared_cache
 from ui.charts import cross_attention as charts
 from ui.charts.heatmap import unique_labels
@@ -34,8 +34,7 @@ def torch_differences(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, 
     """max |NumPy − PyTorch| of each attention's output, computed once per input; `_attention` is its result."""
     blocks = {"cross-attention": _attention.cross, "decoder masked self-attention": _attention.decoder,
               "encoder self-attention": _attention.encoder}
-    return {name: max_abs_diff(block.attended,
-                               torch_scaled_dot_product_attention(block.Q, block.K, block.V, mask=block.mask))
+    return {name: torch_difference(block.attended, block.Q, block.K, block.V, block.mask)
             for name, block in blocks.items()}
 
 
@@ -58,6 +57,21 @@ introduction(
 
 @page_fragment
 def page_body() -> None:
+    src, tgt, seed, d_model = sentence_controls()
+    attention = attention_for(tuple(src), tuple(tgt), d_model, seed)
+    src_labels, tgt_labels = unique_labels(attention.src_tokens), unique_labels(attention.tgt_tokens)
+    clicked = clicked_cell(CLICK_KEY, (len(tgt_labels), len(src_labels)))
+    specs = chart_specs(tuple(src), tuple(tgt), d_model, seed, clicked, attention)
+    where_qkv_come_from_section(len(src_labels), len(tgt_labels), d_model)
+    self_attention_section(attention, specs, clicked, src_labels, tgt_labels)
+    cross_attention_section(attention, specs, clicked, src_labels, tgt_labels, d_model)
+    torch_section(tuple(src), tuple(tgt), d_model, seed, attention)
+    decoder_only_note(attention, len(src_labels), len(tgt_labels))
+    show_source(encoder_decoder_attention, attend)
+
+
+def sentence_controls() -> tuple[list[str], list[str], int, int]:
+    """The two sentences, the seed and d_model."""
     src_col, tgt_col = st.columns(2)
     src = tokens_input("Source sentence (encoder input)", "src", DEFAULT_SRC, max_tokens=MAX_TOKENS, container=src_col,
                        help=f"The sentence to translate: words separated by spaces, at most {MAX_TOKENS}.")
@@ -69,13 +83,11 @@ def page_body() -> None:
             "Embedding width d_model", "d_model", D_MODELS, 16,
             help="Width of every embedding, query, key and value (one head, so d_k = d_model).",
         ))
+    return src, tgt, seed, d_model
 
-    attention = attention_for(tuple(src), tuple(tgt), d_model, seed)
-    src_labels, tgt_labels = unique_labels(attention.src_tokens), unique_labels(attention.tgt_tokens)
-    t_src, t_tgt = len(src_labels), len(tgt_labels)
-    clicked = clicked_cell(CLICK_KEY, (t_tgt, t_src))
-    specs = chart_specs(tuple(src), tuple(tgt), d_model, seed, clicked, attention)
 
+def where_qkv_come_from_section(t_src: int, t_tgt: int, d_model: int) -> None:
+    """Section 1: the two stacks as a diagram, and a table of where each attention's Q, K and V come from."""
     section(
         "1 · Where Q, K and V come from",
         "Both sentences are embedded (same word, same vector) and get the sinusoidal positional encoding "
@@ -114,6 +126,11 @@ def page_body() -> None:
         "patterns below are arbitrary: a trained translator would learn, say, to link *chat* with *cat*."
     )
 
+
+def self_attention_section(attention: EncoderDecoderAttention, specs: dict[str, dict], clicked: tuple[int, int] | None,
+                           src_labels: list[str], tgt_labels: list[str]) -> None:
+    """Section 2: the encoder's and the decoder's self-attention maps, and what the causal mask leaves."""
+    t_src, t_tgt = len(src_labels), len(tgt_labels)
     st.header("2 · The two self-attentions")
     enc_text, dec_text = st.columns(2)
     with enc_text:
@@ -147,6 +164,12 @@ def page_body() -> None:
     row_sum_error = max(abs(m.sum(axis=1) - 1).max() for m in (attention.encoder.weights, attention.decoder.weights))
     st.caption(f"{masked_note} Every row of both maps sums to 1 (largest deviation {row_sum_error:.0e}).")
 
+
+def cross_attention_section(attention: EncoderDecoderAttention, specs: dict[str, dict],
+                            clicked: tuple[int, int] | None, src_labels: list[str], tgt_labels: list[str],
+                            d_model: int) -> None:
+    """Section 3: the cross-attention map (clickable), target words on the rows, source words on the columns."""
+    t_src, t_tgt = len(src_labels), len(tgt_labels)
     section(
         "3 · Cross-attention: the decoder reads the source",
         "Each **target** word asks a question (its query comes from H, the decoder's masked self-attention "
@@ -188,15 +211,22 @@ def page_body() -> None:
         "decoder state was computed behind the causal mask. Change **any** source word and every row changes."
     )
 
+
+def torch_section(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed: int,
+                  attention: EncoderDecoderAttention) -> None:
+    """Section 4: each attention's output against PyTorch's."""
     section(
         "4 · Cross-check with PyTorch",
         "The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention` "
         "(the decoder's with its causal mask). NumPy runs in float64, so they agree to float32 precision (below 1e-6).",
     )
     with st.container(horizontal=True):
-        for name, difference in torch_differences(tuple(src), tuple(tgt), d_model, seed, attention).items():
+        for name, difference in torch_differences(src, tgt, d_model, seed, attention).items():
             st.metric(f"max |NumPy − PyTorch|, {name}", f"{difference:.2e}", border=True)
 
+
+def decoder_only_note(attention: EncoderDecoderAttention, t_src: int, t_tgt: int) -> None:
+    """Where GPT-style models fit, and the question about the cross-attention map's rows."""
     st.info(
         "**Decoder-only models.** GPT-style large language models drop the encoder and with it the "
         "cross-attention: they keep just the masked self-attention stack (the decoder's map in section 2), "
@@ -212,8 +242,6 @@ def page_body() -> None:
         f"({t_tgt}), one column per source word ({t_src}). The decoder asks, the encoder's output answers.",
         key="cross_rows",
     )
-
-    show_source(encoder_decoder_attention, attend)
 
 
 page_body()

@@ -99,6 +99,20 @@ def page_body() -> None:
     unsafe_host = availability is not None and not availability.available
     disabled = switched_off or unsafe_host
     st.header("Your code")
+    execution_notice(switched_off, unsafe_host, availability)
+    code, check_clicked = code_editor(disabled)
+    if check_clicked and not disabled:
+        run_the_checks(code)
+    report: ExerciseReport | None = st.session_state.get(REPORT_KEY)
+    if report is not None:
+        results_section(report, code)
+    predict_then_reveal_section()
+    reference_section(report)
+    how_the_checker_works_section()
+
+
+def execution_notice(switched_off: bool, unsafe_host: bool, availability: Availability | None) -> None:
+    """Why the Check button is off, when it is: switched off by the deployment, or a sandbox this host cannot hold."""
     if switched_off:
         st.info(
             "Running code is **switched off on this deployment** (the setting `ATTENTION_DISABLE_EXEC`). Everything "
@@ -106,12 +120,16 @@ def page_body() -> None:
             "the reference solution. " + OFFLINE_HINT,
             icon=":material/block:",
         )
-    elif unsafe_host:
+    elif unsafe_host and availability is not None:
         st.warning(
             "Running code is **off on this server**, because the sandbox could not prove that it holds here: "
             f"{availability.reason} Everything else on the page works. {OFFLINE_HINT}",
             icon=":material/gpp_bad:",
         )
+
+
+def code_editor(disabled: bool) -> tuple[str, bool]:
+    """The editor and its buttons; returns the code and whether Check was pressed."""
     st.html("<style>.st-key-exercise_code textarea {font-family: 'Source Code Pro', ui-monospace, monospace;"
             " font-size: 0.9rem; line-height: 1.45;}</style>")
     code = st.text_area(
@@ -133,57 +151,64 @@ def page_body() -> None:
                   help="Reveals the reference solution at the bottom of the page.")
         st.download_button("Download the skeleton", SKELETON, file_name="attention_exercise.py", mime="text/x-python",
                            icon=":material/download:", help="The starting skeleton as a .py file, for your own editor.")
+    return code, check_clicked
 
-    if check_clicked and not disabled:
-        queue_notice = st.empty()
 
-        def show_queue(ahead: int) -> None:
-            queue_notice.info(f"Waiting for the checker: {ahead} {'check' if ahead == 1 else 'checks'} of other "
-                              "students ahead of yours.", icon=":material/hourglass_top:")
+def run_the_checks(code: str) -> None:
+    """Run the student's code through the sandbox, showing the queue ahead of it; the report goes to the session."""
+    queue_notice = st.empty()
 
-        with st.spinner("Running your code in the sandbox…"):
-            st.session_state[REPORT_KEY] = check_submission(code or "", sandbox(), timeout_s=DEFAULT_TIMEOUT_S,
-                                                            on_wait=show_queue)
-            st.session_state[CHECKED_SOURCE_KEY] = code
-        queue_notice.empty()
+    def show_queue(ahead: int) -> None:
+        queue_notice.info(f"Waiting for the checker: {ahead} {'check' if ahead == 1 else 'checks'} of other "
+                          "students ahead of yours.", icon=":material/hourglass_top:")
 
-    report: ExerciseReport | None = st.session_state.get(REPORT_KEY)
-    if report is not None:
-        st.header("Results")
-        if st.session_state.get(CHECKED_SOURCE_KEY) != code:
-            st.caption("These results are for the code as it was when you pressed **Check my code**; you have "
-                       "edited it since.")
-        n_passed = sum(c.passed for c in report.checks)
-        if report.passed:
-            st.success(f"All {len(report.checks)} checks pass, the stretch included. This is attention.",
-                       icon=":material/celebration:")
-        else:
-            st.metric("checks passed", f"{n_passed} / {len(report.checks)}")
-        st.markdown(checklist_markdown(report))
-        if report.diagnoses:
-            st.subheader("Diagnosis")
-            for text in report.diagnoses:
-                st.warning(as_markdown(text), icon=":material/troubleshoot:")
+    with st.spinner("Running your code in the sandbox…"):
+        st.session_state[REPORT_KEY] = check_submission(code or "", sandbox(), timeout_s=DEFAULT_TIMEOUT_S,
+                                                        on_wait=show_queue)
+        st.session_state[CHECKED_SOURCE_KEY] = code
+    queue_notice.empty()
 
-        stretch_chart = results_chart(report.worked_output, report.causal_weights)
-        if stretch_chart is not None:
-            st.markdown("Your function on the stretch's inputs, next to what it should give:")
-            show_chart(stretch_chart, export=False,
-                       alt="Heatmaps of the student's result on the worked example next to the expected one")
-            if report.causal_weights is not None and np.isnan(report.causal_weights).any():
-                st.caption("Cells marked *null* are NaN in your weights: a row whose keys were all masked out "
-                           "has nothing left for the softmax to share out.")
-        if report.stdout or report.stderr:
-            with st.expander("What your code printed", icon=":material/terminal:"):
-                if report.stdout:
-                    st.code(report.stdout, language=None)
-                if report.stderr:
-                    st.caption("stderr")
-                    st.code(report.stderr, language=None)
-        if report.isolation:
-            st.caption(f"Ran in {report.isolation}, in {report.elapsed_s:.2f} s "
-                       f"({report.run_s or 0:.2f} s of it your code).")
 
+def results_section(report: ExerciseReport, code: str) -> None:
+    """The checklist, the diagnosis, the stretch's numbers beside the right ones, and what the code printed."""
+    st.header("Results")
+    if st.session_state.get(CHECKED_SOURCE_KEY) != code:
+        st.caption("These results are for the code as it was when you pressed **Check my code**; you have "
+                   "edited it since.")
+    n_passed = sum(c.passed for c in report.checks)
+    if report.passed:
+        st.success(f"All {len(report.checks)} checks pass, the stretch included. This is attention.",
+                   icon=":material/celebration:")
+    else:
+        st.metric("checks passed", f"{n_passed} / {len(report.checks)}")
+    st.markdown(checklist_markdown(report))
+    if report.diagnoses:
+        st.subheader("Diagnosis")
+        for text in report.diagnoses:
+            st.warning(as_markdown(text), icon=":material/troubleshoot:")
+
+    stretch_chart = results_chart(report.worked_output, report.causal_weights)
+    if stretch_chart is not None:
+        st.markdown("Your function on the stretch's inputs, next to what it should give:")
+        show_chart(stretch_chart, export=False,
+                   alt="Heatmaps of the student's result on the worked example next to the expected one")
+        if report.causal_weights is not None and np.isnan(report.causal_weights).any():
+            st.caption("Cells marked *null* are NaN in your weights: a row whose keys were all masked out "
+                       "has nothing left for the softmax to share out.")
+    if report.stdout or report.stderr:
+        with st.expander("What your code printed", icon=":material/terminal:"):
+            if report.stdout:
+                st.code(report.stdout, language=None)
+            if report.stderr:
+                st.caption("stderr")
+                st.code(report.stderr, language=None)
+    if report.isolation:
+        st.caption(f"Ran in {report.isolation}, in {report.elapsed_s:.2f} s "
+                   f"({report.run_s or 0:.2f} s of it your code).")
+
+
+def predict_then_reveal_section() -> None:
+    """Two known mistakes to predict: dividing by d_k, and the softmax over the wrong dimension."""
     st.header("Predict, then reveal")
     explain("Two questions about the mistakes above. Commit to an answer first: the app then runs the mistaken "
             "version through the same checks and shows what really happens.")
@@ -218,12 +243,18 @@ def page_body() -> None:
         key="exercise_softmax_dim",
     )
 
+
+def reference_section(report: ExerciseReport | None) -> None:
+    """The reference solution, once the student has checked their code or given up."""
     st.header("Reference solution")
     if report is not None or st.session_state.get(GAVE_UP_KEY):
         show_source(solution.scaled_dot_product_attention, title="Reference solution (core/exercise_solution.py)")
     else:
         st.caption("The reference solution appears here after your first check, or press **I give up, show me**.")
 
+
+def how_the_checker_works_section() -> None:
+    """How a student's code is run: a forked child under a seccomp filter, with time and memory limits."""
     st.header("How the checker works")
     explain(
         "Your code never runs inside this app. The server keeps one worker process that has already loaded "

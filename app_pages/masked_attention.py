@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import causal_mask, scaled_dot_product_attention
+from core import causal_mask, reference, scaled_dot_product_attention
 from core.masking import (
     MaskedAttention,
     future_weight,
@@ -14,7 +14,6 @@ from core.masking import (
     prefix_attention,
     renormalise_visible,
     sentence_self_attention,
-    torch_attention,
 )
 from core.reference import max_abs_diff
 from ui.cache import shared_cache
@@ -47,7 +46,7 @@ def attention_at(seed: int, seq_len: int, causal: bool) -> MaskedAttention:
 def torch_difference(seed: int, seq_len: int, causal: bool, _attention: MaskedAttention) -> float:
     """max |NumPy − PyTorch| of the output, computed once per input; `_attention` is that input's result."""
     a = _attention
-    return max_abs_diff(a.output, torch_attention(a.Q, a.K, a.V, is_causal=causal))
+    return reference.torch_difference(a.output, a.Q, a.K, a.V, is_causal=causal)
 
 
 @shared_cache(256)
@@ -114,14 +113,7 @@ def generation_step(seed: int, seq_len: int, causal: bool) -> None:
 
 @page_fragment
 def page_body() -> None:
-    with controls_row():
-        seed = seed_slider(lesson_seed=False)
-        seq_len = int(bound_slider("Tokens T", "seq_len", 1, MAX_T, 6,
-                                   help=f"How many words of the sentence to use, 1 to {MAX_T}."))
-        causal = bound_toggle("Causal mask", "causal", True,
-                              help="On: the decoder's masked self-attention. Off: the encoder's, where every token "
-                                   "sees every other token.")
-
+    seed, seq_len, causal = mask_controls()
     tokens = SENTENCE[:seq_len]
     labels = unique_labels(tokens)
     attention = attention_at(seed, seq_len, causal)
@@ -129,7 +121,30 @@ def page_body() -> None:
     specs = map_specs(seed, seq_len, causal, clicked, attention)
     st.caption(f"Tokens: “{' '.join(tokens)}”. Each is a random {D_MODEL}-dimensional embedding plus its positional "
                f"encoding; W_q, W_k, W_v are random {D_MODEL} × {D_MODEL} matrices (seed {seed}), so d_k = {D_MODEL}.")
+    mask_and_scores_section(specs, clicked, labels, causal)
+    weights_section(attention, specs, clicked, labels, causal)
+    generation_section(seed, seq_len, causal)
+    torch_section(seed, seq_len, causal, attention)
+    first_to_last_quiz(seed, seq_len, causal, attention, labels)
+    show_source(causal_mask, masked_self_attention, scaled_dot_product_attention, prefix_attention,
+                sentence_self_attention)
 
+
+def mask_controls() -> tuple[int, int, bool]:
+    """The seed, the number of tokens T, and whether the causal mask is on."""
+    with controls_row():
+        seed = seed_slider(lesson_seed=False)
+        seq_len = int(bound_slider("Tokens T", "seq_len", 1, MAX_T, 6,
+                                   help=f"How many words of the sentence to use, 1 to {MAX_T}."))
+        causal = bound_toggle("Causal mask", "causal", True,
+                              help="On: the decoder's masked self-attention. Off: the encoder's, where every token "
+                                   "sees every other token.")
+    return seed, seq_len, causal
+
+
+def mask_and_scores_section(specs: dict[str, dict], clicked: tuple[int, int] | None, labels: list[str],
+                            causal: bool) -> None:
+    """Section 1: the causal mask and the scaled scores it hides."""
     section(
         "1 · The mask and the scores",
         "Row i is the query of token i, column j the key of token j. The causal mask lets row i see columns "
@@ -148,6 +163,10 @@ def page_body() -> None:
                        f"weights A[{labels[q]}, ·] (you clicked A[{labels[q]}, {labels[k]}]). "
                        "Double-click the weights to clear.")
 
+
+def weights_section(attention: MaskedAttention, specs: dict[str, dict], clicked: tuple[int, int] | None,
+                    labels: list[str], causal: bool) -> None:
+    """Section 2: the weights (clickable), exact zeros above the diagonal when masked."""
     section(
         "2 · The weights",
         "After the softmax every row still sums to 1, but the cells above the diagonal are exactly zero, "
@@ -175,6 +194,9 @@ def page_body() -> None:
     right.metric("total weight on future tokens", fmt_weight(future_weight(attention.weights)),
                  help="Sum of every weight above the diagonal, over all rows.")
 
+
+def generation_section(seed: int, seq_len: int, causal: bool) -> None:
+    """Section 3: one generation step, drawn by its own nested fragment."""
     section(
         "3 · One generation step",
         "Pick a step t. At that moment only tokens 1 … t exist, and token t's query is compared with "
@@ -187,6 +209,9 @@ def page_body() -> None:
     )
     generation_step(seed, seq_len, causal)
 
+
+def torch_section(seed: int, seq_len: int, causal: bool, attention: MaskedAttention) -> None:
+    """The output against PyTorch's, which builds its own causal mask."""
     section(
         "Cross-check with PyTorch",
         "The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention` with "
@@ -197,6 +222,9 @@ def page_body() -> None:
     st.metric(f"max |NumPy − PyTorch| of the output (is_causal={causal})",
               f"{torch_difference(seed, seq_len, causal, attention):.2e}")
 
+
+def first_to_last_quiz(seed: int, seq_len: int, causal: bool, attention: MaskedAttention, labels: list[str]) -> None:
+    """How much weight the first token can give to the last one under the mask (two tokens or more)."""
     with fixed_slot():
         if seq_len >= 2:
             full = attention if not causal else attention_at(seed, seq_len, causal=False)
@@ -210,9 +238,6 @@ def page_body() -> None:
                 f"Without the mask it would be {float(full.weights[0, -1]):.3f}.",
                 key="masked_zero",
             )
-
-    show_source(causal_mask, masked_self_attention, scaled_dot_product_attention, prefix_attention,
-                sentence_self_attention)
 
 
 page_body()

@@ -76,6 +76,22 @@ introduction(
 
 @page_fragment
 def page_body() -> None:
+    seed, d_model, n_heads, seq_len = heads_controls()
+    tokens, X, (W_q, W_k, W_v, W_o) = sentence_and_weights(seed, d_model, seq_len)
+    steps = multi_head_steps(X, W_q, W_k, W_v, W_o, n_heads)
+    input_caption(tokens, seed, d_model, steps)
+    clicked = clicked_cell(CLICK_KEY, (n_heads, seq_len, seq_len), fields=("h", "q", "k"))
+    specs = chart_specs(seed, d_model, n_heads, seq_len, clicked, steps, W_o)
+    project_and_cut_section(steps, specs, clicked, tokens, d_model)
+    maps_section(steps, specs, seq_len)
+    concat_section(steps, specs, seq_len, d_model)
+    torch_section(seed, d_model, n_heads, seq_len)
+    width_quiz(d_model, n_heads)
+    show_source(multi_head_attention, split_heads, merge_heads, multi_head_steps, torch_multihead_module)
+
+
+def heads_controls() -> tuple[int, int, int, int]:
+    """The seed, d_model, the number of heads (a divisor of d_model) and the number of tokens T."""
     with controls_row():
         seed = seed_slider(lesson_seed=False)
         d_model = int(bound_select_slider(
@@ -93,16 +109,23 @@ def page_body() -> None:
         ))
         seq_len = int(bound_slider("Tokens T", "seq_len", 2, 16, DEFAULT_SEQ_LEN,
                                    help="How many words of the sentence are fed in (2 to 16)."))
+    return seed, d_model, n_heads, seq_len
 
-    tokens, X, (W_q, W_k, W_v, W_o) = sentence_and_weights(seed, d_model, seq_len)
-    steps = multi_head_steps(X, W_q, W_k, W_v, W_o, n_heads)
-    d_k = steps.d_k
+
+def input_caption(tokens: list[str], seed: int, d_model: int, steps: MultiHeadSteps) -> None:
+    """What goes in: the words, X's shape, the random weights, and how d_model is cut."""
+    seq_len, n_heads, d_k = len(tokens), steps.n_heads, steps.d_k
     st.caption(
         f"Input: “{' '.join(tokens)}”, embedded as X of shape ({seq_len}, {d_model}); "
         f"random W_q, W_k, W_v, W_o of shape ({d_model}, {d_model}) from seed {seed}. "
         f"**{n_heads} head{'s' if n_heads > 1 else ''} × d_k = {d_k} = d_model = {d_model}.**"
     )
 
+
+def project_and_cut_section(steps: MultiHeadSteps, specs: dict[str, dict], clicked: tuple[int, ...] | None,
+                            tokens: list[str], d_model: int) -> None:
+    """Section 1: Q, K and V at full width, cut into one block of d_k columns per head."""
+    seq_len, n_heads, d_k = len(tokens), steps.n_heads, steps.d_k
     section(
         "1 · Project, then cut into heads",
         "Q, K and V are computed once, full width. Head h then reads only its own block of columns: "
@@ -118,8 +141,6 @@ def page_body() -> None:
         rf"\qquad d_k = {d_model}/{n_heads} = {d_k}"
         r"\end{gathered}",
     )
-    clicked = clicked_cell(CLICK_KEY, (n_heads, seq_len, seq_len), fields=("h", "q", "k"))
-    specs = chart_specs(seed, d_model, n_heads, seq_len, clicked, steps, W_o)
     show_chart(specs["qkv"], alt=f"Q, K and V, each cut into {n_heads} blocks of {d_k} columns, one per head")
     with fixed_slot():
         if clicked is not None:
@@ -131,6 +152,10 @@ def page_body() -> None:
                        f"Their dot product divided by √{d_k} is the score {score:.3f}, and the weight is "
                        f"{steps.weights[h, i, j]:.3f}. Double-click the maps to clear.")
 
+
+def maps_section(steps: MultiHeadSteps, specs: dict[str, dict], seq_len: int) -> None:
+    """Section 2: one attention map per head (clickable), and how much the heads differ."""
+    n_heads, d_k = steps.n_heads, steps.d_k
     section(
         "2 · One attention map per head",
         "Every head runs the whole attention recipe on its slice: its own scores, its own softmax, its own "
@@ -154,6 +179,10 @@ def page_body() -> None:
                 f"least focused: head {flat + 1} ({focus.peak[flat]:.3f}; uniform would be {1 / seq_len:.3f})."
             )
 
+
+def concat_section(steps: MultiHeadSteps, specs: dict[str, dict], seq_len: int, d_model: int) -> None:
+    """Section 3: the heads' outputs side by side, mixed by W_o."""
+    n_heads, d_k = steps.n_heads, steps.d_k
     section(
         "3 · Concatenate, then mix with W_o",
         "Each head returns a d_k-wide blend of its value slice. Putting the H results side by side "
@@ -167,6 +196,9 @@ def page_body() -> None:
     show_chart(specs["mix"], alt="Heatmaps of W_o and of the output")
     st.caption(f"The output has the input's shape, ({seq_len}, {d_model}): attention maps a sequence to a sequence.")
 
+
+def torch_section(seed: int, d_model: int, n_heads: int, seq_len: int) -> None:
+    """The same numbers through torch.nn.MultiheadAttention."""
     section(
         "Cross-check with torch.nn.MultiheadAttention",
         f"The same X and weights through `torch.nn.MultiheadAttention({d_model}, {n_heads}, bias=False, "
@@ -180,6 +212,9 @@ def page_body() -> None:
         st.metric("max |NumPy − PyTorch|, output", f"{out_diff:.1e}")
         st.metric("max |NumPy − PyTorch|, per-head weights", f"{w_diff:.1e}")
 
+
+def width_quiz(d_model: int, n_heads: int) -> None:
+    """What doubling the heads does to d_k."""
     heads_quiz = {"it halves": 0.5, "it doubles": 2.0, "it stays the same": 1.0}
     ratio = (d_model / (2 * n_heads)) / (d_model / n_heads)  # d_k with twice the heads, over d_k now
     predict_then_reveal(
@@ -189,8 +224,6 @@ def page_body() -> None:
         f"{d_model / (2 * n_heads):g} with twice the heads. More heads are narrower; the total width stays d_model.",
         key="multi_head_width",
     )
-
-    show_source(multi_head_attention, split_heads, merge_heads, multi_head_steps, torch_multihead_module)
 
 
 page_body()

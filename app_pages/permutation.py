@@ -74,8 +74,23 @@ def page_body() -> None:
         tokens = tokens_input("Sentence", "text", DEFAULT_TEXT, max_tokens=16,
                               help="Up to 16 words separated by spaces. A repeated word gets the same embedding.")
         seed = seed_slider(lesson_seed=False)
-    T = len(tokens)
+    perm, add_pe = permutation_controls(len(tokens))
+    x = embed_tokens(tokens, D_MODEL, seed)
+    check = permutation_check(x, random_projections(D_MODEL, seed), perm, n_heads=N_HEADS, add_pe=add_pe)
+    specs = chart_specs(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe, check)
+    shuffled_sentence(tokens, perm, seed)
+    inputs_section(specs, add_pe)
+    maps_section(specs, check, add_pe)
+    outputs_section(specs, check, add_pe)
+    torch_section(tokens, seed, perm, add_pe)
+    same_vector_quiz(check, add_pe)
+    show_source(permutation_check, inverse_permutation, positional_encoding, multi_head_attention,
+                torch_permutation_difference, parse_permutation)
 
+
+def permutation_controls(T: int) -> tuple[np.ndarray, bool]:
+    """The permutation box (reset to the default one when the sentence's length changes), Shuffle, and the PE
+    toggle; returns the permutation in use and whether positional encoding is added."""
     # A new sentence length makes the old permutation meaningless: start again from the default one.
     # (Written before the box is drawn; `value=""` then avoids Streamlit's "default value and Session
     # State" warning, and the box shows the session value anyway.)
@@ -96,7 +111,14 @@ def page_body() -> None:
                   help="Draw a new random permutation of the positions.")
         add_pe = bound_toggle("add positional encoding", "pe", False,
                               help="Add the sinusoidal encoding of each *position* to the embedding sitting there.")
+    perm = permutation_in_use(perm_text, T)
+    if reset:
+        st.info(f"The sentence now has {T} words, so the permutation was reset to {default_text}.")
+    return perm, add_pe
 
+
+def permutation_in_use(perm_text: str, T: int) -> np.ndarray:
+    """The permutation typed in the box or, when it is not one, the last valid one (else the default) and an error."""
     try:
         perm = parse_permutation(perm_text, T)
         st.session_state[LAST_VALID] = perm.tolist()
@@ -104,13 +126,12 @@ def page_body() -> None:
         last = st.session_state.get(LAST_VALID)
         perm = np.array(last) if last is not None and len(last) == T else default_permutation(T)
         st.error(f"Permutation “{perm_text}”: {exc} Using {format_permutation(perm)} instead.")
-    if reset:
-        st.info(f"The sentence now has {T} words, so the permutation was reset to {default_text}.")
+    return perm
 
-    x = embed_tokens(tokens, D_MODEL, seed)
-    check = permutation_check(x, random_projections(D_MODEL, seed), perm, n_heads=N_HEADS, add_pe=add_pe)
-    specs = chart_specs(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe, check)
 
+def shuffled_sentence(tokens: list[str], perm: np.ndarray, seed: int) -> None:
+    """The sentence before and after the shuffle, and what runs on it."""
+    T = len(tokens)
     st.markdown(f"**Original:** {' '.join(tokens)}  \n**Shuffled:** {' '.join(tokens[p] for p in perm)}")
     with fixed_slot():
         if np.array_equal(perm, np.arange(T)):
@@ -121,6 +142,9 @@ def page_body() -> None:
     st.caption(f"{T} tokens, d_model = {D_MODEL}, {N_HEADS} heads (the lesson's `nn.MultiheadAttention(16, 4)`), "
                f"random embeddings and W_q, W_k, W_v, W_o from seed {seed}.")
 
+
+def inputs_section(specs: dict[str, dict], add_pe: bool) -> None:
+    """Section 1: the original and the shuffled input, with or without positional encoding."""
     section(
         "1 · What goes in",
         "With positional encoding, the encoding belongs to the *slot*, not to the word: after shuffling, "
@@ -133,6 +157,9 @@ def page_body() -> None:
     )
     show_chart(specs["inputs"], alt="Heatmaps of the original and the shuffled input")
 
+
+def maps_section(specs: dict[str, dict], check: PermutationCheck, add_pe: bool) -> None:
+    """Section 2: the attention map of the shuffled input beside the original one reordered (P A Pᵀ)."""
     section(
         "2 · Attention maps: reordered, not changed",
         "Left, the map of the original sentence. Middle, the map computed from scratch on the shuffled "
@@ -146,6 +173,9 @@ def page_body() -> None:
                "the difference below is the largest over every head separately.")
     st.metric("max |A(shuffled) − P A Pᵀ|, all heads", f"{check.weights_diff:.1e}")
 
+
+def outputs_section(specs: dict[str, dict], check: PermutationCheck, add_pe: bool) -> None:
+    """Section 3: the shuffled run's outputs moved back (Pᵀ) and compared with the original run's."""
     section(
         "3 · Outputs: undo the shuffle and compare",
         "Move each output row of the shuffled run back to where its word came from (Pᵀ) and compare with the "
@@ -164,6 +194,9 @@ def page_body() -> None:
         st.success(f"Without positional encoding the difference is {check.output_diff:.1e}, rounding noise: "
                    "self-attention is blind to order. Switch on positional encoding to break the symmetry.")
 
+
+def torch_section(tokens: list[str], seed: int, perm: np.ndarray, add_pe: bool) -> None:
+    """The lesson's own check, through torch.nn.MultiheadAttention."""
     section(
         "The lesson's check with torch.nn.MultiheadAttention",
         "The lesson permutes a batch with `x[:, perm, :]`, runs it through `nn.MultiheadAttention`, and undoes "
@@ -174,6 +207,9 @@ def page_body() -> None:
     torch_diff = torch_difference(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe)
     st.metric("PyTorch: max |out − un-permuted out|" + (" (with PE)" if add_pe else ""), f"{torch_diff:.1e}")
 
+
+def same_vector_quiz(check: PermutationCheck, add_pe: bool) -> None:
+    """Without positional encoding: does a word's output vector change when the words are shuffled?"""
     with fixed_slot():
         if not add_pe:
             unchanged = check.output_diff < 1e-9
@@ -186,9 +222,6 @@ def page_body() -> None:
                 "positional encoding to break it.",
                 key="permutation_same",
             )
-
-    show_source(permutation_check, inverse_permutation, positional_encoding, multi_head_attention,
-                torch_permutation_difference, parse_permutation)
 
 
 page_body()

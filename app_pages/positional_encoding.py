@@ -111,10 +111,17 @@ def page_body() -> None:
                                      help="Number of positions (rows of the table), 1 to 512."))
         d_model = int(bound_slider("d_model", "d_model", 1, 512, 8,
                                    help="Embedding width (columns of the table). Odd widths end on a sine."))
-
     table = table_at(positions, d_model)
-    pe, sim = table.pe, table.similarity
+    table_section(table, positions, d_model)
+    waves_section(positions, d_model)
+    similarity_section(table, positions, d_model)
+    nearby_positions_quiz(table, positions, d_model)
+    show_source(positional_encoding, wavelengths, position_similarity, similarity_at_offset)
 
+
+def table_section(table: EncodingTable, positions: int, d_model: int) -> None:
+    """Section 1: the encoding table, one row per position (its numbers offered as files when drawn as an image)."""
+    pe = table.pe
     section(
         "1 · The encoding table",
         "One row per position, one column per dimension: this whole row is added to the embedding of "
@@ -136,8 +143,10 @@ def page_body() -> None:
                        "The numbers, for slides or a notebook:")
             matrix_downloads("PE table", pe, [str(p) for p in range(positions)], [str(d) for d in range(d_model)])
 
-    waves_section(positions, d_model)
 
+def similarity_section(table: EncodingTable, positions: int, d_model: int) -> None:
+    """Section 3: the dot product of every pair of positions, which depends only on their offset."""
+    sim = table.similarity
     section(
         "3 · Nearby positions are similar",
         "The dot product of two position vectors is large when the positions are close and falls off with "
@@ -163,6 +172,10 @@ def page_body() -> None:
                "so the gap above is not just rounding." if d_model % 2 else
                "Even d_model: every sine has its cosine, so the gap above is rounding error only.")
 
+
+def nearby_positions_quiz(table: EncodingTable, positions: int, d_model: int) -> None:
+    """Which of positions 11 and 40 is closer to position 10 (when the table has 41 positions or more)."""
+    sim = table.similarity
     with fixed_slot():
         if positions >= 41:
             near, far = float(sim[10, 11]), float(sim[10, 40])
@@ -173,8 +186,6 @@ def page_body() -> None:
                 "positions get similar vectors (for very small d_model the few fast waves can break this).",
                 key="pe_similarity",
             )
-
-    show_source(positional_encoding, wavelengths, position_similarity, similarity_at_offset)
 
 
 page_body()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core import scaled_dot_product_attention
 from core.reference import max_abs_diff
@@ -142,6 +143,22 @@ def page_body() -> None:
     # The slow steps (loading the model, running it) come before the title, which is written into this slot
     # afterwards: once the title shows, the rest of the page follows at once.
     intro = st.container()
+    model = loaded_model(intro)
+    text = text_box(model)
+    with st.spinner("Running the model…"):
+        run, scores, checks = analyse(text)
+    introduction_and_tokens(intro, model, run)
+    every_head_section(run, model)
+    habits_section(scores)
+    close_up_section(run, checks, model)
+    averaged_section(run, model)
+    credits_caption()
+    show_source(minilm.encoder_layer, minilm.scaled_dot_product_attention, run_model, recompute_attention, cross_check,
+                scaled_dot_product_attention, pattern_scores)
+
+
+def loaded_model(intro: DeltaGenerator) -> PretrainedModel:
+    """The model; when it cannot be loaded, the page's title and the reason, and the page stops there."""
     try:
         with st.spinner("Loading all-MiniLM-L6-v2 from the installed package…", show_time=True):
             model = get_model()
@@ -149,8 +166,11 @@ def page_body() -> None:
         intro.title("A real model's attention")
         st.error(f"The pretrained model could not be loaded: {exc}")
         st.stop()
-    L, H = model.n_layers, model.n_heads
+    return model
 
+
+def text_box(model: PretrainedModel) -> str:
+    """The user's text, or the last valid one when the model cannot read it or it is too long to draw."""
     text = st.text_input(
         "Your text", value=DEFAULT_TEXT, key="text", bind="query-params", max_chars=MAX_CHARS,
         help=f"Any English text, at most {MAX_CHARS} characters and {MAX_TOKENS} WordPiece tokens "
@@ -169,9 +189,12 @@ def page_body() -> None:
         text = fallback
     else:
         st.session_state["_last_valid_text"] = text
+    return text
 
-    with st.spinner("Running the model…"):
-        run, scores, checks = analyse(text)
+
+def introduction_and_tokens(intro: DeltaGenerator, model: PretrainedModel, run: ModelRun) -> None:
+    """The page's title and opening, written into the slot above the text box, and the tokens the model sees."""
+    L, H = model.n_layers, model.n_heads
     T = len(run.tokens)
     with intro:
         st.title("A real model's attention")
@@ -183,6 +206,11 @@ def page_body() -> None:
         )
     st.markdown(f"**The {T} tokens the model sees** (WordPiece; `##` continues the word before): " + chips(run.tokens))
 
+
+def every_head_section(run: ModelRun, model: PretrainedModel) -> None:
+    """Section 1: every head's map, small, in one clickable grid."""
+    L, H = model.n_layers, model.n_heads
+    T = len(run.tokens)
     section(
         "1 · Every head at once",
         f"One small map per head: row *i* is how token *i* spreads its attention over the {T} tokens "
@@ -194,6 +222,9 @@ def page_body() -> None:
     show_chart(grid_spec(run.tokens, run),
                on_select=pick_from_grid, selection_mode=GRID_SELECTION, key="grid_click")
 
+
+def habits_section(scores: dict[str, tuple[np.ndarray, float]]) -> None:
+    """Section 2: for each habit a head can have, the head that shows it most in this text."""
     section(
         "2 · What to look for",
         "Some heads have habits you can name. For each habit below, the head that follows it most in "
@@ -216,8 +247,10 @@ def page_body() -> None:
         if missing:
             st.caption("Not in this text: " + ", ".join(missing) + " (type a repeated or split word to see it).")
 
-    close_up_section(run, checks, model)
 
+def averaged_section(run: ModelRun, model: PretrainedModel) -> None:
+    """Section 4: each layer's heads averaged, and all of them."""
+    L, H = model.n_layers, model.n_heads
     section(
         "4 · Averaged view",
         f"Averaging the {H} heads of a layer shows where that layer as a whole looks; the last map averages all "
@@ -226,6 +259,9 @@ def page_body() -> None:
     )
     show_chart(averaged_spec(run.tokens, run))
 
+
+def credits_caption() -> None:
+    """Where the model and its weights come from, and their licences."""
     credits = model_credits()
     st.caption(
         f"Model: [{credits['model']}](https://huggingface.co/{credits['model']}) ({credits['model_licence']} licence), "
@@ -233,8 +269,6 @@ def page_body() -> None:
         f"({credits['package_licence']} licence). Run offline by `pretrained.minilm`, this app's own BERT forward pass "
         "in PyTorch: weights memory-mapped from `model.safetensors`, WordPiece tokens from `tokenizer.json`."
     )
-    show_source(minilm.encoder_layer, minilm.scaled_dot_product_attention, run_model, recompute_attention, cross_check,
-                scaled_dot_product_attention, pattern_scores)
 
 
 page_body()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from core import reference
 from core.attention import scaled_dot_product_attention
-from core.reference import max_abs_diff
 from core.scaling import (
     POWERS_OF_TWO_D_K,
     ScalingExample,
@@ -16,7 +16,6 @@ from core.scaling import (
     scaling_example,
     score_sweep,
     softmax_jacobian_norm,
-    torch_attention,
 )
 from ui.cache import shared_cache
 from ui.charts import scaled_attention as charts
@@ -45,7 +44,7 @@ def example_at(seq_len: int, d_k: int, seed: int, scaled: bool) -> ScalingExampl
 def torch_difference(seq_len: int, d_k: int, seed: int, scaled: bool, _example: ScalingExample) -> float:
     """max |NumPy − PyTorch| of the output, computed once per setting; `_example` is that setting's result."""
     e = _example
-    return max_abs_diff(e.output, torch_attention(e.Q, e.K, e.V, scale=None if scaled else 1.0))
+    return reference.torch_difference(e.output, e.Q, e.K, e.V, scale=None if scaled else 1.0, dtype=np.float64)
 
 
 @shared_cache(256)
@@ -70,6 +69,20 @@ introduction(
 
 @page_fragment
 def page_body() -> None:
+    seed, seq_len, d_k, scaled = scaling_controls()
+    example = example_at(seq_len, d_k, seed, scaled)
+    sweep = sweep_at(seq_len, seed)
+    specs = chart_specs(seed, seq_len, d_k, scaled, example, sweep)
+    attention_map_section(example, specs, seed, scaled)
+    every_d_k_section(sweep, specs, seq_len, d_k)
+    torch_section(seq_len, d_k, seed, scaled, example)
+    saturation_quiz(sweep)
+    show_source(random_qkv, scaling_example, score_sweep, row_entropy, softmax_jacobian_norm,
+                scaled_dot_product_attention)
+
+
+def scaling_controls() -> tuple[int, int, int, bool]:
+    """The seed, the sequence length T, the key width d_k, and whether the scores are divided by √d_k."""
     with controls_row():
         seed = seed_slider(lesson_seed=False)
         seq_len = int(bound_slider("Sequence length T", "seq_len", 2, MAX_SEQ_LEN, 8,
@@ -78,9 +91,12 @@ def page_body() -> None:
                                       help="Width of the queries and keys, in powers of two from 1 to 1024."))
         scaled = bound_toggle("Divide by √d_k", "scaled", True,
                               help="On: softmax(QKᵀ/√d_k), as in the Transformer. Off: softmax(QKᵀ).")
+    return seed, seq_len, d_k, scaled
 
-    example = example_at(seq_len, d_k, seed, scaled)
-    sweep = sweep_at(seq_len, seed)
+
+def attention_map_section(example: ScalingExample, specs: dict[str, dict], seed: int, scaled: bool) -> None:
+    """Section 1: the scores and weights at these settings, and how saturated the softmax is."""
+    seq_len, d_k = example.Q.shape
     now = example.stats
 
     score_name = "QKᵀ / √d_k" if scaled else "QKᵀ"
@@ -112,12 +128,14 @@ def page_body() -> None:
                 icon=":material/warning:",
             )
 
-    specs = chart_specs(seed, seq_len, d_k, scaled, example, sweep)
     show_chart(
         specs["maps"],
         alt="Heatmaps of the attention scores and the attention weights",
     )
 
+
+def every_d_k_section(sweep: ScoreSweep, specs: dict[str, dict], seq_len: int, d_k: int) -> None:
+    """Section 2: the score variance and the softmax's saturation over every d_k, scaled and unscaled."""
     section(
         "2 · The same story over every d_k",
         f"Each point averages {sweep.n_samples} independent random {seq_len} × {seq_len} score matrices "
@@ -142,6 +160,9 @@ def page_body() -> None:
     show_chart(specs["saturation"],
                alt="Largest weight, row entropy and softmax Jacobian norm against d_k, scaled and unscaled")
 
+
+def torch_section(seq_len: int, d_k: int, seed: int, scaled: bool, example: ScalingExample) -> None:
+    """Section 3: the output against PyTorch's, in float64."""
     section(
         "3 · Cross-check with PyTorch",
         "The same Q, K and V through `torch.nn.functional.scaled_dot_product_attention`, "
@@ -151,6 +172,9 @@ def page_body() -> None:
     )
     st.metric("max |NumPy − PyTorch| of the output", f"{torch_difference(seq_len, d_k, seed, scaled, example):.2e}")
 
+
+def saturation_quiz(sweep: ScoreSweep) -> None:
+    """Without scaling, what a 16 times wider d_k does to a row's largest weight."""
     small, big = 16, 256
     i_small, i_big = (int(np.flatnonzero(sweep.d_k == d)[0]) for d in (small, big))
     w_small, w_big = float(sweep.max_weight_raw[i_small]), float(sweep.max_weight_raw[i_big])
@@ -164,9 +188,6 @@ def page_body() -> None:
         f"{w_big:.3f} at d_k = {big}. The raw scores' spread grows like √d_k, so the softmax saturates.",
         key="scaling_16x",
     )
-
-    show_source(random_qkv, scaling_example, score_sweep, row_entropy, softmax_jacobian_norm,
-                scaled_dot_product_attention)
 
 
 page_body()

@@ -8,6 +8,7 @@ import streamlit as st
 from core.attention import softmax
 from core.lookup import (
     LookupComparison,
+    TinyDictionary,
     compare_lookups,
     fruit_dictionary,
     hard_lookup,
@@ -48,13 +49,27 @@ introduction(
 @page_fragment
 def page_body() -> None:
     shop = fruit_dictionary()
-    names = list(shop.key_names)
+    dictionary_text(shop)
+    query_name, temperature = lookup_controls(shop)
+    lookup = compare_lookups(shop.queries[query_name], shop.keys, shop.values, temperature, SWEEP_TEMPERATURES)
+    specs = chart_specs(query_name, temperature, lookup)
+    hard_versus_soft_section(shop, query_name, lookup, specs)
+    numbers_table(shop, lookup)
+    temperature_section(shop, lookup, specs)
+    show_source(similarity_scores, hard_lookup, soft_lookup, softmax)
+
+
+def dictionary_text(shop: TinyDictionary) -> None:
+    """What the tiny dictionary holds: its keys, values and queries."""
     st.markdown(
-        f"Here is a tiny dictionary: {len(names)} fruits, each **key** a 2-vector saying how "
+        f"Here is a tiny dictionary: {len(shop.key_names)} fruits, each **key** a 2-vector saying how "
         f"*{shop.key_dims[0]}* and how *{shop.key_dims[1]}* it is, each **value** its {shop.value_name}. "
         "A query is a vector of what you are after."
     )
 
+
+def lookup_controls(shop: TinyDictionary) -> tuple[str, float]:
+    """The query (one of the dictionary's) and the softmax temperature τ."""
     with controls_row():
         query_name = bound_choice(
             "Query", "query", list(shop.queries), default=next(iter(shop.queries)),
@@ -66,9 +81,13 @@ def page_body() -> None:
             help="Divides the scores before the softmax. Small τ: sharp, almost a hard lookup. "
                  "Large τ: every key gets about the same weight.",
         )
+    return query_name, temperature
 
-    q = shop.queries[query_name]
-    lookup = compare_lookups(q, shop.keys, shop.values, temperature, SWEEP_TEMPERATURES)
+
+def hard_versus_soft_section(shop: TinyDictionary, query_name: str, lookup: LookupComparison,
+                             specs: dict[str, dict]) -> None:
+    """Section 1: both lookups' formulas and results, and the keys drawn with their weights."""
+    names = list(shop.key_names)
     hard_result, soft_result, soft_w = lookup.hard_result, lookup.soft_result, lookup.soft_weights
     best = int(np.argmax(lookup.hard_weights))
     gap = abs(soft_result - hard_result)
@@ -82,7 +101,7 @@ def page_body() -> None:
         r"\text{result} = \sum_j w_j\, v_j"
         r"\end{gathered}"
     )
-    q_vec = ", ".join(f"{x:g}" for x in q)
+    q_vec = ", ".join(f"{x:g}" for x in shop.queries[query_name])
     st.markdown(
         f"The query **{query_name}** is q = ({q_vec}). The hard lookup keeps only the best-matching key, "
         f"**{names[best]}**; the soft lookup gives every key a share. The bigger and brighter a fruit below, "
@@ -97,12 +116,15 @@ def page_body() -> None:
         st.metric("largest soft weight", f"{float(soft_w.max()):.4f}",
                   help="1 means the softmax has become a hard lookup; 1/N means it is uniform.")
 
-    specs = chart_specs(query_name, temperature, lookup)
     show_chart(
         specs["lookup"],
         alt="The keys as points sized by their weight with the query as an arrow; bar chart of hard and soft weights",
     )
 
+
+def numbers_table(shop: TinyDictionary, lookup: LookupComparison) -> None:
+    """Section 1's numbers: every key's score, weight and share of the result, in one table."""
+    soft_w = lookup.soft_weights
     st.subheader("The numbers")
     explain(
         "Each score is a dot product: large when the fruit offers a lot of what the query asks for. "
@@ -110,7 +132,7 @@ def page_body() -> None:
         "is the last column summed."
     )
     static_table({
-        "key": names,
+        "key": list(shop.key_names),
         f"k ({', '.join(shop.key_dims)})": [", ".join(f"{x:.2f}" for x in k) for k in shop.keys],
         "score q·k": lookup.scores,
         "score / τ": lookup.scaled_scores,
@@ -127,13 +149,17 @@ def page_body() -> None:
         "= the soft result."
     )
 
-    st.header("2 · Turn the temperature down, and up")
+
+def temperature_section(shop: TinyDictionary, lookup: LookupComparison, specs: dict[str, dict]) -> None:
+    """Section 2: the result and the weights over the whole temperature range, and where a cold softmax lands."""
+    hard_result = lookup.hard_result
     uniform = float(shop.values.mean())
+    st.header("2 · Turn the temperature down, and up")
     explain(
         "As τ shrinks, the gaps between the scores are magnified before the softmax, so the best key's weight "
         f"tends to 1 and the soft result slides onto the hard one ({float(hard_result):.2f}). As τ grows, the "
-        f"scores are flattened, every weight tends to 1/{len(names)}, and the result becomes the plain average "
-        f"of the values ({uniform:.2f}). A longer query has the same effect as a lower temperature: "
+        f"scores are flattened, every weight tends to 1/{len(shop.key_names)}, and the result becomes the plain "
+        f"average of the values ({uniform:.2f}). A longer query has the same effect as a lower temperature: "
         "compare *sweet* with *very sweet*."
     )
     sweep_results = lookup.sweep_results
@@ -159,8 +185,6 @@ def page_body() -> None:
         "A cold softmax puts all its weight on the best-matching key.",
         key="soft_lookup_cold",
     )
-
-    show_source(similarity_scores, hard_lookup, soft_lookup, softmax)
 
 
 page_body()

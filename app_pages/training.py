@@ -125,11 +125,23 @@ def show_results(trainer: Trainer) -> None:
     dozen settings above it.
     """
     result, config = trainer.result, trainer.config
-    task, pos, steps, seq_len, vocab = config.task, config.pos, config.steps, config.seq_len, config.vocab
     if not result.complete:
-        st.warning(f"Training stopped at step {result.steps_done} of {steps}: everything below is the run so far. "
-                   "**Continue training** picks it up exactly where it stopped.", icon=":material/pause:")
+        st.warning(f"Training stopped at step {result.steps_done} of {config.steps}: everything below is the run so "
+                   "far. **Continue training** picks it up exactly where it stopped.", icon=":material/pause:")
+    learning_curves_section(result)
+    positional_encoding_note(result, config)
+    ckpt = int(bound_select_slider(
+        "Checkpoint (training step)", "ckpt", result.checkpoint_steps, result.checkpoint_steps[-1],
+        help="Scrub through training: the black rule on the curves and the attention maps below follow it.",
+    ))
+    c = result.checkpoint_steps.index(ckpt)
+    show_chart(charts.learning_curves(result, ckpt), alt="Loss and accuracy against the training step")
+    attention_section(result, config, c, ckpt)
+    own_digits_section(result, config, c, ckpt)
 
+
+def learning_curves_section(result: TrainingResult) -> None:
+    """Section 1's figures: held-out accuracy, per token and per sequence, when it was reached, and the time taken."""
     st.header("1 · Learning curves")
     reached = result.steps_to_accuracy(TARGET_ACCURACY)
     with st.container(horizontal=True):
@@ -140,6 +152,10 @@ def show_results(trainer: Trainer) -> None:
                   border=True)
         st.metric("Training time", f"{result.elapsed_s:.1f} s", border=True, help="Wall time on this server's CPU.")
 
+
+def positional_encoding_note(result: TrainingResult, config: TrainConfig) -> None:
+    """What positional encoding (or its absence) does to this task: a model without it cannot learn where to look."""
+    task, pos, vocab = config.task, config.pos, config.vocab
     if pos == "none" and task != "copy":
         st.warning(
             f"**Without positional encoding the model cannot learn to {TASKS[task]}.** It reached "
@@ -156,13 +172,10 @@ def show_results(trainer: Trainer) -> None:
         st.caption("Try **Positional encoding: none** and train again: without positions, attention cannot tell "
                    f"where anything is, and the model cannot learn to {TASKS[task]}.")
 
-    ckpt = int(bound_select_slider(
-        "Checkpoint (training step)", "ckpt", result.checkpoint_steps, result.checkpoint_steps[-1],
-        help="Scrub through training: the black rule on the curves and the attention maps below follow it.",
-    ))
-    c = result.checkpoint_steps.index(ckpt)
-    show_chart(charts.learning_curves(result, ckpt), alt="Loss and accuracy against the training step")
 
+def attention_section(result: TrainingResult, config: TrainConfig, c: int, ckpt: int) -> None:
+    """Section 2: every layer's and head's attention on a held-out sequence at checkpoint `ckpt` (index `c`)."""
+    task, seq_len = config.task, config.seq_len
     st.header("2 · Attention, checkpoint by checkpoint")
     probe = result.probe
     probe_target = target_of(probe, task)
@@ -181,6 +194,11 @@ def show_results(trainer: Trainer) -> None:
         f"layer {li + 1} head {h + 1}: {at_ckpt[li, h]:.0%}" for li in range(at_ckpt.shape[0])
         for h in range(at_ckpt.shape[1])) + ".")
 
+
+def own_digits_section(result: TrainingResult, config: TrainConfig, c: int, ckpt: int) -> None:
+    """Section 3: the model at checkpoint `ckpt` (index `c`) on the user's own digits: its answer and where it looks."""
+    task, seq_len, vocab = config.task, config.seq_len, config.vocab
+    probe = result.probe
     st.header("3 · Try your own input")
     explain("Type digits (spaces optional) and see what the model answers at the checkpoint chosen above, "
             "and where it looks to answer.")

@@ -20,6 +20,8 @@ STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
 #: Session-state keys of this page (not in the URL): whether the own-input and value-vector expanders are open,
 #: the editor's widget state and the input it last accepted.
 OWN_INPUT_OPEN, VALUE_VECTORS_OPEN, EDITOR, LAST_VALID = "own_input", "v_rows", "x_editor", "_worked_last_valid"
+#: Session-state key of the (tokens, X) the editable table was built from.
+TABLE_SOURCE = "_worked_table_source"
 
 
 def url_input() -> tuple[tuple[str, ...], np.ndarray]:
@@ -49,12 +51,11 @@ def own_input() -> tuple[tuple[str, ...], np.ndarray]:
     share of the landing page's cold start. Closing it keeps the last valid input (the link
     holds it) and forgets the editor's state, so reopening builds the table from that input.
     """
-    source_key = "_worked_table_source"  # session state: the (tokens, X) the editable table was built from
     url_tokens, url_X = url_input()
     last = st.session_state.get(LAST_VALID)
-    source = st.session_state.get(source_key)
+    source = st.session_state.get(TABLE_SOURCE)
     if source is None or last is None or last[0] != url_tokens or not np.array_equal(last[1], url_X):
-        source = st.session_state[source_key] = (url_tokens, url_X)
+        source = st.session_state[TABLE_SOURCE] = (url_tokens, url_X)
     base_tokens, base_X = source
     if OWN_INPUT_OPEN not in st.session_state:
         # Opened by itself for a link with its own input, then the student's choice
@@ -65,34 +66,48 @@ def own_input() -> tuple[tuple[str, ...], np.ndarray]:
                            on_change="rerun")
     if not expander.open:  # the link holds the last valid input; reopening builds the table from it
         st.session_state.pop(EDITOR, None)
-        st.session_state[source_key] = st.session_state[LAST_VALID] = (url_tokens, url_X)
+        st.session_state[TABLE_SOURCE] = st.session_state[LAST_VALID] = (url_tokens, url_X)
         return url_tokens, url_X
     with expander:
-        explain("Edit any cell, add or delete rows (one per token, at most 8) or type new labels. "
-                "Everything below is recomputed from your input.")
-        # The numbers are edited as text. Glide's number editor would turn typed letters, "nan" or "inf" into
-        # 0 without a word; as text they reach `validate_input`, which names the cell and what is wrong.
-        dims = [f"d{j}" for j in range(base_X.shape[1])]
-        table = pd.DataFrame([format_matrix(row[None]).split(",") for row in base_X], columns=dims)
-        table.insert(0, "token", list(base_tokens))
-        number = "A number, e.g. 0.5 or -2"
-        edited = st.data_editor(
-            table, key=EDITOR, num_rows="dynamic", hide_index=True,
-            column_config={"token": st.column_config.TextColumn("token", help="One word per token", required=True),
-                           **{d: st.column_config.TextColumn(d, help=number) for d in dims}},
-        )
-        if st.button("Back to the lesson's example", icon=":material/restart_alt:"):
-            for key in (EDITOR, LAST_VALID, source_key):
-                st.session_state.pop(key, None)
-            for key in ("tokens", "X"):
-                st.query_params.pop(key, None)
-            st.rerun()
-        try:
-            tokens, X = validate_input(edited["token"].tolist(), edited[dims].astype(object).values.tolist())
-        except ValueError as err:
-            tokens, X = st.session_state.get(LAST_VALID, (base_tokens, base_X))
-            st.error(f"{err} Showing the last valid input until this is fixed.", icon=":material/error:")
-            return tokens, X
+        tokens, X, valid = edited_input(base_tokens, base_X)
+    if valid:
+        accept_input(tokens, X)
+    return tokens, X
+
+
+def edited_input(base_tokens: tuple[str, ...], base_X: np.ndarray) -> tuple[tuple[str, ...], np.ndarray, bool]:
+    """The table of tokens and embeddings, with its way back to the lesson's example; returns the edited input and
+    True, or, for an edit that is not a valid input, the last valid input and False (the reason shown)."""
+    explain("Edit any cell, add or delete rows (one per token, at most 8) or type new labels. "
+            "Everything below is recomputed from your input.")
+    # The numbers are edited as text. Glide's number editor would turn typed letters, "nan" or "inf" into
+    # 0 without a word; as text they reach `validate_input`, which names the cell and what is wrong.
+    dims = [f"d{j}" for j in range(base_X.shape[1])]
+    table = pd.DataFrame([format_matrix(row[None]).split(",") for row in base_X], columns=dims)
+    table.insert(0, "token", list(base_tokens))
+    number = "A number, e.g. 0.5 or -2"
+    edited = st.data_editor(
+        table, key=EDITOR, num_rows="dynamic", hide_index=True,
+        column_config={"token": st.column_config.TextColumn("token", help="One word per token", required=True),
+                       **{d: st.column_config.TextColumn(d, help=number) for d in dims}},
+    )
+    if st.button("Back to the lesson's example", icon=":material/restart_alt:"):
+        for key in (EDITOR, LAST_VALID, TABLE_SOURCE):
+            st.session_state.pop(key, None)
+        for key in ("tokens", "X"):
+            st.query_params.pop(key, None)
+        st.rerun()
+    try:
+        tokens, X = validate_input(edited["token"].tolist(), edited[dims].astype(object).values.tolist())
+    except ValueError as err:
+        tokens, X = st.session_state.get(LAST_VALID, (base_tokens, base_X))
+        st.error(f"{err} Showing the last valid input until this is fixed.", icon=":material/error:")
+        return tokens, X, False
+    return tokens, X, True
+
+
+def accept_input(tokens: tuple[str, ...], X: np.ndarray) -> None:
+    """Remember a valid input, and put it in the link (none for the lesson's own example)."""
     st.session_state[LAST_VALID] = (tokens, X)
     if tokens == LESSON_TOKENS and np.array_equal(X, LESSON_X):
         st.query_params.pop("tokens", None)
@@ -100,7 +115,6 @@ def own_input() -> tuple[tuple[str, ...], np.ndarray]:
     else:  # the link reproduces the student's own example
         st.query_params["tokens"] = " ".join(tokens)
         st.query_params["X"] = format_matrix(X)
-    return tokens, X
 
 
 @shared_cache(512)
@@ -112,6 +126,11 @@ def chart_spec(name: str, seed: int, tokens: tuple[str, ...], X: np.ndarray, cel
     built) and a clicked cell, which only highlights Q and K, rebuilds the projections alone.
     """
     return charts.chart_spec(name, _ex, cell)
+
+
+def stage_chart(name: str, ex: WorkedExample, seed: int, cell: tuple[int, int] | None = None) -> dict:
+    """The chart of stage `name` for this worked example; `cell`, the clicked weight, is shown by the projections."""
+    return chart_spec(name, seed, ex.tokens, ex.X, cell, ex)
 
 
 def fmt_vec(v: np.ndarray) -> str:
@@ -154,86 +173,110 @@ def page_body() -> None:
 
     ex = worked_example(seed, X=X, tokens=tokens)
     labels = unique_labels(ex.tokens)
-    n_tokens, d_model = ex.X.shape
+    n_tokens = len(labels)
     cell = clicked_cell("cell", (n_tokens, n_tokens))  # None for a click remembered from a longer input
+    embeddings_section(ex, seed)
+    if stage >= 1:
+        projections_section(ex, seed, cell, labels)
+    if stage >= 2:
+        scores_section(ex, seed, stage)
+    if stage >= 3 and n_tokens >= 2:
+        focus_quiz(ex, labels)
+    if stage >= 4:
+        weights_section(ex, seed, labels)
+    if stage >= 5:
+        output_section(ex, seed, labels)
+        torch_section(ex)
+    show_source(worked_example, scaled_dot_product_attention, softmax)
 
+
+def embeddings_section(ex: WorkedExample, seed: int) -> None:
+    """Section 1: the tokens' embeddings X."""
+    n_tokens, d_model = ex.X.shape
     section("1 · Embeddings X", "One row per token: the input the head starts from.",
             rf"X \in \mathbb{{R}}^{{T \times d_{{model}}}},\quad T = {n_tokens},\ d_{{model}} = {d_model}")
+    show_chart(stage_chart("X", ex, seed), alt="Heatmap of the embedding matrix X")
 
-    def stage_chart(name: str) -> dict:
-        return chart_spec(name, seed, ex.tokens, ex.X, cell if name == "projections" else None, ex)
 
-    show_chart(stage_chart("X"), alt="Heatmap of the embedding matrix X")
+def projections_section(ex: WorkedExample, seed: int, cell: tuple[int, int] | None, labels: list[str]) -> None:
+    """Section 2: W_q, W_k, W_v and the queries, keys and values they make (a clicked weight's pair highlighted)."""
+    section(
+        "2 · Queries, keys and values",
+        "Three weight matrices project each embedding three ways: the **query** (what the token looks for), "
+        "the **key** (what it offers to be matched on) and the **value** (what it hands over once matched). "
+        "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them.",
+        r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v",
+    )
+    show_chart(stage_chart("projections", ex, seed, cell),
+               alt="Heatmaps of W_q, W_k and W_v, and below them Q, K and V")
+    with fixed_slot():
+        if cell is not None:
+            st.caption(f"Highlighted: the query of “{labels[cell[0]]}” and the key of “{labels[cell[1]]}”, "
+                       f"whose dot product is the score {ex.raw_scores[cell]:.3f}. Double-click the map to clear.")
 
-    if stage >= 1:
-        section(
-            "2 · Queries, keys and values",
-            "Three weight matrices project each embedding three ways: the **query** (what the token looks for), "
-            "the **key** (what it offers to be matched on) and the **value** (what it hands over once matched). "
-            "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them.",
-            r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v",
-        )
-        show_chart(stage_chart("projections"), alt="Heatmaps of W_q, W_k and W_v, and below them Q, K and V")
-        with fixed_slot():
-            if cell is not None:
-                st.caption(f"Highlighted: the query of “{labels[cell[0]]}” and the key of “{labels[cell[1]]}”, "
-                           f"whose dot product is the score {ex.raw_scores[cell]:.3f}. Double-click the map to clear.")
 
-    if stage >= 2:
-        section("3 · Raw scores", "Entry (i, j) is the dot product of query i with key j: how well token j matches "
-                "what token i looks for.", r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
-        scores = "raw scores"
-        if stage >= 3:
-            section("4 · Scaling by √d_k", f"Dividing by √d_k = √{ex.d_k} = {np.sqrt(ex.d_k):g} keeps the scores from "
-                    "growing with the key width, which would push the softmax into saturation.",
-                    r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}")
-            scores = "scores"
-        show_chart(stage_chart(scores), alt="Heatmaps of the raw and scaled attention scores")
+def scores_section(ex: WorkedExample, seed: int, stage: int) -> None:
+    """Sections 3 and 4: the raw scores, then (one stage on) the scores scaled by √d_k."""
+    section("3 · Raw scores", "Entry (i, j) is the dot product of query i with key j: how well token j matches "
+            "what token i looks for.", r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
+    scores = "raw scores"
+    if stage >= 3:
+        section("4 · Scaling by √d_k", f"Dividing by √d_k = √{ex.d_k} = {np.sqrt(ex.d_k):g} keeps the scores from "
+                "growing with the key width, which would push the softmax into saturation.",
+                r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}")
+        scores = "scores"
+    show_chart(stage_chart(scores, ex, seed), alt="Heatmaps of the raw and scaled attention scores")
 
-    if stage >= 3 and n_tokens >= 2:
-        focus = 1  # "cat" in the lesson's example
-        favourite = labels[int(np.argmax(ex.weights[focus]))]
-        predict_then_reveal(
-            f"From the scaled scores alone: which token does “{labels[focus]}” attend to most?", labels, favourite,
-            f"Softmax keeps the order of a row, so the largest scaled score wins: {favourite} gets "
-            f"{ex.weights[focus].max():.3f} of “{labels[focus]}”'s attention "
-            f"(scaled score {ex.scaled_scores[focus].max():.3f}).",
-            key="worked_focus",
-        )
 
-    if stage >= 4:
-        section("5 · Softmax: attention weights",
-                "Softmax turns each row of scaled scores into a probability distribution: how much attention the "
-                "query token pays to every token, itself included. **Click a cell** to highlight the query and key "
-                "that produced it in Q and K above.",
-                r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_{j'} e^{\tilde S_{ij'}}},\qquad \sum_j A_{ij} = 1")
-        show_chart(stage_chart("weights"), alt="Heatmap of the attention weights", on_select="rerun", key="cell",
-                   selection_mode="cell")
-        row_sums = ex.weights.sum(axis=1)  # (T,): 1 for every query
-        st.caption("Row sums: " + ", ".join(f"{lab}: {s:.3f}" for lab, s in zip(labels, row_sums, strict=True)))
+def focus_quiz(ex: WorkedExample, labels: list[str]) -> None:
+    """Which token the second one attends to most, read from its scaled scores."""
+    focus = 1  # "cat" in the lesson's example
+    favourite = labels[int(np.argmax(ex.weights[focus]))]
+    predict_then_reveal(
+        f"From the scaled scores alone: which token does “{labels[focus]}” attend to most?", labels, favourite,
+        f"Softmax keeps the order of a row, so the largest scaled score wins: {favourite} gets "
+        f"{ex.weights[focus].max():.3f} of “{labels[focus]}”'s attention "
+        f"(scaled score {ex.scaled_scores[focus].max():.3f}).",
+        key="worked_focus",
+    )
 
-    if stage >= 5:
-        section("6 · Output: a weighted blend of the values",
-                formula=r"\text{output} = A V,\qquad \text{output}_i = \sum_j A_{ij}\, v_j")
-        show_chart(stage_chart("output"), alt="Heatmap of the output matrix")
 
-        explain_output(ex, labels)
+def weights_section(ex: WorkedExample, seed: int, labels: list[str]) -> None:
+    """Section 5: the softmax's weights (clickable), each row summing to 1."""
+    section("5 · Softmax: attention weights",
+            "Softmax turns each row of scaled scores into a probability distribution: how much attention the "
+            "query token pays to every token, itself included. **Click a cell** to highlight the query and key "
+            "that produced it in Q and K above.",
+            r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_{j'} e^{\tilde S_{ij'}}},\qquad \sum_j A_{ij} = 1")
+    show_chart(stage_chart("weights", ex, seed), alt="Heatmap of the attention weights", on_select="rerun", key="cell",
+               selection_mode="cell")
+    row_sums = ex.weights.sum(axis=1)  # (T,): 1 for every query
+    st.caption("Row sums: " + ", ".join(f"{lab}: {s:.3f}" for lab, s in zip(labels, row_sums, strict=True)))
 
-        section("Cross-check with PyTorch")
-        check = st.expander("Run the same Q, K and V through PyTorch", key="check", bind="query-params",
-                            icon=":material/verified:")
-        with check:
-            explain("The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention`. "
-                    "The NumPy code above runs in float64, so they agree to float32 precision (about 1e-7).")
-            if check.open:
-                # Imported here, not at the top: PyTorch takes seconds to import, and the landing page should not wait
-                # for it. (The router starts importing it in the background once this page has been drawn.)
-                from core.reference import max_abs_diff, torch_scaled_dot_product_attention
 
-                torch_out = torch_scaled_dot_product_attention(ex.Q, ex.K, ex.V)
-                st.metric("max |NumPy − PyTorch| of the output", f"{max_abs_diff(ex.output, torch_out):.2e}")
+def output_section(ex: WorkedExample, seed: int, labels: list[str]) -> None:
+    """Section 6: the output, and one token's output as a blend of the values."""
+    section("6 · Output: a weighted blend of the values",
+            formula=r"\text{output} = A V,\qquad \text{output}_i = \sum_j A_{ij}\, v_j")
+    show_chart(stage_chart("output", ex, seed), alt="Heatmap of the output matrix")
 
-    show_source(worked_example, scaled_dot_product_attention, softmax)
+    explain_output(ex, labels)
+
+
+def torch_section(ex: WorkedExample) -> None:
+    """The same Q, K and V through PyTorch, once its expander is opened (or the link opens it)."""
+    section("Cross-check with PyTorch")
+    check = st.expander("Run the same Q, K and V through PyTorch", key="check", bind="query-params",
+                        icon=":material/verified:")
+    with check:
+        explain("The same Q, K and V, in float32, through `torch.nn.functional.scaled_dot_product_attention`. "
+                "The NumPy code above runs in float64, so they agree to float32 precision (about 1e-7).")
+        if check.open:
+            # Imported here, not at the top: PyTorch takes seconds to import, and the landing page should not wait
+            # for it. (The router starts importing it in the background once this page has been drawn.)
+            from core.reference import torch_difference
+
+            st.metric("max |NumPy − PyTorch| of the output", f"{torch_difference(ex.output, ex.Q, ex.K, ex.V):.2e}")
 
 
 page_body()

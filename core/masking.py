@@ -21,8 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
 from core._checks import as_float_array, positive_int
 from core.attention import causal_mask, scaled_dot_product_attention
@@ -201,16 +199,3 @@ def renormalise_visible(weights_row: np.ndarray, step: int) -> np.ndarray:
         raise ValueError(f"the visible weights of the row (shape {a.shape}) sum to {total}; nothing to renormalise.")
     out[: i + 1] = visible / total
     return out
-
-
-def torch_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, is_causal: bool) -> np.ndarray:
-    """Output of ``torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=...)`` in float32.
-
-    PyTorch builds its own causal mask from ``is_causal``; comparing with
-    `masked_self_attention` checks that ours is the same mask.
-    """
-    arrays = (as_float_array(a, name, min_ndim=2) for a, name in zip((q, k, v), "qkv", strict=True))
-    t = [torch.tensor(a, dtype=torch.float32) for a in arrays]
-    with torch.no_grad():
-        out = F.scaled_dot_product_attention(*t, is_causal=bool(is_causal))  # (T, d_v)
-    return out.numpy()

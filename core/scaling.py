@@ -26,8 +26,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
 from core._checks import as_float_array, positive_int
 from core.attention import scaled_dot_product_attention, softmax
@@ -236,16 +234,3 @@ def score_sweep(
     for a in (d_arr, *arrays.values()):
         a.setflags(write=False)
     return ScoreSweep(d_k=d_arr, seq_len=seq_len, n_samples=n_samples, **arrays)
-
-
-def torch_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float | None = None) -> np.ndarray:
-    """``torch.nn.functional.scaled_dot_product_attention`` on the same inputs, in float64, as NumPy.
-
-    ``scale=None`` is PyTorch's default :math:`1/\\sqrt{d_k}`; ``scale=1.0`` turns the scaling off.
-    Float64 on both sides means any difference is a bug, not rounding
-    (in float32 an unscaled d_k = 1024 already differs by about 1e-4).
-    """
-    t = [torch.tensor(as_float_array(a, name, min_ndim=2)) for a, name in ((q, "q"), (k, "k"), (v, "v"))]
-    with torch.no_grad():
-        out = F.scaled_dot_product_attention(*t, scale=scale)  # (..., T_q, d_v)
-    return out.numpy()

@@ -17,8 +17,8 @@ from core.masking import (
     max_above_diagonal,
     prefix_attention,
     renormalise_visible,
-    torch_attention,
 )
+from core.reference import torch_scaled_dot_product_attention
 
 
 def inputs(t=6, d_model=8, d_k=8, d_v=5, seed=0):
@@ -128,7 +128,7 @@ def test_torch_attention_float32_parity():
     x, W_q, W_k, W_v = inputs(t=12, seed=5)
     for causal in (True, False):
         res = masked_self_attention(x, W_q, W_k, W_v, causal=causal)
-        got = torch_attention(res.Q, res.K, res.V, is_causal=causal)
+        got = torch_scaled_dot_product_attention(res.Q, res.K, res.V, is_causal=causal)
         assert got.dtype == np.float32
         assert np.max(np.abs(got - res.output)) < 1e-5
 
