@@ -7,9 +7,13 @@ and downloads the results. The UI calls only what is listed here.
 Starting a server::
 
     store = open_store()                         # ATTENTION_POLL_DATABASE_URL, else SQLite in the data dir
+    key = presenter_key(st.secrets.get("presenter_key"), data_dir())   # or ATTENTION_PRESENTER_KEY
+    if key.source == "generated":
+        print(f"Presenter key: {key.value}")     # once, in the server's log; never in a page or URL
+    guard = PresenterKeyGuard(key)
     hasher = store.voter_hasher()
 
-The lecturer::
+The lecturer (every call after ``guard.check(client, typed_key)`` returned)::
 
     question = Question(quiz="scaling_largest_weight", text=..., options=(...), answer=computed,
                         explanation=..., settings="d_k=64&scaled=true")
@@ -41,13 +45,19 @@ from poll.errors import (
     MalformedInputError,
     PollConfigError,
     PollError,
+    PresenterKeyError,
+    PresenterKeySetupError,
+    PresenterKeyThrottledError,
     RoundLockedError,
     StaleRoundError,
     UnknownOptionError,
     UnknownRoundError,
+    WrongPresenterKeyError,
 )
 from poll.export import results_csv
 from poll.factory import data_dir, open_store
+from poll.key_guard import PresenterKeyGuard, ThrottlePolicy
+from poll.presenter_key import PresenterKey, presenter_key
 from poll.rounds import Counts, Question, Round
 from poll.store import PollStore
 from poll.voters import Voter, VoterHasher, new_browser_token
@@ -60,16 +70,24 @@ __all__ = [
     "PollConfigError",
     "PollError",
     "PollStore",
+    "PresenterKey",
+    "PresenterKeyError",
+    "PresenterKeyGuard",
+    "PresenterKeySetupError",
+    "PresenterKeyThrottledError",
     "Question",
     "Round",
     "RoundLockedError",
     "StaleRoundError",
+    "ThrottlePolicy",
     "UnknownOptionError",
     "UnknownRoundError",
     "Voter",
     "VoterHasher",
+    "WrongPresenterKeyError",
     "data_dir",
     "new_browser_token",
     "open_store",
+    "presenter_key",
     "results_csv",
 ]
