@@ -1,0 +1,78 @@
+"""Several processes voting at once, the lecturer locking in the middle: 0 lost, 0 duplicated, 0 accepted after
+the lock, each voter counted once for their last accepted answer (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import time
+from collections import Counter
+
+from poll import RoundLockedError, open_store
+from tests.poll.conftest import question
+
+PAGE = "cross_attention"
+PROCESSES = 4
+VOTERS_PER_PROCESS = 12
+
+
+def token(process: int, voter: int) -> str:
+    return f"voter_{process:02d}_{voter:04d}_{'x' * 12}"
+
+
+def vote_until_locked(url: str, round_id: str, process: int, start, locked, results) -> None:
+    """Vote as this process's voters, changing answers at random, until the lock is seen; then once more each
+    (every one of those must be refused). Records (voter, option, accepted, lock seen before sending)."""
+    store = open_store(url)
+    hasher = store.voter_hasher()
+    options = question().options
+    chooser = random.Random(process)
+    records = []
+
+    def send(voter: int) -> None:
+        option, lock_seen = chooser.choice(options), locked.is_set()
+        try:
+            store.vote(round_id, hasher.voter(token(process, voter)), option)
+            records.append((token(process, voter), option, True, lock_seen))
+        except RoundLockedError:
+            records.append((token(process, voter), option, False, lock_seen))
+
+    start.wait()
+    while not locked.is_set() and len(records) < 2000:
+        send(chooser.randrange(VOTERS_PER_PROCESS))
+    for voter in range(VOTERS_PER_PROCESS):
+        send(voter)
+    results.put(records)
+
+
+def test_votes_from_several_processes_are_counted_exactly_once(store, database_url):
+    opened = store.open_round(PAGE, question())
+    context = multiprocessing.get_context("spawn")
+    start, locked, results = context.Barrier(PROCESSES + 1), context.Event(), context.Queue()
+    workers = [context.Process(target=vote_until_locked, args=(database_url, opened.id, p, start, locked, results))
+               for p in range(PROCESSES)]
+    for worker in workers:
+        worker.start()
+    start.wait(timeout=120)
+    deadline = time.monotonic() + 60
+    while store.counts(opened.id).total < PROCESSES * VOTERS_PER_PROCESS // 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    store.lock(opened.id)
+    at_lock = store.counts(opened.id)
+    locked.set()
+    records = [record for _ in workers for record in results.get(timeout=120)]
+    for worker in workers:
+        worker.join(timeout=60)
+
+    accepted = [r for r in records if r[2]]
+    assert not [r for r in accepted if r[3]], "votes accepted after the lock"
+    assert len(accepted) > PROCESSES * VOTERS_PER_PROCESS // 2 and len(records) - len(accepted) >= 48
+    last_accepted = {voter: option for voter, option, ok, _ in records if ok}  # each voter's votes are in order
+    hasher = store.voter_hasher()
+    stored = {voter: store.vote_of(opened.id, hasher.voter(voter)) for voter, *_ in records}
+    assert stored == {voter: last_accepted.get(voter) for voter in stored}, "lost or misplaced votes"
+    final = store.counts(opened.id)
+    assert final == at_lock
+    assert final.total == len(last_accepted), "duplicated or lost voters"
+    assert dict(zip(final.options, final.votes, strict=True)) == {
+        option: Counter(last_accepted.values())[option] for option in final.options}
