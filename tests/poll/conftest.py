@@ -16,14 +16,19 @@ from poll import PollStore, Question, open_store
 from tests.helpers.postgres_server import INSTALL_HINT, PostgresServer, postgres_bin_dir
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
+def running_postgres() -> Iterator[PostgresServer]:
+    """A fixture's body: a new PostgreSQL server while the fixture lasts (skipped without the binaries)."""
     bin_dir = postgres_bin_dir()
     if bin_dir is None:
         pytest.skip(INSTALL_HINT)
     server = PostgresServer(bin_dir).start()
     yield server
     server.remove()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    yield from running_postgres()
 
 
 def fresh_schema_url(server_url: str) -> str:

@@ -16,8 +16,7 @@ import pytest
 from poll import DatabaseUnavailableError, new_browser_token, open_store
 from poll.postgres_store import PostgresPollStore
 from poll.sqlite_store import SQLitePollStore
-from tests.helpers.postgres_server import INSTALL_HINT, PostgresServer, postgres_bin_dir
-from tests.poll.conftest import question
+from tests.poll.conftest import question, running_postgres
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "permutation"
@@ -89,12 +88,7 @@ def test_an_unwritable_database_file_is_reported_then_the_store_recovers():
 @pytest.fixture
 def own_postgres():
     """A PostgreSQL server of this test's own, to stop and start again."""
-    bin_dir = postgres_bin_dir()
-    if bin_dir is None:
-        pytest.skip(INSTALL_HINT)
-    server = PostgresServer(bin_dir).start()
-    yield server
-    server.remove()
+    yield from running_postgres()
 
 
 def test_postgresql_stopped_in_the_middle_of_a_round_is_reported_then_the_store_recovers(own_postgres):
