@@ -50,7 +50,7 @@ class _QmarkCursor:
         return self._cursor.fetchall()
 
 
-class _CommitFailed(Exception):
+class _CommitFailedError(Exception):
     """The connection failed on COMMIT: whether the transaction was committed is unknown."""
 
 
@@ -103,14 +103,14 @@ class PostgresPollStore(SqlPollStore):
         with self._slots:
             try:
                 return self._attempt(operation)
-            except _CommitFailed as failure:
+            except _CommitFailedError as failure:
                 raise DatabaseUnavailableError(UNCONFIRMED) from failure.__cause__
             except psycopg.Error as first:
                 if not (isinstance(first, CONNECTION_FAILURES) and getattr(first, "pooled", False)):
                     raise DatabaseUnavailableError(UNAVAILABLE) from first
             try:
                 return self._attempt(operation)
-            except _CommitFailed as failure:
+            except _CommitFailedError as failure:
                 raise DatabaseUnavailableError(UNCONFIRMED) from failure.__cause__
             except psycopg.Error as second:
                 raise DatabaseUnavailableError(UNAVAILABLE) from second
@@ -133,7 +133,7 @@ class PostgresPollStore(SqlPollStore):
         except CONNECTION_FAILURES as error:
             connection.close()
             if committing:
-                raise _CommitFailed() from error
+                raise _CommitFailedError() from error
             error.pooled = pooled  # type: ignore[attr-defined]
             raise
         except PollError:

@@ -25,7 +25,8 @@ USER = "poll"
 
 def postgres_bin_dir() -> Path | None:
     """Debian's newest PostgreSQL binaries (/usr/lib/postgresql/VERSION/bin), or None."""
-    found = [d for d in Path("/usr/lib/postgresql").glob("*/bin") if (d / "initdb").is_file() and (d / "pg_ctl").is_file()]
+    found = [d for d in Path("/usr/lib/postgresql").glob("*/bin")
+             if d.parent.name.isdigit() and (d / "initdb").is_file() and (d / "pg_ctl").is_file()]
     return max(found, key=lambda d: int(d.parent.name)) if found else None
 
 

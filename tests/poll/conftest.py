@@ -68,7 +68,8 @@ def raw_rows(database_url: str, sql: str) -> list[tuple]:
         return connection.execute(sql).fetchall()
 
 
-def question(quiz: str = "largest_weight", answer: str = "it shrinks", settings: str = "d_k=64&scaled=true") -> Question:
+def question(quiz: str = "largest_weight", answer: str = "it shrinks",
+             settings: str = "d_k=64&scaled=true") -> Question:
     return Question(quiz=quiz, text="What happens to the largest weight?",
                     options=("it grows", "it shrinks", "nothing"), answer=answer,
                     explanation="It drops from 0.93 to 0.41.", settings=settings)

@@ -86,3 +86,13 @@ def test_the_key_is_compared_in_constant_time_and_never_shown(monkeypatch):
     assert len(compared) == 3
     assert not key.matches(None) and not key.matches("\udcff")
     assert CONFIGURED not in repr(key)
+
+
+def test_a_process_that_loses_the_race_keeps_the_winners_key(tmp_path):
+    """Two processes both found no key file and both write one: the second link fails, the first key stays."""
+    from poll.presenter_key import _write_new_key
+
+    path = tmp_path / KEY_FILE_NAME
+    first = _write_new_key(path)
+    assert first is not None and _write_new_key(path) is None
+    assert path.read_text().strip() == first and [p.name for p in tmp_path.iterdir()] == [KEY_FILE_NAME]
