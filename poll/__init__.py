@@ -34,6 +34,8 @@ Both::
 
     store.version("scaled_attention")   # -> int; changes on every vote, open, lock, reveal: poll it cheaply and
                                         # read rounds and counts only when it moved
+    versions = VersionCache(store)      # one per process: its sessions share one reading per page per 0.5 s
+    versions.version("scaled_attention")
 
 Every refusal or failure is a `PollError` whose message a student can read (`poll.errors`): catch `PollError`,
 show `str(error)`. Nothing is recorded by a call that raised.
@@ -60,6 +62,7 @@ from poll.key_guard import PresenterKeyGuard, ThrottlePolicy
 from poll.presenter_key import PresenterKey, presenter_key
 from poll.rounds import Counts, Question, Round
 from poll.store import PollStore
+from poll.version_cache import VersionCache
 from poll.voters import Voter, VoterHasher, new_browser_token
 
 __all__ = [
@@ -82,6 +85,7 @@ __all__ = [
     "ThrottlePolicy",
     "UnknownOptionError",
     "UnknownRoundError",
+    "VersionCache",
     "Voter",
     "VoterHasher",
     "WrongPresenterKeyError",
