@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import random
+import threading
 import time
 from collections import Counter
 
@@ -92,3 +93,46 @@ def test_votes_from_several_processes_are_counted_exactly_once(store, database_u
     assert final.total == len(last_accepted), "duplicated or lost voters"
     assert dict(zip(final.options, final.votes, strict=True)) == {
         option: Counter(last_accepted.values())[option] for option in final.options}
+
+
+class PausingCursor:
+    """A cursor that stops before its first statement starting with `pause_before` until `release` is set."""
+
+    def __init__(self, cursor, pause_before: str, reached: threading.Event, release: threading.Event) -> None:
+        self._cursor, self._pause_before, self._reached, self._release = cursor, pause_before, reached, release
+
+    def execute(self, sql, params=()):
+        if sql.startswith(self._pause_before) and not self._reached.is_set():
+            self._reached.set()
+            assert self._release.wait(30)
+        return self._cursor.execute(sql, params)
+
+    def fetchone(self):
+        return self._cursor.fetchone()
+
+    def fetchall(self):
+        return self._cursor.fetchall()
+
+
+def test_a_lock_waits_for_a_vote_that_found_the_round_open(store, database_url):
+    """The vote's check (round open) and its write are one turn on the page: a lock arriving between them waits,
+    so the vote lands before the lock and is in the counts the lock leaves."""
+    opened = store.open_round(PAGE, question())
+    voting = open_store(database_url)
+    reached, release = threading.Event(), threading.Event()
+    run = voting._run
+    voting._run = lambda operation, write: run(
+        lambda cursor: operation(PausingCursor(cursor, "INSERT INTO poll_votes", reached, release)), write)
+    voter = voting.voter_hasher().voter(token(0, 0))
+    vote = threading.Thread(target=voting.vote, args=(opened.id, voter, "nothing"))
+    lock = threading.Thread(target=store.lock, args=(opened.id,))
+    vote.start()
+    assert reached.wait(30)
+    lock.start()
+    lock.join(timeout=1.0)
+    still_waiting = lock.is_alive()
+    release.set()
+    vote.join(timeout=30)
+    lock.join(timeout=30)
+    assert still_waiting, "the lock went ahead while a vote was between its check and its write"
+    assert store.counts(opened.id).votes == (0, 0, 1) and not store.round(opened.id).accepts_votes
