@@ -37,6 +37,12 @@ def test_core_is_maths_only(path):
                                    "pretrained", "cost"}
 
 
+@pytest.mark.parametrize("path", modules_of("poll"), ids=lambda p: p.name)
+def test_the_poll_is_storage_and_rules_only(path):
+    assert not top_levels(path) & {"streamlit", "altair", "pandas", "ui", "app_pages", "core", "exercise",
+                                   "training", "pretrained", "cost", "devtools", "benchmarks"}
+
+
 @pytest.mark.parametrize("path", modules_of("ui/charts"), ids=lambda p: p.name)
 def test_chart_modules_do_not_use_streamlit(path):
     assert "streamlit" not in top_levels(path)

@@ -86,3 +86,28 @@ def test_new_settings_cost_is_measured_per_slider():
     assert {name.split(": ")[0] for name in figures} >= {"(home)", "multi_head", "positional_encoding"}
     assert all(f["steps"] == 1 and f["cpu_ms"] >= 0 and f["wall_ms"] > 0 for f in figures.values())
     assert "median over sliders" in solo_table(figures)
+
+
+def test_the_poll_benchmark_accounts_for_every_vote(tmp_path):
+    """A small class on SQLite: every vote before the lock accepted, every one after refused, none lost."""
+    from benchmarks.poll import one_poll
+
+    figures = one_poll(f"sqlite:///{tmp_path}/poll.sqlite3", voters=6, spread_s=0.5, changers=0.5, processes=2,
+                       seed=0)
+    assert figures["refused_after_lock"] == 6 and figures["failed"] == 0
+    assert figures["accepted"] + figures["refused_after_lock"] == figures["votes_sent"] >= 12
+    assert figures["lost"] == figures["duplicated"] == figures["accepted_after_lock"] == 0
+    assert 0 < figures["vote_p50_ms"] <= figures["vote_p95_ms"] <= figures["vote_max_ms"]
+
+
+def test_the_poll_benchmarks_audit_sees_lost_duplicated_and_late_votes(tmp_path):
+    from benchmarks.poll import QUESTION, audit, voter_token
+    from poll import open_store
+
+    store = open_store(f"sqlite:///{tmp_path}/poll.sqlite3")
+    opened = store.open_round("bench", QUESTION)
+    hasher = store.voter_hasher()
+    for voter in range(3):  # in the store, but voter 2 never reported as accepted: one duplicated
+        store.vote(opened.id, hasher.voter(voter_token(0, voter)), "A")
+    records = [(voter_token(0, 0), "A", "accepted", False, 0.01), (voter_token(0, 1), "B", "accepted", True, 0.01)]
+    assert audit(store, opened.id, records) == {"lost": 1, "duplicated": 1, "accepted_after_lock": 1}

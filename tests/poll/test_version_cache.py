@@ -1,0 +1,58 @@
+"""Many sessions of one process asking for a page's version cost one store reading per interval."""
+
+from __future__ import annotations
+
+import pytest
+
+from poll import DatabaseUnavailableError, VersionCache
+from tests.poll.conftest import question
+
+
+class CountingStore:
+    def __init__(self) -> None:
+        self.reads: list[str] = []
+        self.current = 7
+        self.down = False
+
+    def version(self, page: str) -> int:
+        if self.down:
+            raise DatabaseUnavailableError("down")
+        self.reads.append(page)
+        return self.current
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_store_is_read_once_per_interval_per_page():
+    store, clock = CountingStore(), FakeClock()
+    cache = VersionCache(store, max_age_s=0.5, clock=clock)
+    assert [cache.version("multi_head") for _ in range(300)] == [7] * 300
+    assert cache.version("permutation") == 7 and store.reads == ["multi_head", "permutation"]
+    store.current = 8
+    clock.now += 0.49
+    assert cache.version("multi_head") == 7
+    clock.now += 0.01
+    assert cache.version("multi_head") == 8 and store.reads == ["multi_head", "permutation", "multi_head"]
+
+
+def test_a_failed_reading_is_not_kept():
+    store, clock = CountingStore(), FakeClock()
+    cache = VersionCache(store, max_age_s=0.5, clock=clock)
+    store.down = True
+    with pytest.raises(DatabaseUnavailableError):
+        cache.version("multi_head")
+    store.down = False
+    assert cache.version("multi_head") == 7 and store.reads == ["multi_head"]
+
+
+def test_it_reads_a_real_store(store):
+    cache = VersionCache(store, max_age_s=0.0)
+    assert cache.version("multi_head") == 0
+    store.open_round("multi_head", question())
+    assert cache.version("multi_head") == store.version("multi_head") > 0
