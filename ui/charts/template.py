@@ -116,9 +116,10 @@ def compose(arrange: Callable[..., alt.TopLevelMixin], *parts: Part, **options: 
 
 def frames_part(builder: Callable[..., alt.TopLevelMixin], *frames: pd.DataFrame, **options: Any) -> Part:
     """A `Part` of a builder that takes its data as DataFrames (``builder(*frames, **options)``): the frames become
-    `Rows`, and the structure is keyed by the builder, the frames' columns and lengths, and the options."""
+    `Rows`, and the structure is keyed by the builder, the frames' columns and the options (a structure that
+    reads its data by reference does not depend on how many rows it has)."""
     tables = tuple(Rows.from_frame(f) for f in frames)
-    options_key = _key(builder, tuple((tuple(f.columns), len(f)) for f in frames), options)
+    options_key = _key(builder, tuple(tuple(f.columns) for f in frames), options)
     return Part(options_key, lambda data: builder(*(data() for _ in tables), **options), tables)
 
 
