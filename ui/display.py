@@ -26,7 +26,8 @@ from streamlit import dataframe_util
 from ui.charts.altair_compose import compose_without_needless_copies
 from ui.charts.altair_walks import use_fast_walks
 from ui.charts.inline_data import Rows, use_inline_rows
-from ui.charts.spec import drawn_on_canvas, for_projector, stable_spec, to_spec, view_title, without_aria
+from ui.charts.spec import (drawn_on_canvas, for_projector, readable_text, stable_spec, to_spec, view_title,
+                            without_aria)
 from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
 from ui.url_state import presenter_mode
 
@@ -108,8 +109,11 @@ def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs
 
 
 def _prepare(chart: alt.TopLevelMixin | dict, presenter: bool) -> tuple[dict, dict]:
-    """The spec `show_chart` offers for export, and the spec it sends (datasets as Arrow, no ARIA on a canvas)."""
-    spec = stable_spec(chart) if isinstance(chart, dict) else to_spec(chart)
+    """The spec `show_chart` offers for export, and the spec it sends (datasets as Arrow, no ARIA on a canvas).
+
+    Both with every font at least `ui.charts.spec.MIN_FONT_PX` (readable on a phone).
+    """
+    spec = readable_text(stable_spec(chart) if isinstance(chart, dict) else to_spec(chart))  # no text below 11 px
     if presenter:
         spec = for_projector(spec)
     drawn = without_aria(spec) if drawn_on_canvas(spec) else spec

@@ -1,9 +1,12 @@
 """How chart data travel to the browser: as Arrow bytes made once per spec, not through pandas on every rerun."""
 
 import pyarrow as pa
+import pytest
 from streamlit import dataframe_util
 
-from tests.helpers.apptest import run_page
+from devtools.appserver import router_pages
+from tests.helpers.apptest import chart_specs, run_page
+from ui.charts.spec import MIN_FONT_PX, font_sizes
 from ui.display import arrow_datasets
 
 
@@ -96,3 +99,17 @@ def test_a_second_session_at_the_same_setting_gets_the_same_prepared_charts():
     remembered = set(display._PREPARED)
     run_page("app_pages/masked_attention.py", seed="17", seq_len="5")
     assert remembered and set(display._PREPARED) == remembered
+
+
+CHART_PAGES = [p for p in router_pages() if p.name not in ("exercise", "training")]  # no chart until a student acts
+
+
+@pytest.mark.parametrize("present", ["false", "true"])
+@pytest.mark.parametrize("page", CHART_PAGES, ids=lambda p: p.name)
+def test_every_chart_sent_draws_its_text_at_11_px_or_more(page, present):
+    """A phone student can read every label and cell value: no font size a chart sends is below 11 CSS px
+    (`ui.charts.spec.readable_text`; Streamlit's own theme draws labels at 12 px)."""
+    specs = chart_specs(run_page(page.file, present=present))
+    assert specs, f"{page.name}: no chart"
+    small = {size for spec, _ in specs for size in font_sizes(spec) if size < MIN_FONT_PX}
+    assert not small, f"{page.name}: chart text at {sorted(small)} px"
