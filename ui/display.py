@@ -18,6 +18,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import altair as alt
+import numpy as np
+import pandas as pd
 import pyarrow as pa
 import streamlit as st
 from altair.utils.schemapi import disable_debug_mode
@@ -228,6 +230,26 @@ def export_menu(specs: Sequence[dict], key: str | None = None) -> None:
                            on_click="ignore", icon=":material/download:")
 
 
+def numbers_tables(specs: Sequence[dict], key: str) -> None:
+    """A "Show the numbers" expander with every matrix of the charts in `specs` as a real table.
+
+    The numbers a chart shows only as colour or in a tooltip, reachable by keyboard and read by a screen reader
+    cell by cell, with their row and column labels (WCAG 1.1.1 and 2.1.1). Sent only while the expander is open
+    (opening it reruns the fragment), like the code (`ui.layout.show_source`): closed, it is one element.
+    """
+    if not any(matrix_titles(spec) for spec in specs):  # line charts only: no matrix to tabulate
+        return
+    expander = st.expander("Show the numbers", icon=":material/table:", key=key, on_change="rerun")
+    if not expander.open:
+        return
+    with expander:
+        for spec in specs:
+            for k in range(len(matrix_titles(spec))):
+                title, matrix, rows, cols = chart_matrix(spec, k)
+                st.markdown(f"**{title}** ({matrix.shape[0]} × {matrix.shape[1]})")
+                st.table(pd.DataFrame(np.round(matrix, 3), index=rows, columns=cols))
+
+
 def _menu_key(specs: Sequence[dict]) -> str:
     """A menu's key made from its charts' names and their specs without data (the same charts, the same key)."""
     names = "_".join(_chart_name(spec) for spec in specs)
@@ -278,5 +300,6 @@ def one_export_menu(key: str) -> Iterator[None]:
         yield
         if _collecting.specs:
             export_menu(_collecting.specs, key=key)
+            numbers_tables(_collecting.specs, key=f"{key}_numbers")
     finally:
         _collecting.specs = outer
