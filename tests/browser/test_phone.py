@@ -107,6 +107,9 @@ def test_on_a_phone_the_controls_are_on_the_page_and_link_presenter_mode_and_exp
     link = phone.locator(SHARE_LINK)
     link.wait_for(state="visible")
     assert "seed=3" in link.inner_text()
+    phone.locator('[data-testid="stSidebarCollapseButton"] button').tap()  # it covers the page on a phone
+    phone.locator('[data-testid="stSidebar"][aria-expanded="false"], [data-testid="stSidebar"][data-collapsed="true"]'
+                  ).wait_for(state="attached")
     open_on(phone, app_url, "multi_head", "seed=3&present=true")
     assert phone.evaluate(OVERFLOW_JS) <= 0
     export = phone.get_by_role("button", name="Export charts and matrices")
