@@ -14,6 +14,7 @@ from ui.warmup import import_in_background, lifespan
 def main() -> None:
     """The router and the app-wide sidebar: one visitor's run of the app."""
     # Imported here, not at the top: the server's own import of this file must stay light (see `ui.warmup`).
+    from ui.accessibility import scroll_boxes
     from ui.display import prepare_altair
     from ui.layout import link_slot
     from ui.url_state import bound_toggle, ignored_query_params, query_snapshot
@@ -52,6 +53,7 @@ def main() -> None:
                      "long explanations are hidden. Part of the link, so slides can open straight into it.")
         st.caption("Copy link to this view")
         link_slot()  # filled in by the page (`ui.layout.page_fragment`), so it follows the page's own reruns
+        scroll_boxes()  # a chart or formula wider than a phone scrolls in its own box, never the page
 
     notices = st.container()
     page.run()

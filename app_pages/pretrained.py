@@ -109,7 +109,10 @@ def close_up_section(run: ModelRun, checks: list[CrossCheck], model: PretrainedM
         layer = int(bound_slider("Layer", "layer", 1, L, 1,
                                  help=f"Which of the {L} layers (1 = closest to the input)."))
         head = int(bound_slider("Head", "head", 1, H, 1, help=f"Which of the {H} heads of that layer."))
-    show_chart(close_up_spec(run.tokens, layer, head, run))
+    T = len(run.tokens)
+    show_chart(close_up_spec(run.tokens, layer, head, run),
+               alt=f"Attention map of layer {layer}, head {head}: {T} query tokens by {T} key tokens; beside it "
+                   "the same weights as lines from each token to the tokens it attends to")
     explain(
         "Left: the map; right: the same weights as lines from each token (left) to the tokens it attends "
         "to (right), thicker and darker for more weight. Hover a token on the left to keep only its lines."
@@ -219,7 +222,8 @@ def every_head_section(run: ModelRun, model: PretrainedModel) -> None:
         r"A^{(l,h)} = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right),\quad "
         rf"l = 1..{L},\ h = 1..{H},\ d_k = {model.d_model} / {H} = {model.d_k}",
     )
-    show_chart(grid_spec(run.tokens, run),
+    show_chart(grid_spec(run.tokens, run), alt=f"Attention maps of all {L * H} heads, {L} layers by {H} heads, "
+               f"each {T} query tokens by {T} key tokens; choose one to see it up close below",
                on_select=pick_from_grid, selection_mode=GRID_SELECTION, key="grid_click")
 
 
@@ -257,7 +261,9 @@ def averaged_section(run: ModelRun, model: PretrainedModel) -> None:
         f"{L * H} heads. Early layers tend to stay local (the diagonal and its neighbours); later layers "
         "spread out or rest on the special tokens.",
     )
-    show_chart(averaged_spec(run.tokens, run))
+    T = len(run.tokens)
+    show_chart(averaged_spec(run.tokens, run), alt=f"Attention maps of each of the {L} layers averaged over its "
+               f"{H} heads, and of all {L * H} heads averaged, each {T} query tokens by {T} key tokens")
 
 
 def credits_caption() -> None:

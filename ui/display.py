@@ -18,6 +18,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import altair as alt
+import numpy as np
+import pandas as pd
 import pyarrow as pa
 import streamlit as st
 from altair.utils.schemapi import disable_debug_mode
@@ -26,7 +28,8 @@ from streamlit import dataframe_util
 from ui.charts.altair_compose import compose_without_needless_copies
 from ui.charts.altair_walks import use_fast_walks
 from ui.charts.inline_data import Rows, use_inline_rows
-from ui.charts.spec import drawn_on_canvas, for_projector, stable_spec, to_spec, view_title, without_aria
+from ui.charts.spec import (drawn_on_canvas, for_projector, readable_text, stable_spec, to_spec, view_title,
+                            without_aria)
 from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
 from ui.url_state import presenter_mode
 
@@ -108,8 +111,11 @@ def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs
 
 
 def _prepare(chart: alt.TopLevelMixin | dict, presenter: bool) -> tuple[dict, dict]:
-    """The spec `show_chart` offers for export, and the spec it sends (datasets as Arrow, no ARIA on a canvas)."""
-    spec = stable_spec(chart) if isinstance(chart, dict) else to_spec(chart)
+    """The spec `show_chart` offers for export, and the spec it sends (datasets as Arrow, no ARIA on a canvas).
+
+    Both with every font at least `ui.charts.spec.MIN_FONT_PX` (readable on a phone).
+    """
+    spec = readable_text(stable_spec(chart) if isinstance(chart, dict) else to_spec(chart))  # no text below 11 px
     if presenter:
         spec = for_projector(spec)
     drawn = without_aria(spec) if drawn_on_canvas(spec) else spec
@@ -224,6 +230,26 @@ def export_menu(specs: Sequence[dict], key: str | None = None) -> None:
                            on_click="ignore", icon=":material/download:")
 
 
+def numbers_tables(specs: Sequence[dict], key: str) -> None:
+    """A "Show the numbers" expander with every matrix of the charts in `specs` as a real table.
+
+    The numbers a chart shows only as colour or in a tooltip, reachable by keyboard and read by a screen reader
+    cell by cell, with their row and column labels (WCAG 1.1.1 and 2.1.1). Sent only while the expander is open
+    (opening it reruns the fragment), like the code (`ui.layout.show_source`): closed, it is one element.
+    """
+    if not any(matrix_titles(spec) for spec in specs):  # line charts only: no matrix to tabulate
+        return
+    expander = st.expander("Show the numbers", icon=":material/table:", key=key, on_change="rerun")
+    if not expander.open:
+        return
+    with expander:
+        for spec in specs:
+            for k in range(len(matrix_titles(spec))):
+                title, matrix, rows, cols = chart_matrix(spec, k)
+                st.markdown(f"**{title}** ({matrix.shape[0]} × {matrix.shape[1]})")
+                st.table(pd.DataFrame(np.round(matrix, 3), index=rows, columns=cols))
+
+
 def _menu_key(specs: Sequence[dict]) -> str:
     """A menu's key made from its charts' names and their specs without data (the same charts, the same key)."""
     names = "_".join(_chart_name(spec) for spec in specs)
@@ -274,5 +300,6 @@ def one_export_menu(key: str) -> Iterator[None]:
         yield
         if _collecting.specs:
             export_menu(_collecting.specs, key=key)
+            numbers_tables(_collecting.specs, key=f"{key}_numbers")
     finally:
         _collecting.specs = outer

@@ -1,9 +1,17 @@
-"""How chart data travel to the browser: as Arrow bytes made once per spec, not through pandas on every rerun."""
+"""How chart data travel to the browser: as Arrow bytes made once per spec, not through pandas on every rerun; and
+what every chart sent carries for a phone and a screen reader (text size, a name)."""
 
+import json
+
+import numpy as np
 import pyarrow as pa
+import pytest
 from streamlit import dataframe_util
 
-from tests.helpers.apptest import run_page
+from devtools.appserver import router_pages
+from tests.helpers.apptest import chart_specs, run_page
+from tests.helpers.exports import page_matrices
+from ui.charts.spec import MIN_FONT_PX, font_sizes
 from ui.display import arrow_datasets
 
 
@@ -96,3 +104,48 @@ def test_a_second_session_at_the_same_setting_gets_the_same_prepared_charts():
     remembered = set(display._PREPARED)
     run_page("app_pages/masked_attention.py", seed="17", seq_len="5")
     assert remembered and set(display._PREPARED) == remembered
+
+
+CHART_PAGES = [p for p in router_pages() if p.name not in ("exercise", "training")]  # no chart until a student acts
+
+
+@pytest.mark.parametrize("present", ["false", "true"])
+@pytest.mark.parametrize("page", CHART_PAGES, ids=lambda p: p.name)
+def test_every_chart_sent_draws_its_text_at_11_px_or_more(page, present):
+    """A phone student can read every label and cell value: no font size a chart sends is below 11 CSS px
+    (`ui.charts.spec.readable_text`; Streamlit's own theme draws labels at 12 px)."""
+    specs = chart_specs(run_page(page.file, present=present))
+    assert specs, f"{page.name}: no chart"
+    small = {size for spec, _ in specs for size in font_sizes(spec) if size < MIN_FONT_PX}
+    assert not small, f"{page.name}: chart text at {sorted(small)} px"
+
+
+@pytest.mark.parametrize("page", CHART_PAGES, ids=lambda p: p.name)
+def test_every_chart_sent_has_a_name_a_screen_reader_reads(page):
+    """Each chart's accessible name: its ``alt`` (`show_chart`'s keyword; Streamlit puts it on the chart as
+    ``aria-label``) or its spec's description. Without either a screen reader hears only "Vega visualization"."""
+    charts = run_page(page.file).get("vega_lite_chart")
+    assert charts, f"{page.name}: no chart"
+    unnamed = [json.loads(c.proto.spec).get("title") for c in charts
+               if not c.proto.alt.strip() and not str(json.loads(c.proto.spec).get("description", "")).strip()]
+    assert not unnamed, f"{page.name}: {len(unnamed)} of {len(charts)} charts have no name: {unnamed}"
+
+
+@pytest.mark.parametrize("page", [p for p in CHART_PAGES if p.name in ("worked_example", "multi_head", "masked_attention")],
+                         ids=lambda p: p.name)
+def test_show_the_numbers_sends_every_matrix_of_the_charts_as_a_table_only_when_opened(page):
+    """Nothing lives only in colour or on hover: every matrix the page's charts draw is a real table, with its
+    row and column labels, in the "Show the numbers" expander; closed, the expander sends no table."""
+    at = run_page(page.file)
+    expanders = [e for e in at.expander if e.label == "Show the numbers"]
+    assert len(expanders) == 1, f"{page.name}: {len(expanders)} 'Show the numbers' expanders"
+    assert not at.table
+    at.session_state[expanders[0].proto.id.split("-", 2)[-1]] = True
+    at.run()
+    matrices = page_matrices(at)
+    tables = [t.value for t in at.table]
+    assert len(tables) == len(matrices) > 0
+    for table, (matrix, rows, cols) in zip(tables, matrices.values(), strict=True):
+        assert list(table.index) == list(rows) and [str(c) for c in table.columns] == list(cols)
+        shown = table.to_numpy(dtype=float)  # a masked score is −∞ in the table, a missing cell in the chart's data
+        np.testing.assert_allclose(np.where(np.isinf(shown), np.nan, shown), matrix, atol=5e-4)

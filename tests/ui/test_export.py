@@ -211,13 +211,14 @@ def _fragment_app() -> None:
 def test_a_page_fragment_draws_one_menu_for_its_charts_after_them():
     at = AppTest.from_function(_fragment_app, default_timeout=60).run()
     assert not at.exception
-    # The nested fragment's menu closes its own body; the page's comes after everything the page drew.
+    # The nested fragment's menu closes its own body; the page's comes after everything the page drew. Each is
+    # followed by its charts' "Show the numbers" (`ui.display.numbers_tables`).
     assert export_menu_keys(at) == ["export_detail_open", "export_page_body_open"]
     (page,) = at.main.children.values()  # the page's fragment
     assert [getattr(node, "type", "") for node in page.children.values()] == [
-        "vega_lite_chart", "vega_lite_chart", "flex_container", "vega_lite_chart", "popover"]
+        "vega_lite_chart", "vega_lite_chart", "flex_container", "vega_lite_chart", "popover", "expander"]
     (detail,) = [node for node in page.children.values() if node.type == "flex_container"]
-    assert [node.type for node in detail.children.values()] == ["vega_lite_chart", "popover"]
+    assert [node.type for node in detail.children.values()] == ["vega_lite_chart", "popover", "expander"]
     open_export_menus(at)
     detail, live = (s for s in at.selectbox if s.key.startswith("export_"))
     assert detail.options == ["Chart · PNG image", "Chart · SVG drawing", "close-up · CSV",

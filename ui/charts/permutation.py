@@ -23,7 +23,7 @@ def page_specs(check: PermutationCheck, tokens: Sequence[str]) -> dict[str, dict
     labels = unique_labels(tokens)
     perm_labels = [labels[p] for p in check.perm]
     dims = [str(j) for j in range(check.x.shape[1])]
-    in_kw = dict(x_title="dim", y_title="token", cell_size=22, value_format=".1f", font_size=9)
+    in_kw = dict(x_title="dim", y_title="token", cell_size=26, value_format=".1f", font_size=11)
     map_cell = int(np.clip(620 / (3 * len(tokens)), 12, 40))  # three maps, their labels and a legend in about 950 px
     charts = {
         "inputs": matrix_panels_part([("X + PE" if add_pe else "X", check.x, labels, dims),
@@ -33,7 +33,7 @@ def page_specs(check: PermutationCheck, tokens: Sequence[str]) -> dict[str, dict
              ("A of the shuffled input", check.weights_perm.mean(axis=0), perm_labels, perm_labels),
              ("P A Pᵀ (original, reordered)", check.weights_expected.mean(axis=0), perm_labels, perm_labels)],
             signed=False, x_title="key token", y_title="query token", cell_size=map_cell,
-            show_values=map_cell >= 26, font_size=10 if map_cell >= 34 else 8,
+            show_values=map_cell >= 30, font_size=11,  # 11 px, the smallest chart text (ui.charts.spec)
         ),
         "outputs": matrix_panels_part([("Attn(X)", check.output, labels, dims),
                                   ("Pᵀ Attn(PX), rows moved back", check.output_unpermuted, labels, dims)], **in_kw),

@@ -185,3 +185,47 @@ def for_projector(spec: dict, scale: float = 1.5) -> dict:
     config["title"] = {**config.get("title", {}), "fontSize": round(13 * scale)}
     big["config"] = config
     return big
+
+
+#: The smallest chart text the app draws, in CSS px: a phone held at arm's length (issue #35). Streamlit's theme
+#: draws axis, legend and header labels at 12 px; only sizes a chart sets itself can be smaller.
+MIN_FONT_PX = 11
+_FONT_KEYS = ("fontSize", "labelFontSize", "titleFontSize", "subtitleFontSize")
+
+
+def readable_text(spec: dict[str, Any], min_px: int = MIN_FONT_PX) -> dict[str, Any]:
+    """`spec` with every font size it sets raised to at least `min_px` (a copy; the data is shared, not walked).
+
+    Every mark, axis, legend, header and title of the spec, its config included. A size set by a
+    Vega expression is left as it is.
+    """
+
+    def floor(node: Any) -> Any:
+        if isinstance(node, list):
+            return [floor(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        return {k: (v if k in ("datasets", "data") else
+                    max(v, min_px) if k in _FONT_KEYS and isinstance(v, int | float) else floor(v))
+                for k, v in node.items()}
+
+    return floor(spec)
+
+
+def font_sizes(spec: dict[str, Any]) -> list[float]:
+    """Every font size `spec` sets (outside its data), in CSS px."""
+    found: list[float] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, list):
+            for v in node:
+                walk(v)
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                if k in _FONT_KEYS and isinstance(v, int | float):
+                    found.append(v)
+                elif k not in ("datasets", "data"):
+                    walk(v)
+
+    walk(spec)
+    return found

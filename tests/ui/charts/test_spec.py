@@ -14,7 +14,7 @@ from tests.helpers.apptest import chart_specs, run_page
 from tests.helpers.specs import colour_domain, exported
 from ui.charts.arrange import side_by_side
 from ui.charts.heatmap import heatmap
-from ui.charts.spec import CANVAS, THIS_DATA, stable_spec, to_spec, view_title
+from ui.charts.spec import CANVAS, MIN_FONT_PX, THIS_DATA, font_sizes, readable_text, stable_spec, to_spec, view_title
 
 #: Pages whose charts all depend on the seed (and nothing drawn changes shape with it).
 SEED_PAGES = ["worked_example", "scaled_attention", "multi_head", "permutation", "masked_attention",
@@ -145,3 +145,14 @@ def test_titles_read_from_the_data_name_the_exported_files():
     m = exported(heatmap(np.eye(2), title="I"))
     assert [t for t, *_ in heatmap_matrices(m)] == ["I"]
     assert _slug("at τ = 2") == "at_2"
+
+
+def test_readable_text_raises_every_small_font_and_leaves_the_data_alone():
+    rows = [{"fontSize": 3}]
+    spec = {"layer": [{"mark": {"type": "text", "fontSize": 8}}, {"mark": {"type": "text", "fontSize": 14}}],
+            "config": {"axis": {"labelFontSize": 10, "titleFontSize": {"expr": "s"}}}, "datasets": {"d0": rows}}
+    out = readable_text(spec)
+    assert font_sizes(out) == [MIN_FONT_PX, 14, MIN_FONT_PX]
+    assert out["datasets"]["d0"] is rows and rows == [{"fontSize": 3}]
+    assert out["config"]["axis"]["titleFontSize"] == {"expr": "s"}
+    assert font_sizes(spec) == [8, 14, 10]  # the original is unchanged

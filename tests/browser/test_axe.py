@@ -1,0 +1,125 @@
+"""axe-core's WCAG 2.1 A and AA rules on every page (issue #35): desktop and phone, normal and presenter mode, a quiz
+before and after its reveal, and the exercise's report.
+
+axe comes with the PyPI package `axe-playwright-python` (pinned in requirements-dev.txt): nothing is fetched at
+test time. Target: no serious or critical violation. Moderate and minor ones are printed (``-s`` shows them).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from devtools.appserver import router_pages
+from devtools.browser import exceptions, settle
+
+PAGES = router_pages()
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+VIEWS = {"desktop": {"viewport": {"width": 1440, "height": 900}},
+         "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
+                   "device_scale_factor": 2}}
+
+#: The only exclusions, each a rule on an element Streamlit draws and the app cannot change, with its upstream
+#: issue. The sidebar's page list (`st.navigation`) puts each section's header and items in a <div> directly
+#: inside its <ul>, so the <ul> has children other than <li> and the <li>s have no list parent.
+STREAMLIT_DRAWS: dict[str, tuple[str, str]] = {
+    "list": ('[data-testid="stSidebarNav"]', "https://github.com/streamlit/streamlit/issues/8399"),
+    "listitem": ('[data-testid="stSidebarNav"]', "https://github.com/streamlit/streamlit/issues/8399"),
+}
+SERIOUS = {"serious", "critical"}
+
+
+def audit(page) -> list[dict]:
+    """axe's violations on the page as it is, less the nodes `STREAMLIT_DRAWS` excludes (a violation left with no
+    node is dropped)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    page.wait_for_timeout(300)  # the scroll boxes (`ui.accessibility`) are marked on the next animation frame
+    found = Axe().run(page, options={"runOnly": {"type": "tag", "values": AXE_TAGS},
+                                     "resultTypes": ["violations"]}).response["violations"]
+    kept = []
+    for violation in found:
+        nodes = violation["nodes"]
+        if violation["id"] in STREAMLIT_DRAWS:
+            inside, _ = STREAMLIT_DRAWS[violation["id"]]
+            nodes = [n for n in nodes if not page.evaluate(
+                "([target, inside]) => !!document.querySelector(target)?.closest(inside)", [n["target"][-1], inside])]
+        if nodes:
+            kept.append({**violation, "nodes": nodes})
+    return kept
+
+
+def report(where: str, violations: list[dict]) -> list[str]:
+    """One line per violation, "impact rule ×nodes: help (first target)", printed; the serious ones returned."""
+    lines = [f"{v['impact']} {v['id']} x{len(v['nodes'])}: {v['help']} ({v['nodes'][0]['target']})"
+             for v in violations]
+    for line in lines:
+        print(f"axe {where}: {line}")
+    return [line for line, v in zip(lines, violations, strict=True) if v["impact"] in SERIOUS]
+
+
+@pytest.fixture(params=list(VIEWS))
+def view(request, browser):
+    context = browser.new_context(**VIEWS[request.param])
+    pg = context.new_page()
+    pg.view_name = request.param
+    yield pg
+    context.close()
+
+
+@pytest.mark.parametrize("query", ["", "present=true"], ids=["normal", "presenter"])
+@pytest.mark.parametrize("rp", PAGES, ids=[p.name for p in PAGES])
+def test_every_page_has_no_serious_axe_violation(view, app_url, rp, query):
+    view.goto(f"{app_url}/{rp.url_path}" + (f"?{query}" if query else ""))
+    settle(view)
+    assert exceptions(view) == []
+    assert report(f"{rp.name} {view.view_name} {query or 'normal'}", audit(view)) == []
+
+
+@pytest.mark.xfail(strict=True, reason="open (#35): after a reveal axe finds a serious colour-contrast violation "
+                   "in the quiz (desktop), and on a phone the Reveal click times out; see docs/accessibility.md")
+def test_a_revealed_quiz_has_no_serious_axe_violation(view, app_url):
+    view.goto(f"{app_url}/")
+    settle(view)
+    quiz = view.locator('[data-testid="stRadio"]').filter(has_text="which token does")
+    quiz.locator('[data-testid="stRadioOption"]').first.click()
+    settle(view)
+    view.locator('[data-testid="stMain"] button:not([disabled])', has_text="Reveal").first.click()  # this quiz's
+    view.get_by_role("button", name="Try another answer").first.wait_for()
+    settle(view)
+    assert report(f"quiz revealed {view.view_name}", audit(view)) == []
+
+
+def test_the_numbers_tables_have_no_serious_axe_violation(view, app_url):
+    """The "Show the numbers" tables (`ui.display.numbers_tables`), wider than a phone: each scrolls in its own
+    box a keyboard reaches."""
+    view.goto(f"{app_url}/masked_attention")
+    settle(view)
+    view.get_by_text("Show the numbers").click()
+    view.locator('[data-testid="stTable"]').first.wait_for()
+    settle(view)
+    assert report(f"numbers tables {view.view_name}", audit(view)) == []
+
+
+def test_the_exercise_report_has_no_serious_axe_violation(view, app_url):
+    import core.exercise_solution as solution
+
+    view.goto(f"{app_url}/exercise")
+    settle(view)
+    code = view.locator(".st-key-exercise_code textarea")
+    code.fill(inspect.getsource(solution))
+    code.blur()
+    view.get_by_role("button", name="Check my code").click()
+    view.get_by_text("All 6 checks pass").wait_for(timeout=60_000)
+    settle(view)
+    assert report(f"exercise report {view.view_name}", audit(view)) == []
+
+
+def test_the_audit_sees_a_violation_the_app_would_own(page, app_url):
+    """The audit is live: text made too light on the page is reported (else a green run would prove nothing)."""
+    page.goto(f"{app_url}/multi_head")
+    settle(page)
+    page.evaluate("""() => document.querySelectorAll('[data-testid="stMain"] p')
+                                   .forEach((p) => { p.style.color = '#bbbbbb'; })""")
+    assert any("color-contrast" in line for line in report("planted", audit(page)))

@@ -1,0 +1,122 @@
+"""Every page on a phone (issue #35): a 390x844 touch screen and a 320-px one, in Chromium.
+
+The page never scrolls sideways: Streamlit scrolls its main area itself, so that is what is measured. A chart,
+formula or table wider than the screen scrolls inside its own box (`ui.accessibility.scroll_boxes`), which a
+keyboard can reach and a screen reader can name. Tap targets are at least 24 px; chart text drawn as SVG is at
+least 11 px (text on a canvas is checked in the specs sent, `tests/ui/test_display.py`).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from devtools.appserver import router_pages
+from devtools.browser import SHARE_LINK, exceptions, settle
+
+PAGES = router_pages()
+PHONES = {"390": (390, 844), "320": (320, 640)}
+#: Where `docs/screenshots/phone/` comes from: ``PHONE_SCREENSHOTS=docs/screenshots/phone python -m pytest ...``.
+SHOTS_ENV = "PHONE_SCREENSHOTS"
+
+#: JavaScript: how many px the main area is wider than the screen (what a student would scroll sideways).
+OVERFLOW_JS = """() => { const m = document.querySelector('[data-testid="stMain"]');
+  return m.scrollWidth - m.clientWidth; }"""
+
+#: JavaScript: the visible controls of the main area smaller than 24x24 px (WCAG 2.5.8), as "kind text WxH".
+#: A slider is tapped anywhere on its track, so the track is measured, not its thumb.
+SMALL_TARGETS_JS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const targets = main.querySelectorAll(
+    'button, [data-baseweb="slider"], [data-baseweb="select"], [data-baseweb="radio"], '
+    + '[data-baseweb="checkbox"], input:not([type="range"]):not([type="radio"]):not([type="checkbox"]), '
+    + 'textarea, summary, [tabindex="0"]:not(input)');
+  const small = [];
+  for (const el of targets) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0 || getComputedStyle(el).visibility === 'hidden') continue;
+    if (r.width < 24 || r.height < 24)
+      small.push(`${el.tagName.toLowerCase()} "${(el.innerText || el.getAttribute('aria-label') || '').slice(0, 30)}"`
+                 + ` ${Math.round(r.width)}x${Math.round(r.height)}`);
+  }
+  return small;
+}"""
+
+#: JavaScript: every chart, formula or table box that scrolls sideways, as [has tabindex 0, its name].
+SCROLL_BOXES_JS = """() => Array.from(document.querySelectorAll(
+    '[data-testid="stMain"] [data-testid="stVegaLiteChart"], [data-testid="stMain"] .katex-display, '
+    + '[data-testid="stMain"] [data-testid="stMarkdownContainer"] table, [data-testid="stMain"] [data-testid="stTable"] > div'))
+  .filter((box) => box.scrollWidth > box.clientWidth + 1)
+  .map((box) => [box.getAttribute('tabindex') === '0',
+                 box.tagName === 'TABLE' ? 'table' : (box.getAttribute('aria-label') || '')])"""
+
+#: JavaScript: the font sizes (px) of chart text drawn as SVG that are below 11 px.
+SVG_TEXT_JS = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] .vega-embed svg text'))
+  .map((t) => parseFloat(getComputedStyle(t).fontSize)).filter((px) => px < 11)"""
+
+
+@pytest.fixture(params=list(PHONES), ids=[f"{w}px" for w in PHONES])
+def phone(request, browser):
+    w, h = PHONES[request.param]
+    context = browser.new_context(viewport={"width": w, "height": h}, device_scale_factor=2, is_mobile=True,
+                                  has_touch=True)
+    pg = context.new_page()
+    pg.phone_width = w
+    yield pg
+    context.close()
+
+
+def open_on(page, app_url: str, url_path: str, query: str = "") -> None:
+    page.goto(f"{app_url}/{url_path}" + (f"?{query}" if query else ""))
+    settle(page)
+    page.wait_for_timeout(300)  # the scroll boxes are marked on the next animation frame
+
+
+@pytest.mark.parametrize("query", ["", "present=true"], ids=["normal", "presenter"])
+@pytest.mark.parametrize("rp", PAGES, ids=[p.name for p in PAGES])
+def test_every_page_fits_a_phone_and_what_is_wider_scrolls_in_a_named_box_a_keyboard_reaches(phone, app_url, rp,
+                                                                                              query):
+    open_on(phone, app_url, rp.url_path, query)
+    assert exceptions(phone) == []
+    assert phone.evaluate(OVERFLOW_JS) <= 0, f"{rp.title}: the page scrolls sideways on a {phone.phone_width}-px phone"
+    boxes = phone.evaluate(SCROLL_BOXES_JS)
+    assert all(focusable and name for focusable, name in boxes), f"{rp.title}: a scroll box without tabindex/name"
+    assert phone.evaluate(SMALL_TARGETS_JS) == [], f"{rp.title}: tap targets under 24 px"
+    assert phone.evaluate(SVG_TEXT_JS) == [], f"{rp.title}: chart text under 11 px"
+
+
+def test_a_wide_chart_scrolls_by_keyboard_inside_its_box(phone, app_url):
+    """The multi-head page's Q, K, V chart is wider than a phone: focused, the arrow keys scroll it, not the page."""
+    open_on(phone, app_url, "multi_head")
+    box = phone.locator('[data-testid="stMain"] [data-testid="stVegaLiteChart"][tabindex="0"]').first
+    assert box.count() == 1, "no chart scrolls inside its own box: the check below would prove nothing"
+    box.focus()
+    for _ in range(5):
+        phone.keyboard.press("ArrowRight")
+    assert box.evaluate("b => b.scrollLeft") > 0
+    assert phone.evaluate(OVERFLOW_JS) <= 0
+
+
+def test_on_a_phone_the_controls_are_on_the_page_and_link_presenter_mode_and_export_work(phone, app_url):
+    """A student reaches every control without opening the sidebar (only presenter mode lives there); the
+    sidebar opens on a phone with the share link; presenter mode fits; the export menu opens on the screen."""
+    open_on(phone, app_url, "multi_head", "seed=3")
+    sidebar_widgets = phone.locator('[data-testid="stSidebar"] [data-testid="stWidgetLabel"]').all_inner_texts()
+    assert [t.strip() for t in sidebar_widgets] == ["Presenter mode"]
+    assert phone.locator('[data-testid="stMain"] [data-testid="stSlider"]').count() >= 4
+    phone.locator('[data-testid="stExpandSidebarButton"], [data-testid="stSidebarCollapsedControl"] button').first.tap()
+    link = phone.locator(SHARE_LINK)
+    link.wait_for(state="visible")
+    assert "seed=3" in link.inner_text()
+    phone.locator('[data-testid="stSidebarCollapseButton"] button').tap()  # it covers the page on a phone
+    phone.locator('[data-testid="stSidebar"][aria-expanded="false"], [data-testid="stSidebar"][data-collapsed="true"]'
+                  ).wait_for(state="attached")
+    open_on(phone, app_url, "multi_head", "seed=3&present=true")
+    assert phone.evaluate(OVERFLOW_JS) <= 0
+    export = phone.get_by_role("button", name="Export charts and matrices")
+    export.scroll_into_view_if_needed()
+    export.tap()
+    choice = phone.locator('[data-testid="stPopoverBody"] [data-testid="stSelectbox"]')
+    choice.wait_for(state="visible")
+    box = choice.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= phone.phone_width + 1, "the export menu is off the screen"
+    assert phone.locator('[data-testid="stPopoverBody"] [data-testid="stDownloadButton"]').count() == 1

@@ -1,0 +1,91 @@
+"""What makes every page usable on a phone and by keyboard, installed once by the router: `scroll_boxes`.
+
+A chart (drawn at its own width), a display formula or a table may be wider than a phone's screen. It must
+never make the page wider (then the whole page scrolls sideways and the rest of it slides off the screen): it
+scrolls inside its own box instead. One style rule makes each of them scroll on its own; a small script
+gives each box that actually overflows what a keyboard and a screen reader need to use it (WCAG 2.1.1 and
+4.1.2): ``tabindex="0"`` (arrow keys then scroll it) and a name (a chart has its own, its alt text, and a
+table is one; a formula becomes a region named "Formula"). The script watches the page for boxes that come
+and go (a fragment rerun adds them without a full run of the router) and for resizes (a phone turned
+sideways), and sets or removes the attributes.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+#: The boxes that scroll on their own: each chart (Streamlit's vega-embed element, its canvas or SVG inside),
+#: each display formula (KaTeX), each Markdown table (`ui.layout.static_table`) and each ``st.table``'s scroller
+#: (`ui.display.numbers_tables`).
+SCROLL_BOX_SELECTOR = ('[data-testid="stVegaLiteChart"], .katex-display, [data-testid="stMarkdownContainer"] table, '
+                       '[data-testid="stTable"] > div')
+
+#: The colour of `st.caption` text. Streamlit draws captions in its text colour at 60 % opacity, #76797c on white:
+#: a contrast of 4.4:1, under the 4.5:1 WCAG 1.4.3 asks of small text. This grey has 6.0:1 on white and 5.5:1 on
+#: the sidebar's background (`tests/ui/test_accessibility.py` computes both from the theme).
+CAPTION_COLOR = "#5f6368"
+
+#: Every box fits its column; what is wider scrolls inside it. A visible (thin) scrollbar shows that it does.
+_STYLE = f"""
+<style>
+{SCROLL_BOX_SELECTOR} {{
+  max-width: 100%; overflow-x: auto; overflow-y: hidden; scrollbar-width: thin;
+}}
+.katex-display {{ padding: 0.2rem 0; }}
+[data-testid="stMarkdownContainer"] table {{ display: block; }}
+[data-testid="stCaptionContainer"] {{ color: {CAPTION_COLOR}; opacity: 1; }}
+[data-a11y-scroll]:focus-visible {{ outline: 2px solid #1f5fa8; outline-offset: 2px; }}
+/* Tap targets of at least 24 x 24 px (WCAG 2.5.8): the help icons, a multiselect's remove and open buttons. */
+[data-testid="stTooltipHoverTarget"] > button[aria-label^="Help"] {{
+  min-width: 24px; min-height: 24px; display: inline-flex; align-items: center; justify-content: center;
+}}
+[data-testid="stMultiSelectTagsContainer"] button[aria-label^="Remove"] {{
+  min-width: 24px; min-height: 24px; margin: -8px -6px -8px -4px;
+}}
+button[aria-haspopup="listbox"][aria-label="Open"] {{ min-width: 24px; min-height: 24px; }}
+</style>
+"""
+
+# Run by the browser on every full run of the router; the observer is installed once per browser tab.
+_SCRIPT = """
+<script>
+(() => {
+  if (window.__scrollBoxes) { window.__scrollBoxes(); return; }
+  const SELECTOR = %s;
+  // A chart keeps its own role and name (Streamlit's, from its alt text) and a Markdown table its own; a
+  // formula or an st.table's scroller becomes a named region.
+  const extra = (box) => box.matches('.katex-display')
+    ? [['role', 'region'], ['aria-label', 'Formula, scrolls sideways']]
+    : box.matches('[data-testid="stTable"] > div') ? [['role', 'region'], ['aria-label', 'Table, scrolls sideways']]
+    : [];
+  const mark = () => {
+    for (const box of document.querySelectorAll(SELECTOR)) {
+      const wide = box.scrollWidth > box.clientWidth + 1;
+      const marked = box.getAttribute('data-a11y-scroll') !== null;
+      if (wide && !marked) {
+        for (const [a, v] of [['data-a11y-scroll', ''], ['tabindex', '0'], ...extra(box)]) box.setAttribute(a, v);
+      } else if (!wide && marked) {
+        for (const [a] of [['data-a11y-scroll'], ['tabindex'], ...extra(box)]) box.removeAttribute(a);
+      }
+    }
+  };
+  let queued = false;
+  const soon = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; mark(); }); } };
+  window.__scrollBoxes = soon;
+  new MutationObserver(soon).observe(document.body, {childList: true, subtree: true});
+  window.addEventListener('resize', soon);
+  soon();
+})();
+</script>
+"""
+
+
+def scroll_boxes() -> None:
+    """Make every chart, display formula and table scroll inside its own box, reachable by keyboard when it does;
+    and make the small controls Streamlit draws (help icons, a multiselect's buttons) 24 px tap targets.
+
+    Called by the router in the sidebar, where the (invisible) element takes no room on the page.
+    """
+    st.html(_STYLE + _SCRIPT % json.dumps(SCROLL_BOX_SELECTOR), unsafe_allow_javascript=True)
