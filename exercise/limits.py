@@ -1,4 +1,5 @@
-"""The sandbox's limits on one check, in one place: the worker applies them, the messages quote them."""
+"""The sandbox's limits on one check, in one place: the worker applies them, the messages quote them; and the
+setting that switches code execution off (read by the page and the server's start-up without importing PyTorch)."""
 
 from __future__ import annotations
 
@@ -19,3 +20,13 @@ MAX_SOURCE_CHARS = 50_000
 def bytes_in_words(n: int) -> str:
     """A byte count in words: ``1 MB``, ``4 KB``."""
     return f"{number(n / 2**20)} MB" if n >= 2**20 else f"{number(n / 2**10)} KB"
+
+
+#: Set to 1/true/yes/on in the environment (or as a secret) to switch code execution off on this server.
+DISABLE_SETTING = "ATTENTION_DISABLE_EXEC"
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+
+
+def switched_off(value: object) -> bool:
+    """Whether a value of `DISABLE_SETTING` (from the environment or a secret) switches execution off."""
+    return value is not None and str(value).strip().lower() in TRUE_WORDS

@@ -291,6 +291,28 @@ def test_a_worker_that_cannot_start_keeps_execution_off(monkeypatch):
     assert not availability.available and "could not be started" in availability.reason
 
 
+@pytest.mark.parametrize("works", [True, False])
+def test_the_self_tests_verdict_is_logged(monkeypatch, caplog, works):
+    """The sequel of the start-up's line (`ui.deployment`), in the server's log: on, or off and why."""
+    import logging
+
+    if not works:
+        monkeypatch.setattr("exercise.sandbox.PROJECT_ROOT", "/nonexistent")
+    caplog.set_level(logging.INFO, logger="attention")  # as Streamlit sets it in the server
+    log = logging.getLogger("attention")
+    log.addHandler(caplog.handler)
+    box = Sandbox()
+    try:
+        availability = box.availability()
+    finally:
+        box.close()
+        log.removeHandler(caplog.handler)
+    said = [r.getMessage() for r in caplog.records if r.name == "attention"]
+    expected = ("\"Check my code\" is ON: the sandbox's self-test passed" if works
+                else f"\"Check my code\" is OFF: {availability.reason}")
+    assert availability.available == works and set(said) == {expected}  # (once per handler that heard it)
+
+
 def test_the_switch_turns_execution_off_for_every_caller(monkeypatch):
     monkeypatch.setenv("ATTENTION_DISABLE_EXEC", "yes")
     box = Sandbox()
