@@ -6,8 +6,19 @@ from __future__ import annotations
 from exercise.numbers import message_template, number
 
 DEFAULT_TIMEOUT_S = 5.0
-#: Address space the student's code may use on top of what Python + PyTorch already mapped.
-MEMORY_BUDGET_BYTES = 1 << 30
+#: Address space the student's code may use on top of what Python + PyTorch already mapped. The lesson's tensors
+#: need a few kilobytes; the budget is what keeps `DEFAULT_PARALLEL` children at their worst inside Community Cloud's
+#: limit (`CLOUD_LIMIT_BYTES`, a test checks the sum).
+MEMORY_BUDGET_BYTES = 256 << 20
+#: Streamlit Community Cloud's memory for an app's whole container (server, checker's worker, its children):
+#: guaranteed, and at most.
+CLOUD_GUARANTEED_BYTES = 690_000_000
+CLOUD_LIMIT_BYTES = 2_700_000_000
+#: The server and the checker's warm worker together under a class of 60 pressing "Check my code", rounded up
+#: from `python -m benchmarks.memory` (figures in docs/performance.md).
+SERVER_AND_WORKER_BYTES = 1_200_000_000
+#: Kept free under `CLOUD_LIMIT_BYTES` with every child at its worst.
+CLOUD_MARGIN_BYTES = 500_000_000
 FILE_SIZE_BYTES = 1 << 20
 OPEN_FILES = 64
 #: What is kept of the student's stdout and of stderr (the rest is read and thrown away).
