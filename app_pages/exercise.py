@@ -8,7 +8,7 @@ import streamlit as st
 import core.exercise_solution as solution
 from exercise.cases import ALLCLOSE_ATOL, BATCH, D_K, SEQ_LEN, SKELETON, worked_answers
 from exercise.demos import MistakeDemo, mistake_demo
-from exercise.limits import DEFAULT_TIMEOUT_S, MEMORY_BUDGET_BYTES
+from exercise.limits import DEFAULT_TIMEOUT_S, MEMORY_BUDGET_BYTES, bytes_in_words
 from exercise.mistakes import Mistake, match_mistake, mistaken_attention
 from exercise.sandbox import OFFLINE_HINT, Availability, Sandbox, check_submission
 from exercise.verdicts import CHECK_NAMES, ExerciseReport
@@ -252,7 +252,7 @@ def how_the_checker_works_section() -> None:
         "from that moment the kernel lets it compute, allocate memory, print and raise, and refuses everything else, "
         "whichever library asks: no files (not even reading), no network, no new processes or threads, no signals "
         "to other processes, no peeking at other processes. The filter cannot be lifted from inside. On top, it "
-        f"gets **{DEFAULT_TIMEOUT_S:g} s** of wall-clock time and about **{MEMORY_BUDGET_BYTES / 2**30:g} GB** of "
+        f"gets **{DEFAULT_TIMEOUT_S:g} s** of wall-clock time and about **{bytes_in_words(MEMORY_BUDGET_BYTES)}** of "
         "memory beyond PyTorch's own, and is killed when the time is up. It only sends back the numbers your "
         "function returned; every verdict is computed here. Before the first check, the server proves the filter "
         "works on this host (a test child must be refused a file and a socket); where it cannot, code execution "

@@ -49,3 +49,34 @@ def test_the_checks_see_links_and_paths():
     performance = ROOT / "docs" / "performance.md"
     assert "ui/charts/template.py" in quoted_paths(performance) and "exercise/limits.py" in quoted_paths(performance)
     assert "architecture.md" in relative_links(ROOT / "docs" / "development.md")
+
+
+README = ROOT / "README.md"
+RUN = "pip install -r requirements.txt && streamlit run streamlit_app.py"
+TEST = "pip install -r requirements-dev.txt && python -m pytest"
+#: The README is the lecturer's guide: short enough to follow; developer material lives in docs/.
+README_MAX_LINES = 150
+
+
+def code_blocks(text: str) -> list[str]:
+    return [block.strip() for block in re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S)]
+
+
+def test_the_readme_starts_with_the_two_commands():
+    text = README.read_text()
+    lines = text.splitlines()
+    assert lines[0] == "# Attention, interactively"
+    assert code_blocks(text)[:2] == [RUN, TEST]
+    before = text[:text.index(TEST)]
+    assert "\n## " not in before and len(before.splitlines()) <= 12  # the title and a line before each: nothing else
+
+
+def test_the_readme_stays_short():
+    assert len(README.read_text().splitlines()) <= README_MAX_LINES
+
+
+def test_the_readme_lists_every_page_of_the_router():
+    titles = re.findall(r'st\.Page\("app_pages/\w+\.py", title="([^"]+)"', (ROOT / "streamlit_app.py").read_text())
+    table = [line for line in README.read_text().splitlines() if line.startswith("| **")]
+    assert len(titles) == 12
+    assert [t for t in titles if not any(f"**{t}**" in row for row in table)] == []

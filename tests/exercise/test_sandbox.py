@@ -389,22 +389,16 @@ def _state(pid: int) -> str:
         return f.read().rsplit(b")", 1)[1].split()[0].decode()
 
 
-def _anonymous_bytes(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-        if line.startswith("Anonymous:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no Anonymous line")
-
-
 def test_the_worst_children_at_once_fit_community_clouds_limit_with_margin(sandbox):
     """Each child may add its budget of address space, and copy at most the worker's anonymous memory (its
     copy-on-write pages); `DEFAULT_PARALLEL` of them at once, beside the server and the worker as measured under a
     class, must leave `CLOUD_MARGIN_BYTES` of Cloud's limit free."""
+    from benchmarks.memory import rollup
     from exercise.limits import CLOUD_LIMIT_BYTES, CLOUD_MARGIN_BYTES, SERVER_AND_WORKER_BYTES
     from exercise.sandbox import DEFAULT_PARALLEL
 
     check_submission(SOLUTION_SOURCE, sandbox)  # the worker is warm, as it is after a check
-    worst_child = MEMORY_BUDGET_BYTES + _anonymous_bytes(sandbox.worker_pid)
+    worst_child = MEMORY_BUDGET_BYTES + rollup(sandbox.worker_pid)["Anonymous"]
     assert SERVER_AND_WORKER_BYTES + DEFAULT_PARALLEL * worst_child + CLOUD_MARGIN_BYTES <= CLOUD_LIMIT_BYTES
 
 
