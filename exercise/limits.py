@@ -14,8 +14,8 @@ MEMORY_BUDGET_BYTES = 256 << 20
 #: guaranteed, and at most.
 CLOUD_GUARANTEED_BYTES = 690_000_000
 CLOUD_LIMIT_BYTES = 2_700_000_000
-#: The server and the checker's warm worker together under a class of 60 pressing "Check my code", rounded up
-#: from `python -m benchmarks.memory` (figures in docs/performance.md).
+#: The server and the checker's warm worker together under a class of 60 pressing "Check my code", with room to
+#: spare above what `python -m benchmarks.memory` measured (figures in docs/performance.md).
 SERVER_AND_WORKER_BYTES = 1_200_000_000
 #: Kept free under `CLOUD_LIMIT_BYTES` with every child at its worst.
 CLOUD_MARGIN_BYTES = 500_000_000

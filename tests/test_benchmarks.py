@@ -141,3 +141,11 @@ def test_the_memory_benchmark_presses_check_my_code_and_counts_the_checkers_proc
     assert figures["tree_pss_peak_mb"] > figures["server_and_worker_pss_peak_mb"] > figures["server_pss_peak_mb"] > 0
     assert figures["worst_case_mb"] > figures["server_and_worker_pss_peak_mb"] + 2 * MEMORY_BUDGET_BYTES / 1e6
     assert "tree_pss_peak_mb" in table([figures])
+
+
+def test_the_memory_benchmarks_lecturer_visits_every_page_and_checks_once():
+    from benchmarks.memory import measure
+
+    figures = measure("lecturer", students=0, minutes=0, hog_pairs=0, steps=1, seed=0)
+    assert figures["checks"] == {"passed": 1}, figures["checks"]
+    assert figures["tree_pss_peak_mb"] >= figures["server_and_worker_pss_peak_mb"] > figures["server_pss_peak_mb"] > 0
