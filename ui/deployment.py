@@ -71,7 +71,7 @@ def describe_torch(build: TorchBuild, gpu: bool) -> str:
         return f"PyTorch {build.version}, a CUDA {build.cuda} build"
     return (f"PyTorch {build.version}, a CUDA {build.cuda} build on a machine without an NVIDIA GPU: PyTorch's CPU "
             "index was probably unreachable during the build and PyPI's CUDA build was installed instead (it works, "
-            "but costs gigabytes of disk and memory; reboot the app to build again)")
+            "but costs gigabytes of disk and memory; build again: push a change to requirements.txt, or redeploy)")
 
 
 def execution_disabled() -> bool:
