@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import streamlit as st
 
 import core.exercise_solution as solution
 from exercise.cases import ALLCLOSE_ATOL, BATCH, D_K, SEQ_LEN, SKELETON, worked_answers
 from exercise.demos import MistakeDemo, mistake_demo
-from exercise.limits import DEFAULT_TIMEOUT_S, MEMORY_BUDGET_BYTES
+from exercise.limits import DEFAULT_TIMEOUT_S, MEMORY_BUDGET_BYTES, bytes_in_words
 from exercise.mistakes import Mistake, match_mistake, mistaken_attention
-from exercise.sandbox import DISABLE_SETTING, OFFLINE_HINT, Availability, Sandbox, check_submission, switched_off
+from exercise.sandbox import OFFLINE_HINT, Availability, Sandbox, check_submission
 from exercise.verdicts import CHECK_NAMES, ExerciseReport
 from ui.charts import exercise as charts
+from ui.deployment import execution_disabled
 from ui.display import show_chart
 from ui.layout import as_markdown, explain, introduction, page_fragment, show_source
 from ui.quiz import predict_then_reveal
@@ -44,17 +43,6 @@ def cached_demo(scale: str = "sqrt_d_k", softmax: str = "last") -> MistakeDemo:
 def results_chart(worked_output: np.ndarray | None, causal_weights: np.ndarray | None) -> dict | None:
     """The student's numbers beside the right ones (`ui.charts.exercise`), built once per submission's numbers."""
     return charts.results_spec(worked_output, causal_weights, worked_answers())
-
-
-def execution_disabled() -> bool:
-    """True when the environment variable or the secret `DISABLE_SETTING` says so (either one wins)."""
-    values = [os.environ.get(DISABLE_SETTING)]
-    try:
-        if st.secrets.load_if_toml_exists():
-            values.append(st.secrets.get(DISABLE_SETTING))
-    except Exception:  # noqa: BLE001 - a malformed secrets file must not take the page down
-        values.append("1")  # fail closed: if the setting cannot be read, do not run code
-    return any(switched_off(v) for v in values)
 
 
 def reset_code() -> None:
@@ -264,7 +252,7 @@ def how_the_checker_works_section() -> None:
         "from that moment the kernel lets it compute, allocate memory, print and raise, and refuses everything else, "
         "whichever library asks: no files (not even reading), no network, no new processes or threads, no signals "
         "to other processes, no peeking at other processes. The filter cannot be lifted from inside. On top, it "
-        f"gets **{DEFAULT_TIMEOUT_S:g} s** of wall-clock time and about **{MEMORY_BUDGET_BYTES / 2**30:g} GB** of "
+        f"gets **{DEFAULT_TIMEOUT_S:g} s** of wall-clock time and about **{bytes_in_words(MEMORY_BUDGET_BYTES)}** of "
         "memory beyond PyTorch's own, and is killed when the time is up. It only sends back the numbers your "
         "function returned; every verdict is computed here. Before the first check, the server proves the filter "
         "works on this host (a test child must be refused a file and a socket); where it cannot, code execution "

@@ -132,6 +132,7 @@ class RunSeen:
     markdown: list[str] = field(default_factory=list)
     fragments: set[str] = field(default_factory=set)  # the fragments that ran
     interrupted: int = 0  # runs that stopped early for another (an `st.rerun`, or a newer request)
+    widgets: dict[str, tuple[str, str]] = field(default_factory=dict)  # a button's or text area's label: id, fragment
 
 
 class Student:
@@ -145,6 +146,7 @@ class Student:
         self.query: dict[str, str] = {}
         self.widget_values: dict[str, list[float] | list[str]] = {}
         self.sliders: dict[str, Slider] = {}
+        self.extra_states: list = []  # other widgets' states (WidgetState protos), sent with the next rerun only
         self.ws = None
 
     async def connect(self) -> None:
@@ -174,6 +176,8 @@ class Student:
                 w.string_array_value.data.extend(value)
             else:
                 w.double_array_value.data.extend(value)
+        state.widget_states.widgets.extend(self.extra_states)
+        self.extra_states = []
         t0 = time.perf_counter()
         await self.ws.send(msg.SerializeToString())
         seen = RunSeen()
@@ -193,6 +197,9 @@ class Student:
                     seen.exception_texts.append(text[:600])
                 elif which == "markdown":
                     seen.markdown.append(element.markdown.body)
+                elif which in ("button", "text_area"):
+                    widget = getattr(element, which)
+                    seen.widgets[widget.label] = (widget.id, fm.delta.fragment_id)
                 elif which == "slider" and fm.delta.fragment_id:
                     s = element.slider
                     value = list(s.value) or list(s.default)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import math
 import os
 import secrets
@@ -38,12 +39,14 @@ from typing import Any
 
 import core.exercise_solution as solution
 from exercise.cases import Case, exercise_cases
-from exercise.limits import (
+from exercise.limits import (  # noqa: F401 - DISABLE_SETTING and switched_off are also the sandbox's API
     DEFAULT_TIMEOUT_S,
+    DISABLE_SETTING,
     FILE_SIZE_BYTES,
     MAX_SOURCE_CHARS,
     MEMORY_BUDGET_BYTES,
     OPEN_FILES,
+    switched_off,
 )
 from exercise.readback import read_to_the_end
 from exercise.results import RunResult
@@ -62,9 +65,6 @@ SANDBOX_UID_RANGE = (1_700_000_000, 1_800_000_000)
 #: The environment variables the worker may inherit: none of the server's, except OpenBLAS's
 #: processor settings, which some hosts need for correct results.
 INHERITED_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-#: Set to 1/true/yes/on in the environment to switch code execution off on this server.
-DISABLE_SETTING = "ATTENTION_DISABLE_EXEC"
-TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 #: Said to the student wherever code cannot be run on the server.
 OFFLINE_HINT = ("You can run exactly the same checks on your own computer: save your function in a file and run "
                 "`python -m exercise my_attention.py` in a copy of this app's repository.")
@@ -81,11 +81,6 @@ class Availability:
 
     available: bool
     reason: str = ""
-
-
-def switched_off(value: object) -> bool:
-    """Whether a value of `DISABLE_SETTING` (from the environment or a secret) switches execution off."""
-    return value is not None and str(value).strip().lower() in TRUE_WORDS
 
 
 def sandbox_environment() -> dict[str, str]:
@@ -309,6 +304,8 @@ class Sandbox:
         result = self._self_test()
         with self._lock:
             self._availability = result
+        verdict = "ON: the sandbox's self-test passed" if result.available else f"OFF: {result.reason}"
+        logging.getLogger("attention").info('"Check my code" is %s', verdict)  # the start-up line's sequel
 
     def _self_test(self) -> Availability:
         try:

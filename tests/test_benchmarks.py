@@ -111,3 +111,41 @@ def test_the_poll_benchmarks_audit_sees_lost_duplicated_and_late_votes(tmp_path)
         store.vote(opened.id, hasher.voter(voter_token(0, voter)), "A")
     records = [(voter_token(0, 0), "A", "accepted", False, 0.01), (voter_token(0, 1), "B", "accepted", True, 0.01)]
     assert audit(store, opened.id, records) == {"lost": 1, "duplicated": 1, "accepted_after_lock": 1}
+
+
+def test_the_memory_benchmark_sums_the_whole_process_tree():
+    import os
+    import subprocess
+    import sys
+
+    from benchmarks.memory import rollup, tree
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert child.pid in tree(os.getpid()) and tree(os.getpid())[0] == os.getpid()
+        assert rollup(child.pid)["Pss"] > 0
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_memory_benchmark_presses_check_my_code_and_counts_the_checkers_processes():
+    """A class of one, whose check passes, and a pair of hogs, whose checks fail; the worker and its children are
+    in the tree's figures, the worst case adds the budget of two children."""
+    from benchmarks.memory import measure, table
+    from exercise.limits import MEMORY_BUDGET_BYTES
+
+    figures = measure("class", students=1, minutes=0.25, hog_pairs=1, steps=0, seed=0)
+    assert figures["checks"] == {"failed": 2, "passed": 1}, figures["checks"]
+    assert figures["processes_peak"] >= 3  # the server, the worker, at least one child
+    assert figures["tree_pss_peak_mb"] > figures["server_and_worker_pss_peak_mb"] > figures["server_pss_peak_mb"] > 0
+    assert figures["worst_case_mb"] > figures["server_and_worker_pss_peak_mb"] + 2 * MEMORY_BUDGET_BYTES / 1e6
+    assert "tree_pss_peak_mb" in table([figures])
+
+
+def test_the_memory_benchmarks_lecturer_visits_every_page_and_checks_once():
+    from benchmarks.memory import measure
+
+    figures = measure("lecturer", students=0, minutes=0, hog_pairs=0, steps=1, seed=0)
+    assert figures["checks"] == {"passed": 1}, figures["checks"]
+    assert figures["tree_pss_peak_mb"] >= figures["server_and_worker_pss_peak_mb"] > figures["server_pss_peak_mb"] > 0

@@ -21,8 +21,8 @@ POSITIONAL: dict[str, str] = {
     "learned": "one learned vector per position",
     "none": "no positional information at all",
 }
-#: Torch threads used for training. For a model this small one thread is as fast as two on an idle 2-core
-#: machine, and many times faster when the other core is busy (``python -m benchmarks.training``).
+#: Torch threads used for training. For a model this small one thread is as fast as two on an idle machine,
+#: and faster when another core is busy (``python -m benchmarks.training``).
 NUM_THREADS = 1
 #: The largest vocabulary^length the integer sequence codes can hold (codes are int64).
 _MAX_CODE = 2**62

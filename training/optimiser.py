@@ -1,4 +1,4 @@
-"""Adam, written out (importing ``torch.optim`` would load ``torch._dynamo``: seconds and ~70 MB unused)."""
+"""Adam, written out (importing ``torch.optim`` would load ``torch._dynamo``, which this app never uses)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class Adam:
             \frac{m / (1 - \beta_1^t)}{\sqrt{v / (1 - \beta_2^t)} + \epsilon}
 
     Written here rather than taken from ``torch.optim``: the first ``torch.optim`` optimiser created in a
-    process imports ``torch._dynamo`` (with SymPy and more), seconds and about 70 MB that this app never uses.
+    process imports ``torch._dynamo`` (with SymPy and more), which this app never uses (docs/performance.md).
     The test suite checks it step for step against ``torch.optim.Adam``.
     """
 

@@ -53,8 +53,8 @@ def show_source(*objects: Callable[..., Any] | type, title: str = "Show the code
     """An expander with the real source of the `core` functions being taught (never a copy).
 
     The code is sent only while the expander is open (opening it reruns the page's fragment). A closed
-    expander's content would still be sent and syntax-highlighted by the browser: on a cold start that
-    was about 0.5 s of the landing page's first draw, for code nobody had asked to see yet.
+    expander's content would still be sent and syntax-highlighted by the browser, on a cold start too,
+    for code nobody had asked to see yet (measured in docs/performance.md).
     """
     expander = st.expander(title, icon=":material/code:", key=source_key(*objects), on_change="rerun")
     if not expander.open:

@@ -27,10 +27,11 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from ui.deployment import announce_start
 from ui.theme_options import read_theme_once
 
 #: What the first run of the landing page imports (the router's and the worked example's modules, and what
-#: Streamlit and pyarrow load on first use: the emoji and icon names that check the page icons, 0.09 s here).
+#: Streamlit and pyarrow load on first use: the emoji and icon names that check the page icons).
 FIRST_PAGE_MODULES = ("ui.url_state", "ui.layout", "ui.display", "ui.accessibility", "ui.cache", "ui.quiz",
                       "ui.charts.worked_example",
                       "core", "core.user_input", "streamlit.emojis", "streamlit.material_icon_names",
@@ -127,7 +128,8 @@ def collect_less_often() -> None:
 
 @contextlib.asynccontextmanager
 async def lifespan(app: Any) -> AsyncIterator[None]:
-    """The `st.App`'s start-up (`streamlit_app.py`): say which Python serves the app, set the collector's pace
+    """The `st.App`'s start-up (`streamlit_app.py`): log what this deployment got (`ui.deployment`: Python,
+    PyTorch build, whether "Check my code" can run; read without importing PyTorch), set the collector's pace
     (`collect_less_often`), import `FIRST_PAGE_MODULES` in the background, read the theme's options once per
     reading of the config (`ui.theme_options`), then serve.
 
@@ -135,33 +137,8 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
     An `st.App` is served without Streamlit opening a browser tab; the shipped config is headless, so a plain
     script would not open one either.
     """
-    announce_python()
+    announce_start()
     collect_less_often()
     import_in_background(*FIRST_PAGE_MODULES)
     read_theme_once()
     yield
-
-
-#: The Python the app is tested on (the README's set-up, `.ci/run`, and what to pick on Community Cloud).
-TESTED_PYTHON = (3, 11)
-
-
-def announce_python(version: tuple[int, ...] | None = None) -> str | None:
-    """Log the Python that serves the app; warn, without refusing, when it is not the tested one.
-
-    Returns the warning, if any. `version` stands in for ``sys.version_info`` in tests.
-    """
-    from streamlit.logger import get_logger
-
-    log = get_logger("attention")
-    version = tuple(sys.version_info[:3]) if version is None else tuple(version)
-    running = ".".join(str(n) for n in version)
-    log.info("Attention, interactively: serving on Python %s (%s)", running, sys.executable)
-    if version[:2] == TESTED_PYTHON:
-        return None
-    tested = ".".join(str(n) for n in TESTED_PYTHON)
-    warning = (f"This app is tested on Python {tested} only, and this server runs Python {running}. It may work, "
-               f"but pick Python {tested} where you can (on Streamlit Community Cloud: Advanced settings, when "
-               "deploying; see the README's Deploy section).")
-    log.warning(warning)
-    return warning

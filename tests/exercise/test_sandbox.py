@@ -13,11 +13,13 @@ import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
 import core.exercise_solution as solution
 from exercise.cases import exercise_cases
+from exercise.limits import MEMORY_BUDGET_BYTES
 from exercise.readback import parse_lines, read_to_the_end
 from exercise.sandbox import SANDBOX_UID_RANGE, Sandbox, _Queue, check_submission, sandbox_environment
 from exercise.verdicts import CHECK_ALLCLOSE, CHECK_NAMES, CHECK_RUNS, ExerciseReport
@@ -123,7 +125,7 @@ def test_the_limits_were_applied(sandboxed):
     report = sandboxed["solution"]
     limits = report.limits
     assert limits["RLIMIT_NPROC"] == 0 and limits["RLIMIT_FSIZE"] == 1 << 20 and limits["RLIMIT_CORE"] == 0
-    assert (1 << 30) < limits["RLIMIT_AS"] < (16 << 30)  # what PyTorch mapped plus the budget
+    assert MEMORY_BUDGET_BYTES < limits["RLIMIT_AS"] < MEMORY_BUDGET_BYTES + (16 << 30)  # what PyTorch mapped, + budget
     if os.geteuid() == 0:
         assert SANDBOX_UID_RANGE[0] <= report.sandbox_uid < SANDBOX_UID_RANGE[1]
         assert "unprivileged user" in report.isolation
@@ -291,6 +293,28 @@ def test_a_worker_that_cannot_start_keeps_execution_off(monkeypatch):
     assert not availability.available and "could not be started" in availability.reason
 
 
+@pytest.mark.parametrize("works", [True, False])
+def test_the_self_tests_verdict_is_logged(monkeypatch, caplog, works):
+    """The sequel of the start-up's line (`ui.deployment`), in the server's log: on, or off and why."""
+    import logging
+
+    if not works:
+        monkeypatch.setattr("exercise.sandbox.PROJECT_ROOT", "/nonexistent")
+    caplog.set_level(logging.INFO, logger="attention")  # as Streamlit sets it in the server
+    log = logging.getLogger("attention")
+    log.addHandler(caplog.handler)
+    box = Sandbox()
+    try:
+        availability = box.availability()
+    finally:
+        box.close()
+        log.removeHandler(caplog.handler)
+    said = [r.getMessage() for r in caplog.records if r.name == "attention"]
+    expected = ("\"Check my code\" is ON: the sandbox's self-test passed" if works
+                else f"\"Check my code\" is OFF: {availability.reason}")
+    assert availability.available == works and set(said) == {expected}  # (once per handler that heard it)
+
+
 def test_the_switch_turns_execution_off_for_every_caller(monkeypatch):
     monkeypatch.setenv("ATTENTION_DISABLE_EXEC", "yes")
     box = Sandbox()
@@ -363,3 +387,39 @@ def test_no_child_outlives_its_worker():
 def _state(pid: int) -> str:
     with open(f"/proc/{pid}/stat", "rb") as f:
         return f.read().rsplit(b")", 1)[1].split()[0].decode()
+
+
+def test_the_worst_children_at_once_fit_community_clouds_limit_with_margin(sandbox):
+    """Each child may add its budget of address space, and copy at most the worker's anonymous memory (its
+    copy-on-write pages); `DEFAULT_PARALLEL` of them at once, beside the server and the worker as measured under a
+    class, must leave `CLOUD_MARGIN_BYTES` of Cloud's limit free."""
+    from benchmarks.memory import rollup
+    from exercise.limits import CLOUD_LIMIT_BYTES, CLOUD_MARGIN_BYTES, SERVER_AND_WORKER_BYTES
+    from exercise.sandbox import DEFAULT_PARALLEL
+
+    check_submission(SOLUTION_SOURCE, sandbox)  # the worker is warm, as it is after a check
+    worst_child = MEMORY_BUDGET_BYTES + rollup(sandbox.worker_pid)["Anonymous"]
+    assert SERVER_AND_WORKER_BYTES + DEFAULT_PARALLEL * worst_child + CLOUD_MARGIN_BYTES <= CLOUD_LIMIT_BYTES
+
+
+GREEDY_CHILD = """import gc, resource
+inherited = gc.get_objects()  # writes every inherited object's reference count: its pages are copied
+hoard = []
+try:
+    while True:
+        hoard.append(b"x" * 2**20)
+except MemoryError:
+    pass
+grown = len(hoard) * 2**20
+hoard.clear()
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, grown)
+"""
+
+
+def test_a_greedy_child_grows_by_its_budget_and_no_more(sandbox):
+    """The premise of the sum above, seen from inside a child that copies what it inherited and takes all it can."""
+    check_submission(SOLUTION_SOURCE, sandbox)
+    worker_rss = int(Path(f"/proc/{sandbox.worker_pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    peak_rss, grown = map(int, check_submission(GREEDY_CHILD, sandbox, timeout_s=20).stdout.split())
+    assert MEMORY_BUDGET_BYTES / 2 < grown <= MEMORY_BUDGET_BYTES
+    assert peak_rss <= worker_rss + MEMORY_BUDGET_BYTES

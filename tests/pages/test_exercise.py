@@ -40,6 +40,14 @@ def exec_on(monkeypatch):
     monkeypatch.delenv("ATTENTION_DISABLE_EXEC", raising=False)
 
 
+def test_how_the_checker_works_quotes_the_sandboxs_memory_budget(exec_on):
+    from exercise.limits import MEMORY_BUDGET_BYTES, bytes_in_words
+
+    at = run_page(PAGE)
+    text = " ".join(m.value for m in at.markdown)
+    assert f"about **{bytes_in_words(MEMORY_BUDGET_BYTES)}** of memory beyond PyTorch's own" in text
+
+
 def test_defaults_show_the_skeleton_and_hide_the_solution(exec_on):
     at = run_page(PAGE)
     assert not at.exception

@@ -56,6 +56,7 @@ def test_the_lifespan_starts_the_first_page_imports_and_returns_at_once(monkeypa
     monkeypatch.setattr(warmup, "import_in_background", lambda *modules, **kw: imported.append(modules))
     monkeypatch.setattr(warmup, "read_theme_once", lambda: imported.append("theme read once"))
     monkeypatch.setattr(warmup, "collect_less_often", lambda: imported.append("collector paced"))
+    monkeypatch.setattr(warmup, "announce_start", lambda: imported.append("announced"))
 
     async def serve() -> None:
         async with warmup.lifespan(None):
@@ -63,7 +64,7 @@ def test_the_lifespan_starts_the_first_page_imports_and_returns_at_once(monkeypa
 
     with ThreadPoolExecutor(1) as pool:  # a thread of its own: an earlier test may leave an event loop running here
         pool.submit(asyncio.run, serve()).result(timeout=60)
-    assert imported == ["collector paced", warmup.FIRST_PAGE_MODULES, "theme read once", "serving"]
+    assert imported == ["announced", "collector paced", warmup.FIRST_PAGE_MODULES, "theme read once", "serving"]
 
 
 def test_the_warm_up_leaves_nothing_big_for_the_landing_page_to_import():
@@ -131,25 +132,15 @@ def test_the_server_collects_the_youngest_generation_less_often():
     assert out == ["700", "10", "10", str(warmup.YOUNG_GENERATION_THRESHOLD), "10", "10"]
 
 
-def test_the_start_up_names_its_python_and_warns_only_off_the_tested_one(caplog):
-    import logging
+def test_the_served_app_logs_what_it_got_at_start():
+    """One line (`ui.deployment.announce_start`): the Python, the PyTorch build, whether "Check my code" can run."""
+    import torch
 
-    log = logging.getLogger("attention")  # Streamlit's loggers do not propagate to the root's capture
-    log.addHandler(caplog.handler)
-    try:
-        assert warmup.announce_python((3, 11, 7)) is None
-        warning = warmup.announce_python((3, 12, 1))
-    finally:
-        log.removeHandler(caplog.handler)
-    assert "tested on Python 3.11 only" in warning and "3.12.1" in warning
-    records = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "attention"]
-    assert records[0] == ("INFO", f"Attention, interactively: serving on Python 3.11.7 ({sys.executable})")
-    assert records[-1] == ("WARNING", warning)
-
-
-def test_the_served_app_logs_its_python_at_start():
     from devtools.appserver import AppServer
 
-    with AppServer() as server:
+    with AppServer(env={"ATTENTION_DISABLE_EXEC": "1"}) as server:
         pass
-    assert f"serving on Python {'.'.join(map(str, sys.version_info[:3]))}" in server.log
+    line = next(line for line in server.log.splitlines() if "serving on Python" in line)
+    assert f"serving on Python {'.'.join(map(str, sys.version_info[:3]))}" in line
+    assert f"PyTorch {torch.__version__}, a CPU build" in line
+    assert '"Check my code" is OFF: switched off by ATTENTION_DISABLE_EXEC' in line

@@ -8,7 +8,7 @@ The attention charts are rebuilt on every rerun of a page whose input is free te
 and the 6 x 12 grid of heads carries tens of thousands of cells, so they are written
 as plain Vega-Lite dicts whose named ``datasets`` are DataFrames: Streamlit sends
 those as Arrow, while Altair would turn every row into a dict and validate its
-objects against the schema on each call (together about 20x slower here). The tests
+objects against the schema on each call (docs/performance.md has the figure). The tests
 validate the dicts against the Vega-Lite schema instead. The grid is ONE faceted
 chart with small cells, no text and no axes (72 charts would cost 72 renders).
 """
@@ -275,7 +275,7 @@ def head_view(weights: np.ndarray, tokens: Sequence[str], *, title: str = "", mi
 def close_up(weights: np.ndarray, tokens: Sequence[str], *, title: str) -> dict:
     """One head's map (`head_map`) next to its `head_view`, rows lined up: a Vega-Lite dict with its datasets.
 
-    Drawn on a canvas (`ui.charts.CANVAS`): the head view is T² lines, all redrawn when the layer or head changes.
+    Drawn on a canvas (`ui.charts.spec.CANVAS`): the head view is T² lines, all redrawn when the layer or head changes.
     """
     heat, heat_data = head_map(weights, tokens, title=title)
     view, view_data = head_view(weights, tokens, title="head view: query → key", row_px=map_cell_px(len(tokens)))

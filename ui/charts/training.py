@@ -50,7 +50,7 @@ def _panel(df: pd.DataFrame, *, title: str, y_title: str, domain: tuple[float, f
     """One panel: a line per curve, plus optional rules (a reference level, the checkpoint shown).
 
     Built from constructors, not chained ``.encode()`` calls: Altair deep-copies a chart on every
-    chained call, which made this chart several times slower to build.
+    chained call.
     """
     scale = alt.Scale(type="log") if log_y else alt.Scale(domain=list(domain)) if domain else alt.Undefined
     x = alt.X(field="step", type="quantitative", title="training step")
@@ -127,7 +127,7 @@ def attention_grid(
     the query positions, columns the key positions, labelled ``"position:token"``.
 
     A single facet, built with one constructor call, costs the same for 1 or 16 maps
-    (a concatenation of 16 `ui.charts.heatmap` charts is ~10x slower to build).
+    (a concatenation of 16 `ui.charts.heatmap` charts costs a chart per map: docs/performance.md).
     """
     maps = np.asarray(maps, dtype=np.float64)
     if maps.ndim != 4 or maps.shape[-1] != maps.shape[-2] or maps.shape[-1] != len(tokens):
