@@ -14,8 +14,8 @@ is not a DataFrame, goes to Altair's own transformer. `ROWS` is its name in ``al
 
 Altair then names each inline dataset by a hash of its content (`Rows` by their ``repr``, which holds
 `Rows.digest`, a hash of their columns' bytes), so that equal tables in one chart are sent once;
-`ui.charts.spec.stable_spec` then replaces the names by positional ones. `ui.patches.altair_dataset_name` makes
-that naming cheaper.
+`ui.charts.spec.stable_spec` then replaces the names by positional ones. (A chart built as a part,
+`ui.charts.template`, gets positional names directly: its data never go through Altair's naming.)
 """
 from __future__ import annotations
 
