@@ -17,9 +17,11 @@ def main() -> None:
     from ui.accessibility import scroll_boxes
     from ui.display import prepare_altair
     from ui.layout import link_slot
+    from ui.patches import install
     from ui.url_state import bound_toggle, ignored_query_params, query_snapshot
 
     st.set_page_config(page_title="Attention, interactively", page_icon="🧮", layout="wide")
+    install()  # the library patches: applied by the process's first run, a lookup afterwards
     prepare_altair()
 
     # In the lesson's order. The worked example is the landing page ("/").

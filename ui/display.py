@@ -23,32 +23,25 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 from altair.utils.schemapi import disable_debug_mode
-from streamlit import dataframe_util
 
-from ui.charts.altair_compose import compose_without_needless_copies
-from ui.charts.altair_walks import use_fast_walks
 from ui.charts.inline_data import Rows, use_inline_rows
-from ui.charts.spec import (drawn_on_canvas, for_projector, readable_text, stable_spec, to_spec, view_title,
-                            without_aria)
+from ui.charts.spec import drawn_on_canvas, for_projector, readable_text, stable_spec, to_spec, view_title, without_aria
 from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
 from ui.url_state import presenter_mode
 
 
 def prepare_altair() -> None:
-    """Set Altair up for building the app's charts. Called by the router before every page; idempotent.
+    """Set Altair up for building the app's charts, through its public API. Called by the router before every
+    page; idempotent. (What replaces Altair's private code is in `ui.patches`, installed once.)
 
     * No validation while building: Altair's "debug mode" checks every schema object (an axis, a scale, a step)
       against the Vega-Lite schema as it is created. The app's charts are fixed code and the test suite
       validates every whole spec, so it is switched off. That also ends a race between sessions' threads:
       Altair's ``copy`` switches the flag off and back on around each copy.
-    * Composing charts copies a sub-chart only when there is a selection to lift (`ui.charts.altair_compose`).
-    * Exporting and copying a chart take a short way through its plain values (`ui.charts.altair_walks`).
-    * A chart's tables become inline rows without Altair's copy of every column (`ui.charts.inline_data`), and
-      with no row limit: the pages bound their own data sizes.
+    * A chart's tables become inline rows without Altair's copy of every column (`ui.charts.inline_data`, a
+      registered data transformer), and with no row limit: the pages bound their own data sizes.
     """
     disable_debug_mode()
-    compose_without_needless_copies()
-    use_fast_walks()
     use_inline_rows()
 
 
@@ -58,24 +51,39 @@ def arrow_datasets(spec: dict) -> dict:
     ``st.vega_lite_chart`` ships every dataset to the browser as Arrow, serialising it on every call unless it is
     given the bytes. `Rows` (what the chart modules make) become an Arrow table straight from their columns; a list
     of row dicts goes through `pyarrow.Table.from_pylist`. Either is made into bytes once per spec (`show_chart`
-    remembers the result). A dataset Arrow cannot type directly (a column mixing text and numbers), or a
-    DataFrame, goes through Streamlit's own conversion, once.
+    remembers the result); a DataFrame (the pretrained page's specs) through `pyarrow.Table.from_pandas`, as
+    Streamlit converts one. A column Arrow cannot type (one mixing text and numbers) is sent as text, as Streamlit's
+    own conversion would send it.
     """
     if not spec.get("datasets"):
         return spec
     datasets = {}
     for name, rows in spec["datasets"].items():
-        table = None
         try:
             if isinstance(rows, Rows):
                 table = rows.to_arrow()
-            elif isinstance(rows, list):
+            elif isinstance(rows, pd.DataFrame):
+                table = pa.Table.from_pandas(rows)  # as Streamlit converts a DataFrame
+            else:
                 table = pa.Table.from_pylist(rows)
         except (pa.ArrowInvalid, pa.ArrowTypeError):  # a column mixing text and numbers
-            rows = rows.rows() if isinstance(rows, Rows) else rows
-        datasets[name] = (arrow_bytes(table) if table is not None
-                          else dataframe_util.convert_anything_to_arrow_bytes(rows))
+            as_rows = rows.to_dict("records") if isinstance(rows, pd.DataFrame) else rows
+            table = _with_text_columns(as_rows.rows() if isinstance(as_rows, Rows) else as_rows)
+        datasets[name] = arrow_bytes(table)
     return {**spec, "datasets": datasets}
+
+
+def _with_text_columns(rows: list[dict]) -> pa.Table:
+    """The rows as an Arrow table, a column Arrow cannot type as text (``None`` stays null)."""
+    names = list(dict.fromkeys(k for row in rows for k in row))
+    columns = {}
+    for key in names:
+        values = [row.get(key) for row in rows]
+        try:
+            columns[key] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            columns[key] = pa.array([None if v is None else str(v) for v in values], type=pa.string())
+    return pa.table(columns)
 
 
 def arrow_bytes(table: pa.Table) -> bytes:

@@ -28,14 +28,12 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from ui.deployment import announce_start
-from ui.theme_options import read_theme_once
 
 #: What the first run of the landing page imports (the router's and the worked example's modules, and what
 #: Streamlit and pyarrow load on first use: the emoji and icon names that check the page icons).
-FIRST_PAGE_MODULES = ("ui.url_state", "ui.layout", "ui.display", "ui.accessibility", "ui.cache", "ui.quiz",
-                      "ui.charts.worked_example",
-                      "core", "core.user_input", "streamlit.emojis", "streamlit.material_icon_names",
-                      "pyarrow.pandas_compat")
+FIRST_PAGE_MODULES = ("ui.patches", "ui.url_state", "ui.layout", "ui.display", "ui.accessibility", "ui.cache",
+                      "ui.quiz", "ui.charts.worked_example", "core", "core.user_input", "streamlit.emojis",
+                      "streamlit.material_icon_names", "pyarrow.pandas_compat")
 
 _lock = threading.Lock()
 _started: set[str] = set()
@@ -130,8 +128,8 @@ def collect_less_often() -> None:
 async def lifespan(app: Any) -> AsyncIterator[None]:
     """The `st.App`'s start-up (`streamlit_app.py`): log what this deployment got (`ui.deployment`: Python,
     PyTorch build, whether "Check my code" can run; read without importing PyTorch), set the collector's pace
-    (`collect_less_often`), import `FIRST_PAGE_MODULES` in the background, read the theme's options once per
-    reading of the config (`ui.theme_options`), then serve.
+    (`collect_less_often`), import `FIRST_PAGE_MODULES` in the background, then serve. (The library patches,
+    `ui.patches`, are installed by the router's first run, which `AppTest` runs too.)
 
     Only starts the thread, so the server answers at once (its effect on a cold start: docs/performance.md).
     An `st.App` is served without Streamlit opening a browser tab; the shipped config is headless, so a plain
@@ -140,5 +138,4 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
     announce_start()
     collect_less_often()
     import_in_background(*FIRST_PAGE_MODULES)
-    read_theme_once()
     yield

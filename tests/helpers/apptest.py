@@ -107,11 +107,13 @@ def chart_specs(at: AppTest) -> list[tuple[dict, dict[str, pd.DataFrame]]]:
 
 def charts_built_anew(page: str) -> list[tuple[dict, dict[str, str]]]:
     """Every chart a run of `page` (e.g. ``"multi_head"``) draws, as ``(spec, {dataset name: its JSON})``, built
-    anew: the shared caches are cleared before and after, so no spec built under other settings is reused."""
+    anew: the shared caches are cleared before and after, so no spec built under other settings is reused. Fails on
+    a run that raised (it would draw no charts, whatever the code under test does)."""
     clear_shared_caches()
     try:
-        return [(spec, {name: frame.to_json() for name, frame in frames.items()})
-                for spec, frames in chart_specs(run_page(f"app_pages/{page}.py"))]
+        at = run_page(f"app_pages/{page}.py")
+        assert not at.exception, [e.message for e in at.exception]
+        return [(spec, {name: frame.to_json() for name, frame in frames.items()}) for spec, frames in chart_specs(at)]
     finally:
         clear_shared_caches()
 

@@ -54,7 +54,6 @@ def test_streamlit_run_serves_the_router_as_an_app_with_a_light_import():
 def test_the_lifespan_starts_the_first_page_imports_and_returns_at_once(monkeypatch):
     imported = []
     monkeypatch.setattr(warmup, "import_in_background", lambda *modules, **kw: imported.append(modules))
-    monkeypatch.setattr(warmup, "read_theme_once", lambda: imported.append("theme read once"))
     monkeypatch.setattr(warmup, "collect_less_often", lambda: imported.append("collector paced"))
     monkeypatch.setattr(warmup, "announce_start", lambda: imported.append("announced"))
 
@@ -64,7 +63,7 @@ def test_the_lifespan_starts_the_first_page_imports_and_returns_at_once(monkeypa
 
     with ThreadPoolExecutor(1) as pool:  # a thread of its own: an earlier test may leave an event loop running here
         pool.submit(asyncio.run, serve()).result(timeout=60)
-    assert imported == ["announced", "collector paced", warmup.FIRST_PAGE_MODULES, "theme read once", "serving"]
+    assert imported == ["announced", "collector paced", warmup.FIRST_PAGE_MODULES, "serving"]
 
 
 def test_the_warm_up_leaves_nothing_big_for_the_landing_page_to_import():

@@ -4,7 +4,7 @@ One module per page, named after it (`ui.charts.multi_head` draws `app_pages/mul
 page's `core` result; and the building blocks the pages share: `heatmap` (a matrix as coloured cells, and the
 colour conventions), `arrange` (charts side by side or in a grid), `facets` (one panel per head), `raster` (a
 big matrix as one image), `tooltips` (the arithmetic behind a cell), `spec` (a chart's spec as the app sends
-it: stable across slider steps, enlarged for a projector), `altair_compose` (composing without needless copies),
-`altair_walks` (exporting and copying through plain values the short way) and `inline_data` (a chart's table as
-inline rows), all three installed by `ui.display.prepare_altair`.
+it: stable across slider steps, enlarged for a projector), `template` (a chart as a part, its structure built once
+per shape) and `inline_data` (a chart's table kept as columns, `Rows`). What replaces Altair's private code is in
+`ui.patches`.
 """

@@ -12,17 +12,14 @@ text. Any other kind of column (categorical, datetime, nullable, objects that ar
 is not a DataFrame, goes to Altair's own transformer. `ROWS` is its name in ``alt.data_transformers``;
 `ui.display.prepare_altair` enables it.
 
-Altair then names each inline dataset by a hash of its content, so that equal tables in one chart are sent once:
-a SHA-256 of the rows as sorted JSON. `dataset_name` names `Rows` by a hash of their columns' bytes, and a list
-of rows by a hash of its pickle (without pickle's memo, so equal rows give equal bytes whether or not they share
-objects), in the same form, ``data-`` and 32 hex digits, which `ui.charts.spec.stable_spec` then replaces by
-positional names.
+Altair then names each inline dataset by a hash of its content (`Rows` by their ``repr``, which holds
+`Rows.digest`, a hash of their columns' bytes), so that equal tables in one chart are sent once;
+`ui.charts.spec.stable_spec` then replaces the names by positional ones. (A chart built as a part,
+`ui.charts.template`, gets positional names directly: its data never go through Altair's naming.)
 """
 from __future__ import annotations
 
 import hashlib
-import io
-import pickle
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -30,13 +27,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from altair.utils.data import to_values
-from altair.vegalite.v6 import api
 
 #: The transformer's name in Altair's registry.
 ROWS = "inline_rows"
-#: Altair's own naming of an inline dataset, as imported (tests swap it back in to compare).
-ALTAIR_DATASET_NAMING = api._dataset_name
 
 
 class Rows(Sequence[dict[str, Any]]):
@@ -81,7 +74,8 @@ class Rows(Sequence[dict[str, Any]]):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Rows):
             return self.rows() == other.rows()
-        return isinstance(other, list) and self.rows() == other
+        # Lengths first: Altair compares every dataset with ``[{}]`` (no rows) before naming it.
+        return isinstance(other, list) and len(other) == len(self) and self.rows() == other
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -153,34 +147,17 @@ def inline_rows(data: Any) -> dict[str, Any]:
         columns = {name: _column(data[name]) for name in data.columns}
         if all(c is not None for c in columns.values()):
             return {"values": Rows(columns)}
-    return to_values(data)
-
-
-def dataset_name(values: Any) -> str:
-    """Altair's name for an inline dataset (``data-`` and 32 hex digits): for `Rows`, from their columns; for a
-    list of rows, from their pickle rather than their JSON."""
-    if isinstance(values, Rows):
-        return "data-" + values.digest()
-    if not isinstance(values, list) or values == [{}]:  # Altair's own cases: an InlineDataset, no rows ("empty")
-        return ALTAIR_DATASET_NAMING(values)
-    buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=5)
-    pickler.fast = True  # no memo: a repeated object is written out again, as an equal one would be
-    try:
-        pickler.dump(values)
-    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
-        return ALTAIR_DATASET_NAMING(values)
-    return "data-" + hashlib.sha256(buffer.getbuffer()).hexdigest()[:32]
+    return alt.to_values(data)
 
 
 def use_inline_rows() -> None:
-    """Register `inline_rows` with Altair and make it the active data transformer (idempotent), with no row limit;
-    name inline datasets with `dataset_name`.
+    """Register `inline_rows` with Altair and make it the active data transformer (idempotent), with no row limit.
+
+    Public set-up (``alt.data_transformers``), not a patch of Altair's code.
 
     Cheap when it is active already: the router calls it on every run, and asking Altair's registry for its
     plugin names reads every installed package's entry points.
     """
-    api._dataset_name = dataset_name
     if alt.data_transformers.active != ROWS:
         alt.data_transformers.register(ROWS, inline_rows)
         alt.data_transformers.enable(ROWS)

@@ -129,10 +129,13 @@ def test_grid_wraps_charts_into_rows_of_one_chart():
 
 
 def test_charts_are_built_without_altair_validating_every_piece():
-    """Importing the chart builders turns Altair's construction-time validation off (the tests validate whole
-    specs with `to_dict()`, as here): it took about 40% of every heatmap's build."""
+    """The app's Altair set-up (`ui.display.prepare_altair`, run by the router) turns Altair's construction-time
+    validation off; the tests validate whole specs with `to_dict()`, as here."""
     import altair.utils.schemapi as schemapi
 
+    from ui.display import prepare_altair
+
+    prepare_altair()
     assert schemapi.DEBUG_MODE is False
     heatmap(np.eye(2), title="I").to_dict(validate=True)  # a whole spec is still checked against the schema
     with pytest.raises(schemapi.SchemaValidationError, match="invalid value for `type`"):

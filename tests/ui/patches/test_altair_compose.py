@@ -1,4 +1,4 @@
-"""`ui.charts.altair_compose`: composing charts without Altair's needless deep copies gives the very same specs."""
+"""`ui.patches.altair_compose`: composing charts without Altair's needless deep copies gives the very same specs."""
 
 from __future__ import annotations
 
@@ -7,14 +7,18 @@ import numpy as np
 import pytest
 from altair.vegalite.v6 import api
 
-from tests.helpers.apptest import charts_built_anew
 from tests.helpers.fresh_process import fresh_python
-from ui.charts.altair_compose import ALTAIR_HELPERS, nothing_to_lift
 from ui.charts.arrange import grid, side_by_side
 from ui.charts.facets import facets_side_by_side, head_blocks, head_maps, matrix_panels
 from ui.charts.heatmap import heatmap
 from ui.charts.masked_attention import mask_chart, masked_heatmap
 from ui.display import prepare_altair
+from ui.patches import install
+from ui.patches.altair_compose import PATCH, nothing_to_lift
+
+#: Altair's own helpers (the patch keeps them once installed).
+install()
+ALTAIR_HELPERS = {name: PATCH.original(name) for name in PATCH.replacements}
 
 TOKENS = ["the", "cat", "sat"]
 
@@ -59,11 +63,11 @@ def test_every_composition_gives_altairs_own_spec(build, monkeypatch):
     assert ours == build().to_dict()
 
 
-def test_importing_the_chart_modules_leaves_altair_as_it_is():
+def test_importing_the_chart_modules_and_the_patches_leaves_altair_as_it_is():
     untouched = fresh_python(
         "import pkgutil, importlib, ui.charts\n"
         "for m in pkgutil.iter_modules(ui.charts.__path__): importlib.import_module(f'ui.charts.{m.name}')\n"
-        "import ui.display\n"
+        "import ui.display, ui.patches\n"
         "from altair.vegalite.v6 import api\n"
         "from altair.utils import schemapi\n"
         "print(api._combine_subchart_params.__module__, api._remove_duplicate_params.__module__,"
@@ -74,7 +78,7 @@ def test_importing_the_chart_modules_leaves_altair_as_it_is():
 
 
 def test_the_wrappers_are_installed_and_skip_the_copies():
-    prepare_altair()
+    assert install()["altair_compose"] == "applied"
     assert set(ALTAIR_HELPERS) == {"_combine_subchart_params", "_remove_duplicate_params", "_prepare_to_lift",
                                    "_viewless_dict"}
     assert all(getattr(api, name) is not helper for name, helper in ALTAIR_HELPERS.items())
@@ -87,7 +91,8 @@ def test_the_wrappers_are_installed_and_skip_the_copies():
 
 
 def test_parameters_are_compared_without_validating_them(monkeypatch):
-    prepare_altair()
+    install()
+    prepare_altair()  # debug mode off: no schema object is validated as it is made
     checked = []
     monkeypatch.setattr(alt.Parameter, "validate", lambda self, *a, **k: checked.append(self), raising=False)
     monkeypatch.setattr(alt.SelectionParameter, "validate", lambda self, *a, **k: checked.append(self),
@@ -113,11 +118,3 @@ def test_nothing_to_lift():
     assert not nothing_to_lift(alt.Undefined, [plain, picked])
     assert nothing_to_lift(alt.Undefined, [alt.layer(unit("a"))])  # a single sub-chart: nothing to rename
     assert not nothing_to_lift(alt.Undefined, [alt.layer(unit("a")), plain])  # a concat renames named layers
-
-
-@pytest.mark.parametrize("page", ["worked_example", "multi_head", "masked_attention", "cross_attention"])
-def test_pages_draw_the_same_specs_as_with_altairs_own_helpers(page, monkeypatch):
-    ours = charts_built_anew(page)
-    for name, helper in ALTAIR_HELPERS.items():
-        monkeypatch.setattr(api, name, helper)
-    assert ours and charts_built_anew(page) == ours

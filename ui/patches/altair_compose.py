@@ -15,7 +15,7 @@ re-creates it, which runs both helpers again on its own layers, and ``to_dict`` 
 the whole composite. For the worked example's grid of six heatmaps, none with a parameter, that was most of
 the time it took to build.
 
-`compose_without_needless_copies` wraps the two helpers so that they return the sub-charts as they are when
+The patch wraps the two helpers so that they return the sub-charts as they are when
 there is nothing to do: no parameter on the composite or on any direct sub-chart (deeper ones were lifted
 when those sub-charts were built) and, in a concatenation, no named layer to rename. The spec is then the
 same as Altair's (the tests compare 13 kinds of composition and four whole pages); anything else goes to
@@ -27,18 +27,13 @@ whole spec).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from altair.utils import Undefined
-from altair.vegalite.v6 import api
+import altair as alt
+from altair import Undefined
 
-#: Altair's own helpers, as imported (tests swap them back in to compare).
-ALTAIR_HELPERS: dict[str, Callable[..., Any]] = {
-    name: getattr(api, name)
-    for name in ("_combine_subchart_params", "_remove_duplicate_params", "_prepare_to_lift", "_viewless_dict")
-    if hasattr(api, name)
-}
+from ui.patches import Patch
 
 
 def _declared(params: Any) -> bool:
@@ -51,7 +46,7 @@ def _has_params(chart: Any) -> bool:
 
 
 def _has_named_layer(chart: Any) -> bool:
-    layers = chart.layer if isinstance(chart, api.LayerChart) else []
+    layers = chart.layer if isinstance(chart, alt.LayerChart) else []
     return any(getattr(layer, "name", Undefined) is not Undefined for layer in layers)
 
 
@@ -65,22 +60,22 @@ def nothing_to_lift(params: Any, subcharts: Sequence[Any]) -> bool:
 def _combine_subchart_params(params: Any, subcharts: list[Any]) -> tuple[Any, list[Any]]:
     if nothing_to_lift(params, subcharts):
         return Undefined, list(subcharts)  # as Altair: no parameters at all is Undefined, not []
-    return ALTAIR_HELPERS["_combine_subchart_params"](params, subcharts)
+    return PATCH.original("_combine_subchart_params")(params, subcharts)
 
 
 def _remove_duplicate_params(layer: list[Any]) -> list[Any]:
     if not any(_has_params(c) for c in layer):
         return list(layer)
-    return ALTAIR_HELPERS["_remove_duplicate_params"](layer)
+    return PATCH.original("_remove_duplicate_params")(layer)
 
 
 def _prepare_to_lift(param: Any) -> Any:
     """A copy of `param` fit to be declared at the top: a selection gets a (still empty) list of views."""
     param = param.copy()
-    if isinstance(param, api.core.VariableParameter):
+    if isinstance(param, alt.VariableParameter):
         return param
-    if isinstance(param, api.core.SelectionParameter):
-        return api.core.TopLevelSelectionParameter(**param.to_dict(validate=False), views=[])
+    if isinstance(param, alt.SelectionParameter):
+        return alt.TopLevelSelectionParameter(**param.to_dict(validate=False), views=[])
     if param.views is Undefined:
         param.views = []
     return param
@@ -93,12 +88,7 @@ def _viewless_dict(param: Any) -> dict[str, Any]:
     return spec
 
 
-def compose_without_needless_copies() -> bool:
-    """Install the wrappers in Altair (idempotent). False, and nothing changed, if this Altair lacks the helpers."""
-    if len(ALTAIR_HELPERS) != 4:
-        return False
-    api._combine_subchart_params = _combine_subchart_params
-    api._remove_duplicate_params = _remove_duplicate_params
-    api._prepare_to_lift = _prepare_to_lift
-    api._viewless_dict = _viewless_dict
-    return True
+PATCH = Patch(name="altair_compose", library="altair", version="6.3.0", module="altair.vegalite.v6.api",
+              replacements={"_combine_subchart_params": _combine_subchart_params,
+                            "_remove_duplicate_params": _remove_duplicate_params,
+                            "_prepare_to_lift": _prepare_to_lift, "_viewless_dict": _viewless_dict})

@@ -1,4 +1,4 @@
-"""`ui.theme_options`: the theme's options looked up once per reading of the config, the same messages sent."""
+"""`ui.patches.streamlit_theme`: the theme's options looked up once per reading of the config, the same messages."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from streamlit import config
 from streamlit.proto.NewSession_pb2 import CustomThemeConfig
 from streamlit.runtime import app_session
 
-from ui import theme_options
+from ui.patches import apply, install, remove
+from ui.patches import streamlit_theme as theme_options
 
 SECTIONS = ["theme", "theme.light", "theme.dark", "theme.sidebar", "theme.light.sidebar", "theme.dark.sidebar"]
 
@@ -16,8 +17,11 @@ SECTIONS = ["theme", "theme.light", "theme.dark", "theme.sidebar", "theme.light.
 def lookups(monkeypatch) -> list[str]:
     """The sections looked up in Streamlit's config, in order; nothing remembered at the start."""
     looked_up: list[str] = []
-    streamlits = theme_options.STREAMLIT_LOOKUP
-    monkeypatch.setattr(theme_options, "STREAMLIT_LOOKUP",
+    install()
+    originals = theme_options.PATCH.originals
+    streamlits = originals["get_options_for_section"]
+    streamlits("theme")  # Streamlit reads its config on the first lookup, which forgets the theme: done before
+    monkeypatch.setitem(originals, "get_options_for_section",
                         lambda section: looked_up.append(section) or streamlits(section))
     theme_options.forget_theme()
     yield looked_up
@@ -27,17 +31,17 @@ def lookups(monkeypatch) -> list[str]:
 def test_a_theme_section_is_looked_up_once_and_handed_out_as_a_copy(lookups):
     first = theme_options.options_for_section("theme")
     first["primaryColor"] = "#000000"  # a caller's change stays its own
-    assert theme_options.options_for_section("theme") == theme_options.STREAMLIT_LOOKUP("theme")
-    assert theme_options.options_for_section("theme.sidebar") == theme_options.STREAMLIT_LOOKUP("theme.sidebar")
+    streamlits = theme_options.PATCH.original("get_options_for_section")
+    assert theme_options.options_for_section("theme") == streamlits("theme")
+    assert theme_options.options_for_section("theme.sidebar") == streamlits("theme.sidebar")
     theme_options.options_for_section("server")
     theme_options.options_for_section("server")
     assert lookups == ["theme", "theme", "theme.sidebar", "theme.sidebar", "server", "server"]
 
 
 def test_reading_the_config_again_forgets_the_theme(lookups, monkeypatch):
-    monkeypatch.setattr(config, "get_options_for_section", config.get_options_for_section)  # restored afterwards
-    monkeypatch.setattr(theme_options, "_installed", False)
-    theme_options.read_theme_once()
+    remove(theme_options.PATCH)
+    assert apply(theme_options.PATCH) is None
     assert config.get_options_for_section is theme_options.options_for_section
     config.get_options_for_section("theme")
     config.get_options_for_section("theme")

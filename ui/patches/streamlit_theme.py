@@ -6,38 +6,33 @@ sidebars), and for each it calls ``config.get_options_for_section``, which goes 
 has to pick those of that section: a visible share of the server's CPU under a class (docs/performance.md).
 
 Theme options cannot be set from a script (``st.set_option`` refuses them); they change only when Streamlit reads
-its config (at start-up, and again when it sees the file change). `read_theme_once` wraps
+its config (at start-up, and again when it sees the file change). The patch wraps
 ``config.get_options_for_section`` so that a theme section's options are looked up once and a copy of them is
 returned afterwards, and forgets them whenever Streamlit has read its config. Any other section is looked up as
-before. Installed by the server's start-up (`ui.warmup.lifespan`), not on import; the tests compare the messages
-with Streamlit's own.
+before. The tests compare the messages with Streamlit's own.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
-from streamlit import config
-
-#: Streamlit's own lookup, as imported (tests swap it back in to compare).
-STREAMLIT_LOOKUP: Callable[[str], dict[str, Any]] = config.get_options_for_section
+from ui.patches import Patch
 
 _sections: dict[str, dict[str, Any]] = {}
 _readings = 0  # how many times the theme was forgotten: a lookup begun before that is not kept
 _lock = threading.Lock()  # never held while Streamlit's lookup runs: that takes Streamlit's config lock
-_installed = False
 
 
 def options_for_section(section: str) -> dict[str, Any]:
     """``config.get_options_for_section``: the options of `section` by name, a theme section's remembered."""
     if section != "theme" and not section.startswith("theme."):
-        return STREAMLIT_LOOKUP(section)
+        return PATCH.original("get_options_for_section")(section)
     with _lock:
         options, reading = _sections.get(section), _readings
     if options is None:
-        options = STREAMLIT_LOOKUP(section)
+        options = PATCH.original("get_options_for_section")(section)
         with _lock:
             if reading == _readings:
                 _sections[section] = options
@@ -52,13 +47,11 @@ def forget_theme() -> None:
         _readings += 1
 
 
-def read_theme_once() -> None:
-    """Install `options_for_section` in Streamlit's config module, and forget the theme whenever the config is
-    read again (idempotent)."""
-    global _installed
-    with _lock:
-        if _installed:
-            return
-        _installed = True
+def _forget_on_reading(config: ModuleType) -> None:
+    """Forget the theme whenever Streamlit reads its config again (connecting twice is connecting once)."""
     config.on_config_parsed(forget_theme, force_connect=True)
-    config.get_options_for_section = options_for_section
+
+
+PATCH = Patch(name="streamlit_theme", library="streamlit", version="1.67.0", module="streamlit.config",
+              replacements={"get_options_for_section": options_for_section}, requires=("on_config_parsed",),
+              on_install=_forget_on_reading)

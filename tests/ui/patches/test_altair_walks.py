@@ -1,4 +1,4 @@
-"""`ui.charts.altair_walks`: exporting and copying charts the short way gives exactly what Altair's own walks give."""
+"""`ui.patches.altair_walks`: exporting and copying charts the short way gives exactly what Altair's own walks give."""
 
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ import pandas as pd
 import pytest
 from altair.utils import schemapi
 
-from tests.helpers.apptest import charts_built_anew
-from ui.charts.altair_walks import ALTAIR_WALKS, _deep_copy, _todict, use_fast_walks
 from ui.charts.arrange import side_by_side
 from ui.charts.heatmap import heatmap
-from ui.display import prepare_altair
+from ui.patches import install
+from ui.patches.altair_walks import PATCH, _deep_copy, _todict
+
+#: Altair's own walks (the patch keeps them once installed).
+install()
+ALTAIR_WALKS = {name: PATCH.original(name) for name in PATCH.replacements}
 
 
 class Colour(enum.StrEnum):
@@ -76,19 +79,8 @@ def test_a_copy_matches_altairs_for_a_condition_and_in_debug_mode():
         assert _deep_copy(chart, set()).to_dict() == chart.to_dict()
 
 
-def test_installed_by_the_apps_altair_set_up():
-    prepare_altair()
-    assert use_fast_walks()
+def test_installed_by_the_patches():
+    assert install()["altair_walks"] == "applied"
     assert schemapi._todict is _todict and schemapi._deep_copy is _deep_copy
     picked = side_by_side(heatmap(np.eye(2)), heatmap(np.ones((2, 2)), select="cell"))  # lifting copies
     assert [p.name for p in picked.params] == ["cell"]
-
-
-@pytest.mark.parametrize("page", ["worked_example", "scaled_attention", "multi_head", "masked_attention",
-                                  "positional_encoding"])
-def test_pages_draw_the_same_specs_as_with_altairs_own_walks(page, monkeypatch):
-    ours = charts_built_anew(page)
-    for name, walk in ALTAIR_WALKS.items():
-        monkeypatch.setattr(schemapi, name, walk)
-    monkeypatch.setattr("ui.display.use_fast_walks", lambda: False)  # the router's set-up would put them back
-    assert ours and charts_built_anew(page) == ours

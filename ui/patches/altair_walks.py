@@ -9,7 +9,7 @@ cost of the visit. Composing charts with a selection to lift deep-copies every s
 ``schemapi._deep_copy``, which for each schema object asks the object (through its ``__getattr__``) for a
 ``__deepcopy__`` method it does not have, and switches Altair's debug mode off and on around creating it.
 
-`use_fast_walks` wraps both walks. A value of a plain JSON type (``str``, ``int``, ``float``, ``bool``, None;
+The patch wraps both walks. A value of a plain JSON type (``str``, ``int``, ``float``, ``bool``, None;
 exactly those types, not subclasses such as NumPy's ``float64``), a plain ``dict``, ``list`` or ``tuple``, and,
 in a copy, a schema object without a ``__deepcopy__`` of its own, are handled here the way Altair handles them;
 every other value goes to Altair's own function. Both recurse through the module's names, so the short way is
@@ -19,16 +19,12 @@ Altair's debug mode on, copies go to Altair's own function, which switches it of
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
 from typing import Any
 
-from altair.utils import schemapi
-from altair.utils.schemapi import SchemaBase, Undefined
+from altair import SchemaBase, Undefined
 
-#: Altair's own walks, as imported (tests swap them back in to compare).
-ALTAIR_WALKS: dict[str, Callable[..., Any]] = {
-    name: getattr(schemapi, name) for name in ("_todict", "_deep_copy") if hasattr(schemapi, name)
-}
+from ui.patches import Patch
 
 #: The types of JSON's scalar values: Altair's export returns them as they are.
 _PLAIN = frozenset({str, int, float, bool, type(None)})
@@ -43,7 +39,7 @@ def _todict(obj: Any, context: dict[str, Any] | None, np_opt: Any, pd_opt: Any) 
         return {k: _todict(v, context, np_opt, pd_opt) for k, v in obj.items() if v is not Undefined}
     if kind is list or kind is tuple:
         return [_todict(v, context, np_opt, pd_opt) for v in obj]
-    return ALTAIR_WALKS["_todict"](obj, context, np_opt, pd_opt)
+    return PATCH.original("_todict")(obj, context, np_opt, pd_opt)
 
 
 def _deep_copy(obj: Any, by_ref: set[str]) -> Any:
@@ -54,16 +50,12 @@ def _deep_copy(obj: Any, by_ref: set[str]) -> Any:
         return [_deep_copy(v, by_ref) for v in obj]
     if kind is dict:
         return {k: (v if k in by_ref else _deep_copy(v, by_ref)) for k, v in obj.items()}
-    if isinstance(obj, SchemaBase) and not hasattr(kind, "__deepcopy__") and not schemapi.DEBUG_MODE:
+    if (isinstance(obj, SchemaBase) and not hasattr(kind, "__deepcopy__")
+            and not sys.modules[PATCH.module].DEBUG_MODE):
         return kind(*[_deep_copy(a, by_ref) for a in obj._args],
                     **{k: (v if k in by_ref else _deep_copy(v, by_ref)) for k, v in obj._kwds.items()})
-    return ALTAIR_WALKS["_deep_copy"](obj, by_ref)
+    return PATCH.original("_deep_copy")(obj, by_ref)
 
 
-def use_fast_walks() -> bool:
-    """Install both walks in Altair (idempotent). False, and nothing changed, if this Altair lacks either."""
-    if len(ALTAIR_WALKS) != 2:
-        return False
-    schemapi._todict = _todict
-    schemapi._deep_copy = _deep_copy
-    return True
+PATCH = Patch(name="altair_walks", library="altair", version="6.3.0", module="altair.utils.schemapi",
+              replacements={"_todict": _todict, "_deep_copy": _deep_copy}, requires=("DEBUG_MODE",))
