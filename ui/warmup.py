@@ -126,7 +126,8 @@ def collect_less_often() -> None:
 
 @contextlib.asynccontextmanager
 async def lifespan(app: Any) -> AsyncIterator[None]:
-    """The `st.App`'s start-up (`streamlit_app.py`): say which Python serves the app, set the collector's pace
+    """The `st.App`'s start-up (`streamlit_app.py`): say which Python serves the app, log the class poll's
+    presenter key if the server generated it (`ui.class_poll.announce_presenter_key`), set the collector's pace
     (`collect_less_often`), import `FIRST_PAGE_MODULES` in the background, read the theme's options once per
     reading of the config (`ui.theme_options`), then serve.
 
@@ -135,6 +136,9 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
     script would not open one either.
     """
     announce_python()
+    from ui.class_poll import announce_presenter_key  # here, not at the top: the server's import stays light
+
+    announce_presenter_key()
     collect_less_often()
     import_in_background(*FIRST_PAGE_MODULES)
     read_theme_once()
