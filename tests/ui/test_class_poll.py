@@ -275,3 +275,19 @@ def test_a_generated_key_is_logged_once_at_start_and_a_configured_one_never(monk
 
 def test_the_qr_code_is_a_png_made_offline():
     assert class_poll.qr_png("http://localhost:8501/soft_lookup?temp=2.0").startswith(b"\x89PNG")
+
+
+def test_an_unwritable_database_is_said_to_the_lecturer_and_a_students_page_is_unaffected(monkeypatch):
+    monkeypatch.setenv("ATTENTION_POLL_DATABASE_URL", "sqlite:////proc/attention-poll.sqlite3")  # not even root writes
+    lecturer = presenter()
+    assert not lecturer.exception
+    assert "Class poll: The poll's storage cannot be used right now" in texts(lecturer)
+    at = student()
+    assert poll_radio(at) is None and at.radio(key=f"quiz_{QUIZ}_choice") is not None
+
+
+def test_an_oversized_key_is_a_wrong_key_not_an_error():
+    at = run_page(PAGE, present="true")
+    at.text_input(key=f"poll_key_{QUIZ}").input("k" * 100_000)
+    unlock_button(at).click().run()
+    assert not at.exception and "That is not the presenter key." in texts(at)
