@@ -196,8 +196,11 @@ def round_counts(quiz: str, round_id: str) -> Counts:
 
 
 def forget_round(quiz: str) -> None:
-    """After this session changed the poll: read it again on the next run (the version cache may lag)."""
-    st.session_state.pop(f"_poll_{quiz}_seen", None)
+    """After this session changed the poll: read it again on the next run (the version cache may lag). The round
+    last seen is kept, so a failed read can still say what the student was answering."""
+    seen = st.session_state.get(f"_poll_{quiz}_seen")
+    if seen is not None:
+        st.session_state[f"_poll_{quiz}_seen"] = (None, seen[1])
 
 
 def settings_query() -> str:
@@ -242,7 +245,10 @@ def student_round(quiz: str) -> None:
     except PollError as error:  # the database is away: say so only to a student who was answering a round
         seen = st.session_state.get(f"_poll_{quiz}_seen")
         if seen is not None and seen[1] is not None:
-            st.warning(f"Class poll: {error}", icon=":material/cloud_off:")
+            if f"_poll_{quiz}_feedback" in st.session_state:
+                _feedback(quiz)  # what became of their last send, which says why
+            else:
+                st.warning(f"Class poll: {error}", icon=":material/cloud_off:")
 
 
 def _student_view(quiz: str, current: Round) -> None:

@@ -12,6 +12,7 @@ from poll import DatabaseUnavailableError, Question
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers.apptest import APP, TIMEOUT, chart_specs, run_page
+from tests.poll.conftest import running_postgres
 from ui import class_poll
 
 PAGE, QUIZ = "app_pages/soft_lookup.py", "soft_lookup_cold"
@@ -291,3 +292,28 @@ def test_an_oversized_key_is_a_wrong_key_not_an_error():
     at.text_input(key=f"poll_key_{QUIZ}").input("k" * 100_000)
     unlock_button(at).click().run()
     assert not at.exception and "That is not the presenter key." in texts(at)
+
+
+@pytest.fixture
+def own_postgres():
+    """A PostgreSQL server of this test's own, to stop and start again (skipped without Debian's binaries)."""
+    yield from running_postgres()
+
+
+def test_postgresql_stopped_mid_round_is_said_and_the_poll_recovers_without_a_restart(own_postgres, monkeypatch):
+    monkeypatch.setenv("ATTENTION_POLL_DATABASE_URL", own_postgres.url)
+    lecturer = open_round()
+    first, second = student(), student()
+    answer, wrong = the_answer(lecturer)
+    send(first, answer)
+    own_postgres.stop()
+    send(second, wrong)
+    assert "Your answer was not recorded." in texts(second) and "cannot be reached" in texts(second)
+    assert first.radio(key=f"quiz_{QUIZ}_choice") is not None  # the rest of the page is as it was
+    next_tick(lecturer)
+    assert "Class poll: " in texts(lecturer) and not lecturer.exception
+    own_postgres.start()
+    next_tick(second)  # the round is back on the student's page
+    send(second, wrong)
+    assert "Answer recorded" in texts(second)
+    assert answered(lecturer) == 2
