@@ -105,7 +105,8 @@ def services() -> PollServices:
         if found is None:
             store = open_store()
             key = presenter_key(_secret_key(), data_dir())
-            found = _services[config] = PollServices(store, VersionCache(store, VERSION_MAX_AGE_S), key, PresenterKeyGuard(key))
+            found = PollServices(store, VersionCache(store, VERSION_MAX_AGE_S), key, PresenterKeyGuard(key))
+            _services[config] = found
     return found
 
 

@@ -7,10 +7,9 @@ import logging
 import time
 
 import pytest
-
-from poll import DatabaseUnavailableError, Question
 from streamlit.testing.v1 import AppTest
 
+from poll import DatabaseUnavailableError, Question
 from tests.helpers.apptest import APP, TIMEOUT, chart_specs, run_page
 from tests.poll.conftest import running_postgres
 from ui import class_poll
@@ -147,7 +146,7 @@ def test_an_open_round_reaches_students_and_one_browser_counts_once():
     assert answered(lecturer) == 2
     (spec, frames), = [c for c in chart_specs(lecturer) if "The class's answers" in str(c[0])]
     table = next(iter(frames.values()))
-    assert dict(zip(table["option"], table["votes"])) == {o: (2 if o == answer else 0)
+    assert dict(zip(table["option"], table["votes"], strict=True)) == {o: (2 if o == answer else 0)
                                                           for o in table["option"]}
     assert not table["right"].any()  # not marked before the reveal
 

@@ -13,7 +13,7 @@ import altair as alt
 import numpy as np
 
 from ui.charts.inline_data import Rows
-from ui.charts.template import DataSource, Make, Part, chart_of, part_builder
+from ui.charts.template import DataSource, Make, chart_of, part_builder
 
 #: Bar colours: an answer not yet revealed (or a wrong one, once revealed) and the revealed right answer.
 BAR_COLOR, RIGHT_COLOR = "#4c78a8", "#54a24b"
