@@ -221,17 +221,18 @@ def settings_note(settings: str) -> str:
     return ", ".join(f"`{k}` = {v}" for k, v in pairs) if pairs else "the page's defaults"
 
 
-def _feedback(quiz: str) -> None:
-    """The last message this session got about `quiz`'s poll, if any."""
+def _feedback(quiz: str, round_id: str | None = None) -> None:
+    """The last message this session got about `quiz`'s poll, if any (only if it was about round `round_id`, when
+    given: a new round starts without the last round's "Answer recorded")."""
     shown = st.session_state.get(f"_poll_{quiz}_feedback")
-    if shown is not None:
-        kind, text = shown
+    if shown is not None and round_id in (None, shown[0]):
+        _, kind, text = shown
         getattr(st, kind)(text, icon={"success": ":material/check_circle:", "error": ":material/error:",
                                       "warning": ":material/warning:"}[kind])
 
 
-def _say(quiz: str, kind: str, text: str) -> None:
-    st.session_state[f"_poll_{quiz}_feedback"] = (kind, text)
+def _say(quiz: str, kind: str, text: str, round_id: str | None = None) -> None:
+    st.session_state[f"_poll_{quiz}_feedback"] = (round_id, kind, text)
 
 
 # --- the student ------------------------------------------------------------------------------------------------
@@ -256,7 +257,7 @@ def _student_view(quiz: str, current: Round) -> None:
     with st.container(border=True):
         _round_heading(current, "Class poll")
         recorded = _answer_control(quiz, current)
-        _feedback(quiz)
+        _feedback(quiz, current.id)
         if current.is_revealed:
             _verdict(current, recorded)
         elif not current.accepts_votes:
@@ -300,17 +301,28 @@ def _send(quiz: str, round_id: str, choice_key: str) -> None:
     """Record the picked answer (a callback: it runs before the page, so a click after a lock is refused, not lost)."""
     choice = st.session_state.get(choice_key)
     if choice is None:
-        _say(quiz, "warning", "Pick an answer first, then send it.")
+        _say(quiz, "warning", "Pick an answer first, then send it.", round_id)
         return
     try:
         poll = services()
         poll.store.vote(round_id, voter_hasher(poll.store).voter(browser_token()), choice)
     except PollError as error:
-        _say(quiz, "error", f"Your answer was not recorded. {error}")
-        forget_round(quiz)  # a locked or replaced round: show it as it is now
+        # Said on the round the page shows next: a locked round, or the one that replaced it.
+        _say(quiz, "error", f"Your answer was not recorded. {error}", _round_now(quiz, round_id))
+        forget_round(quiz)
         return
     st.session_state.setdefault(f"_poll_{quiz}_mine", {})[round_id] = choice
-    _say(quiz, "success", f"Answer recorded: **{choice}**. You can change it until the lecturer locks the round.")
+    _say(quiz, "success", f"Answer recorded: **{choice}**. You can change it until the lecturer locks the round.",
+         round_id)
+
+
+def _round_now(quiz: str, round_id: str) -> str:
+    """The id of `quiz`'s current round (`round_id` if it cannot be read now)."""
+    try:
+        current = services().store.current_round(quiz)
+    except PollError:
+        return round_id
+    return current.id if current is not None else round_id
 
 
 def _verdict(current: Round, recorded: str | None) -> None:

@@ -204,6 +204,12 @@ def test_a_new_round_starts_from_zero_and_a_stale_page_is_told():
     assert "Your answer was not recorded." in texts(at) and answered(lecturer) == 0
     at.run()
     assert "Class poll, round 2" in texts(at)
+    assert "Your answer was not recorded." in texts(at)  # said on the round that replaced it
+    next_tick(lecturer)
+    send(at, answer)
+    button(lecturer, "new").click().run()
+    next_tick(at)
+    assert "Class poll, round 3" in texts(at) and "Answer recorded" not in texts(at)  # round 2's, not round 3's
     csv = class_poll.results_csv(class_poll.services().store, QUIZ)
     assert len(csv.strip().splitlines()) > 2 and "1" in csv
 
