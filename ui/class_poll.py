@@ -26,7 +26,6 @@ Every refusal or fault is a `poll.PollError` whose message is shown as it is; no
 from __future__ import annotations
 
 import functools
-import io
 import os
 import threading
 import urllib.parse
@@ -257,7 +256,9 @@ def _student_view(quiz: str, current: Round) -> None:
     with st.container(border=True):
         _round_heading(current, "Class poll")
         recorded = _answer_control(quiz, current)
-        _feedback(quiz, current.id)
+        shown = st.session_state.get(f"_poll_{quiz}_feedback")
+        if current.accepts_votes or (shown is not None and shown[1] != "success"):  # "you can change it" is over
+            _feedback(quiz, current.id)
         if current.is_revealed:
             _verdict(current, recorded)
         elif not current.accepts_votes:
@@ -399,7 +400,7 @@ def _lecturer_round(poll: PollServices, quiz: str, asked: Question, current: Rou
     left, right = st.columns([1, 2])
     with left:
         _round_heading(current, "Round open to the class" if current.accepts_votes else "Round locked")
-        st.image(qr_png(link or "?"), caption="Scan to join", width=220)
+        st.image(qr_image(link or "?"), caption="Scan to join", width=220)
         st.code(link or "(this page)", language=None, wrap_lines=True)
     with right:
         counts = round_counts(quiz, current.id)
@@ -457,10 +458,7 @@ def _act(quiz: str, action: str, target: Any) -> None:
 
 
 @functools.lru_cache(maxsize=64)
-def qr_png(link: str) -> bytes:
-    """The link as a QR code (PNG, made here: no network); made once per link, not on every tick."""
-    out = io.BytesIO()
-    segno.make(link, error="m").save(out, kind="png", scale=6, border=2)
-    return out.getvalue()
-
-
+def qr_image(link: str) -> str:
+    """The link as a QR code, an SVG data URI made here (no network), once per link. A data URI, not image bytes:
+    bytes become a media file per run, and a ticking fragment's earlier file may be gone before the browser asks."""
+    return segno.make(link, error="m").svg_data_uri(scale=6, border=2)

@@ -88,6 +88,8 @@ def wait_answered(page, total: int) -> None:
 
 def shoot(page, screenshot_dir, name: str) -> None:
     if screenshot_dir is not None:
+        panel = lecturer_panel(page) if lecturer_panel(page).count() else poll_panel(page)
+        panel.scroll_into_view_if_needed()
         page.screenshot(path=str(screenshot_dir / f"poll-{name}.png"), full_page=False)
 
 
@@ -144,6 +146,8 @@ def test_a_lecturer_and_three_students_over_two_processes(poll_cluster, browser,
     settle(students[2])
     lecturer.wait_for_timeout(2000)
     shoot(lecturer, screenshot_dir, "presenter-revealed")
+    qr = lecturer_panel(lecturer).get_by_role("img").first  # still drawn after many ticks of the panel
+    assert qr.evaluate("image => image.complete && image.naturalWidth > 0")
     shoot(students[1], screenshot_dir, "student-revealed")
     shoot(students[2], screenshot_dir, "student-phone-revealed")
 

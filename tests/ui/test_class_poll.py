@@ -279,8 +279,8 @@ def test_a_generated_key_is_logged_once_at_start_and_a_configured_one_never(monk
     assert generated.source == "generated" and generated.value in line
 
 
-def test_the_qr_code_is_a_png_made_offline():
-    assert class_poll.qr_png("http://localhost:8501/soft_lookup?temp=2.0").startswith(b"\x89PNG")
+def test_the_qr_code_is_an_svg_made_offline_and_sent_inline():
+    assert class_poll.qr_image("http://localhost:8501/soft_lookup?temp=2").startswith("data:image/svg+xml")
 
 
 def test_an_unwritable_database_is_said_to_the_lecturer_and_a_students_page_is_unaffected(monkeypatch):

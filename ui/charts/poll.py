@@ -54,7 +54,7 @@ def answers_part(options: Sequence[str], votes: Sequence[int], answer: str | Non
                      alt.Tooltip("share:Q", title="share of the class", format=".0%")],
         )
         labels = base.mark_text(align="left", dx=4).encode(text="votes:Q")
-        return alt.layer(bars, labels).properties(width=width, height=36 * n_options,
-                                                  title="The class's answers")
+        # A fixed band per option (a step), so the bars keep their height whatever the chart's autosize does.
+        return alt.layer(bars, labels).properties(width=width, height=alt.Step(36), title="The class's answers")
 
     return [table], make
