@@ -16,6 +16,9 @@ answer away. After "Reveal" the choice is locked; "Try another answer" starts ov
 
 The quiz is a fragment (`st.fragment`): picking an answer or revealing it reruns the quiz alone, not
 the page around it with its charts. It needs no share link of its own (nothing of it is in the URL).
+
+Every quiz is also the class's poll (`ui.class_poll`): in presenter mode the lecturer's panel under it opens the
+question to the room; a student sees the open round above their own question, and nothing when none is open.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import streamlit as st
+
+from ui.class_poll import presenter_panel, student_round
+from ui.url_state import presenter_mode
 
 
 def _state_key(key: str, part: str) -> str:
@@ -60,6 +66,18 @@ def predict_then_reveal(
         raise ValueError(f"predict_then_reveal needs at least two distinct options, got {options!r}.")
     if answer not in options:
         raise ValueError(f"the computed answer {answer!r} is not one of the options {options!r}.")
+    presenting = presenter_mode()
+    if not presenting:
+        student_round(key)
+    result = _own_answer(question, options, answer, explanation, key, help)
+    if presenting:
+        presenter_panel(question, options, answer, explanation, key)
+    return result
+
+
+def _own_answer(question: str, options: list[str], answer: str, explanation: str, key: str,
+                help: str | None) -> bool | None:
+    """The student's own prediction, then the computed answer (session state only)."""
     revealed_key = _state_key(key, "revealed")
     choice_key = _state_key(key, "choice")
     # A reveal only counts while its choice exists (widget state is dropped when the page is left).
