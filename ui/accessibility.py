@@ -37,7 +37,8 @@ _STYLE = f"""
 [data-testid="stMarkdownContainer"] table {{ display: block; }}
 [data-testid="stCaptionContainer"] {{ color: {CAPTION_COLOR}; opacity: 1; }}
 [data-a11y-scroll]:focus-visible {{ outline: 2px solid #1f5fa8; outline-offset: 2px; }}
-/* Tap targets of at least 24 x 24 px (WCAG 2.5.8): the help icons, a multiselect's remove and open buttons. */
+/* Tap targets of at least 24 x 24 px (WCAG 2.5.8): the help icons, a multiselect's remove and open buttons,
+   a password field's show/hide button. */
 [data-testid="stTooltipHoverTarget"] > button[aria-label^="Help"] {{
   min-width: 24px; min-height: 24px; display: inline-flex; align-items: center; justify-content: center;
 }}
@@ -45,6 +46,8 @@ _STYLE = f"""
   min-width: 24px; min-height: 24px; margin: -8px -6px -8px -4px;
 }}
 button[aria-haspopup="listbox"][aria-label="Open"] {{ min-width: 24px; min-height: 24px; }}
+/* The show/hide button of a password field (the class poll's presenter key). */
+[data-testid="stTextInput"] button {{ min-width: 24px; min-height: 24px; }}
 </style>
 """
 
