@@ -44,7 +44,8 @@ SMALL_TARGETS_JS = """() => {
 #: JavaScript: every chart, formula or table box that scrolls sideways, as [has tabindex 0, its name].
 SCROLL_BOXES_JS = """() => Array.from(document.querySelectorAll(
     '[data-testid="stMain"] [data-testid="stVegaLiteChart"], [data-testid="stMain"] .katex-display, '
-    + '[data-testid="stMain"] [data-testid="stMarkdownContainer"] table, [data-testid="stMain"] [data-testid="stTable"] > div'))
+    + '[data-testid="stMain"] [data-testid="stMarkdownContainer"] table, '
+    + '[data-testid="stMain"] [data-testid="stTable"] > div'))
   .filter((box) => box.scrollWidth > box.clientWidth + 1)
   .map((box) => [box.getAttribute('tabindex') === '0',
                  box.tagName === 'TABLE' ? 'table' : (box.getAttribute('aria-label') || '')])"""

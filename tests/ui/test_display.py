@@ -131,7 +131,10 @@ def test_every_chart_sent_has_a_name_a_screen_reader_reads(page):
     assert not unnamed, f"{page.name}: {len(unnamed)} of {len(charts)} charts have no name: {unnamed}"
 
 
-@pytest.mark.parametrize("page", [p for p in CHART_PAGES if p.name in ("worked_example", "multi_head", "masked_attention")],
+NUMBERS_PAGES = ("worked_example", "multi_head", "masked_attention")
+
+
+@pytest.mark.parametrize("page", [p for p in CHART_PAGES if p.name in NUMBERS_PAGES],
                          ids=lambda p: p.name)
 def test_show_the_numbers_sends_every_matrix_of_the_charts_as_a_table_only_when_opened(page):
     """Nothing lives only in colour or on hover: every matrix the page's charts draw is a real table, with its
