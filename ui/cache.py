@@ -1,7 +1,8 @@
 """Results shared by every session of the server: a page's pure functions, computed once per input.
 
 ``@shared_cache(64)`` on a function of a page keeps its last 64 results, by the values of its arguments, for every
-visitor of this server process. Arguments whose names start with ``_`` are not part of the key (as with
+visitor of this server process, within one budget in bytes (`BUDGET_BYTES`) that every cache of the process
+shares. Arguments whose names start with ``_`` are not part of the key (as with
 Streamlit's caches): they are what the keyed arguments already determine, such as the `core` result a chart
 is drawn from.
 
@@ -34,36 +35,87 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+#: What the shared results of the process may hold in all, in bytes of array and buffer data (`result_bytes`).
+#: One positional-encoding table at 512 × 512 is several megabytes and a seed's attention a few kilobytes, so
+#: a count of entries alone bounds nothing: past this budget the results used least recently, in any cache, go.
+BUDGET_BYTES = 64 * 2**20
+
+
 class _Results:
     """One function's results, most recently used last, at most `max_entries` of them."""
 
     def __init__(self, max_entries: int) -> None:
         self.max_entries = max_entries
         self.entries: collections.OrderedDict[Hashable, Any] = collections.OrderedDict()
-        self.lock = threading.Lock()
 
     def get(self, key: Hashable) -> tuple[bool, Any]:
-        with self.lock:
+        with _LOCK:
             if key not in self.entries:
                 return False, None
             self.entries.move_to_end(key)
+            _LEDGER.move_to_end((id(self), key))
             return True, self.entries[key]
 
     def put(self, key: Hashable, value: Any) -> None:
-        with self.lock:
+        size = result_bytes(value)
+        with _LOCK:
+            self._drop(key)
             self.entries[key] = value
-            self.entries.move_to_end(key)
+            _LEDGER[(id(self), key)] = (self, size)
+            _TOTAL[0] += size
             while len(self.entries) > self.max_entries:
-                self.entries.popitem(last=False)
+                self._drop(next(iter(self.entries)))
+            while _TOTAL[0] > BUDGET_BYTES and len(_LEDGER) > 1:  # the newest result stays, whatever its size
+                (_, oldest_key), (owner, _) = next(iter(_LEDGER.items()))
+                owner._drop(oldest_key)
+
+    def _drop(self, key: Hashable) -> None:
+        """Forget `key`'s result (the caller holds `_LOCK`)."""
+        if key in self.entries:
+            del self.entries[key]
+            _, size = _LEDGER.pop((id(self), key))
+            _TOTAL[0] -= size
 
     def clear(self) -> None:
-        with self.lock:
-            self.entries.clear()
+        with _LOCK:
+            for key in list(self.entries):
+                self._drop(key)
 
 
 #: Every shared cache of the process, by the function's file, qualified name and code.
 _CACHES: dict[tuple[Hashable, ...], _Results] = {}
 _CACHES_LOCK = threading.Lock()
+#: Every result of every cache, least recently used first: (cache, key) -> (cache, its size in bytes).
+_LEDGER: collections.OrderedDict[tuple[int, Hashable], tuple[_Results, int]] = collections.OrderedDict()
+_TOTAL = [0]  # bytes held by the results in `_LEDGER`
+_LOCK = threading.Lock()
+
+
+def held_bytes() -> int:
+    """The bytes that every shared result holds now, in all (at most `BUDGET_BYTES`, but for one result)."""
+    with _LOCK:
+        return _TOTAL[0]
+
+
+def result_bytes(value: Any, seen: set[int] | None = None) -> int:
+    """The bytes of data in `value`: its arrays, buffers and text, in dataclasses, dicts, tuples and lists,
+    and in any object with an ``nbytes`` (a chart's `Rows`, an Arrow table), each counted once."""
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, bytes | bytearray | str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(result_bytes(v, seen) for v in value.values())
+    if isinstance(value, tuple | list):
+        return sum(result_bytes(v, seen) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return sum(result_bytes(getattr(value, f.name), seen) for f in dataclasses.fields(value))
+    nbytes = getattr(value, "nbytes", None)
+    return nbytes if isinstance(nbytes, int) else 0
 
 
 def read_only(value: Any) -> Any:

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 import core.masking
+import ui.cache
 from tests.helpers.apptest import run_page
-from ui.cache import clear_shared_caches, read_only, shared_cache
+from ui.cache import clear_shared_caches, held_bytes, read_only, result_bytes, shared_cache
+from ui.charts.inline_data import Rows
 
 
 def counting(max_entries: int = 8):
@@ -66,6 +68,51 @@ def test_only_the_last_results_are_kept():
     for seed in (1, 2, 1, 3, 1, 2):  # 1 stays recent; 2 is dropped when 3 comes, and computed again
         scores(seed)
     assert computed == [(1, 3), (2, 3), (3, 3), (2, 3)]
+
+
+def test_every_cache_together_holds_at_most_the_budget_and_drops_the_least_recently_used(monkeypatch):
+    """Entries differ by megabytes (a 512 × 512 table against a seed's few numbers): the caches share one budget
+    in bytes, and the results used least recently go first, from whichever cache holds them."""
+    clear_shared_caches()
+    monkeypatch.setattr(ui.cache, "BUDGET_BYTES", 10 * 800)  # ten arrays of 100 float64s
+    computed = []
+
+    @shared_cache(64)
+    def big(n: int) -> np.ndarray:
+        computed.append(("big", n))
+        return np.zeros(100 + n)[:100].copy()
+
+    @shared_cache(64)
+    def small(n: int) -> np.ndarray:
+        computed.append(("small", n))
+        return np.zeros(100)
+
+    for n in range(8):
+        big(n)
+    small(0)
+    big(0)  # used again: now more recent than big(1) … big(7) and small(0)
+    for n in range(1, 4):
+        small(n)
+    assert held_bytes() <= 10 * 800
+    computed.clear()
+    big(0), small(3)
+    assert computed == []  # the recent ones stayed
+    big(1), big(2)
+    assert computed == [("big", 1), ("big", 2)]  # the oldest went, from the other cache too
+    clear_shared_caches()
+    assert held_bytes() == 0
+
+
+def test_result_bytes_counts_arrays_tables_and_text_once():
+    a = np.zeros(10)
+
+    @dataclasses.dataclass(frozen=True)
+    class Result:
+        w: np.ndarray
+        same: np.ndarray
+
+    spec = {"datasets": {"d0": Rows({"x": np.arange(4.0)})}, "title": "abc"}
+    assert result_bytes((Result(a, a), [a], spec)) == 80 + 32 + 3
 
 
 def test_results_are_read_only():

@@ -62,6 +62,11 @@ class Rows(Sequence[dict[str, Any]]):
             raise TypeError(f"columns of kinds Rows does not hold: {dict(frame.dtypes.astype(str))}")
         return found
 
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the columns (what a cache of charts holds for this table)."""
+        return sum(a.nbytes for a in self.columns.values())
+
     def __len__(self) -> int:
         return len(next(iter(self.columns.values()))) if self.columns else 0
 
