@@ -117,17 +117,33 @@ def files_named(word: str, *dirs: Path) -> list[str]:
     return hits
 
 
-def as_unprivileged(cmd: list[str]) -> list[str]:
-    """`cmd` run as `APP_UID`, in a mount namespace where the Python installation is reachable by it."""
+def python_installations() -> list[Path]:
+    """The directories the running interpreter needs: its base installation and, in a virtual environment, the
+    environment (whose ``bin/python`` links to the base one, and which holds the packages)."""
+    return sorted({Path(os.path.realpath(sys.base_prefix)), Path(os.path.realpath(sys.prefix))})
+
+
+def closed_ancestor(path: Path) -> Path | None:
+    """The outermost directory above `path` that other users cannot pass through, if any."""
+    return next((a for a in reversed(path.parents) if not os.stat(a).st_mode & 0o001), None)
+
+
+def as_unprivileged(cmd: list[str], installations: list[Path] | None = None) -> list[str]:
+    """`cmd` run as `APP_UID`, in a mount namespace where the Python installations are reachable by it.
+
+    Each installation under a closed directory (e.g. /root, 0700, above /root/.pyenv/versions/3.11.7, or the
+    0700 temporary directory of a fresh virtual environment) is bound aside, an open tmpfs covers the closed
+    directory, and the installation is bound back at its own path inside it. `installations` defaults to the
+    running interpreter's."""
     script = ["set -e"]
-    prefix = Path(os.path.realpath(sys.base_prefix))
-    closed = next((p for p in reversed(prefix.parents) if not os.stat(p).st_mode & 0o001), None)
-    if closed is not None:  # e.g. /root (0700) above /root/.pyenv/versions/3.11.7
-        stash = tempfile.mkdtemp(prefix="attention-python-")
-        script += [f"mount --bind {shlex.quote(str(prefix))} {shlex.quote(stash)}",
-                   f"mount -t tmpfs -o mode=0755 tmpfs {shlex.quote(str(closed))}",
-                   f"mkdir -p {shlex.quote(str(prefix))}",
-                   f"mount --bind {shlex.quote(stash)} {shlex.quote(str(prefix))}"]
+    hidden = [p for p in installations or python_installations() if closed_ancestor(p) is not None]
+    stashes = {p: tempfile.mkdtemp(prefix="attention-python-") for p in hidden}
+    closed = {closed_ancestor(p) for p in hidden}
+    outermost = sorted(c for c in closed if not any(other in c.parents for other in closed))
+    script += [f"mount --bind {shlex.quote(str(p))} {shlex.quote(stashes[p])}" for p in hidden]
+    script += [f"mount -t tmpfs -o mode=0755 tmpfs {shlex.quote(str(c))}" for c in outermost]
+    for p in hidden:
+        script += [f"mkdir -p {shlex.quote(str(p))}", f"mount --bind {shlex.quote(stashes[p])} {shlex.quote(str(p))}"]
     script.append(f"exec setpriv --reuid={APP_UID} --regid={APP_UID} --clear-groups --inh-caps=-all "
                   + shlex.join(cmd))
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c", "\n".join(script)]
@@ -147,7 +163,7 @@ def attacked(request):
     listener = Listener()
     submissions = {name: render(name, str(app), str(secrets_file), listener.port, marker) for name in ATTACKS}
     submissions["solution"] = SOLUTION
-    cmd = [os.path.realpath(sys.executable), str(app / "tests" / "helpers" / "sandbox_driver.py"), str(app)]
+    cmd = [sys.executable, str(app / "tests" / "helpers" / "sandbox_driver.py"), str(app)]
     if request.param == "unprivileged" and IS_ROOT:
         subprocess.run(["chown", "-R", f"{APP_UID}:{APP_UID}", str(app)], check=True)
         cmd = as_unprivileged(cmd)
@@ -173,6 +189,25 @@ def attacked(request):
             except OSError:
                 pass
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.skipif(not (IS_ROOT and shutil.which("setpriv") and shutil.which("unshare")),
+                    reason="running as another user needs root, setpriv and unshare (util-linux)")
+def test_the_unprivileged_run_reaches_a_virtual_environment_in_a_closed_directory(tmp_path):
+    """The README's reader tests in a virtual environment, often under a 0700 directory (/root, `mktemp -d`):
+    the unprivileged server must still start its interpreter and import the environment's own packages."""
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    venv = closed / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    site_packages = next((venv / "lib").glob("python3.*/site-packages"))
+    (site_packages / "only_in_this_environment.py").write_text("")
+    probe = "import os, sys, only_in_this_environment; print(os.getuid(), sys.prefix)"
+    installations = [Path(os.path.realpath(sys.base_prefix)), venv]
+    done = subprocess.run(as_unprivileged([str(venv / "bin" / "python"), "-c", probe], installations),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [str(APP_UID), str(venv)]
 
 
 def test_the_sandbox_proves_itself_and_the_reference_solution_passes(attacked):
