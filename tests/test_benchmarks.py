@@ -113,6 +113,22 @@ def test_the_poll_benchmarks_audit_sees_lost_duplicated_and_late_votes(tmp_path)
     assert audit(store, opened.id, records) == {"lost": 1, "duplicated": 1, "accepted_after_lock": 1}
 
 
+def test_the_idle_poll_benchmark_times_a_round_reaching_every_screen(tmp_path):
+    """Three ticking students on one process: their ticks are answered, and the round's opening and its reveal are
+    each seen on all three screens, after the moment they were written to the store."""
+    from benchmarks.load import page_hashes
+    from benchmarks.poll_idle import PAGE, one_count
+    from devtools.appserver import AppServer
+
+    with AppServer(env={"ATTENTION_POLL_DATA_DIR": str(tmp_path)}) as server:
+        figures = one_count(server.url, [server.proc.pid], page_hashes(server.url)[PAGE], students=3, seconds=4.0,
+                            data=tmp_path, reveal_after_s=6.0)
+    assert figures["ticks"] > 0 and figures["exceptions"] == 0
+    for event in ("open", "reveal"):
+        assert figures[event]["reached"] == figures[event]["of"] == 3
+        assert 0 < figures[event]["p50_s"] <= figures[event]["p95_s"] < 6.0
+
+
 def test_the_memory_benchmark_sums_the_whole_process_tree():
     import os
     import subprocess

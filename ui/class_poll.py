@@ -12,7 +12,8 @@ has its own current round.
 * **Student**: while a round is open the quiz shows it above the student's own question, with the settings it was
   asked at, and "Send my answer". Nothing is drawn when no round is open: the page is as before.
 
-Both are small fragments that rerun alone every `POLL_EVERY_S` seconds. A run reads the quiz's version through
+Both are small fragments that rerun alone on a timer, a student's every `STUDENT_EVERY_S` seconds and the lecturer's
+every `PRESENTER_EVERY_S`. A run reads the quiz's version through
 the process's `VersionCache` (one database read per quiz per half second, whatever the number of students) and
 reads the round and counts only when the version moved. The page's charts never rerun for the poll.
 
@@ -59,8 +60,12 @@ from ui.charts.template import part_spec
 from ui.display import show_chart
 from ui.url_state import QUERY_KEYS, query_snapshot
 
-#: How often a student's or the lecturer's poll fragment asks whether anything changed (seconds).
-POLL_EVERY_S = 1.5
+#: How often a student's poll fragment asks whether a round opened or was revealed (seconds). Every connected
+#: student's tick costs the server a fragment run, round or not, so this sets the poll's idle cost for a class;
+#: a round still reaches every screen within it plus `VERSION_MAX_AGE_S`.
+STUDENT_EVERY_S = 3.0
+#: How often the lecturer's panel reads the answers (seconds): one session, so often.
+PRESENTER_EVERY_S = 1.0
 #: How old a quiz's version may be when a session reads it (`VersionCache`: one store read per quiz per interval).
 VERSION_MAX_AGE_S = 0.5
 #: The cookie that holds a browser's voter token (random; the server stores only its keyed hash).
@@ -236,7 +241,7 @@ def _say(quiz: str, kind: str, text: str, round_id: str | None = None) -> None:
 
 # --- the student ------------------------------------------------------------------------------------------------
 
-@st.fragment(run_every=POLL_EVERY_S)
+@st.fragment(run_every=STUDENT_EVERY_S)
 def student_round(quiz: str) -> None:
     """The round open on `quiz`, if any: its question, the student's answer, and after the reveal, the answer."""
     try:
@@ -340,7 +345,7 @@ def _verdict(current: Round, recorded: str | None) -> None:
 
 # --- the lecturer -----------------------------------------------------------------------------------------------
 
-@st.fragment(run_every=POLL_EVERY_S)
+@st.fragment(run_every=PRESENTER_EVERY_S)
 def presenter_panel(question: str, options: list[str], answer: str, explanation: str, quiz: str) -> None:
     """The lecturer's controls of `quiz`'s poll, behind the presenter key."""
     with st.expander("Class poll: ask the room", expanded=True, icon=":material/groups:"):

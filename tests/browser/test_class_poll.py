@@ -21,7 +21,7 @@ from tests.deploy.test_cluster import CANDIDATE_ROUTES, http_get, logged
 KEY = "the-lecturers-key-for-this-test"
 PAGE = "soft_lookup"
 PHONE = {"width": 390, "height": 844}
-#: Longer than a tick (`ui.class_poll.POLL_EVERY_S`) plus the version cache's age, with room for a busy machine.
+#: Longer than a tick (`ui.class_poll.STUDENT_EVERY_S`) plus the version cache's age, with room for a busy machine.
 REACHES_MS = 20_000
 
 
