@@ -157,7 +157,7 @@ def test_a_refused_vote_changes_nothing_not_even_the_version(store):
     assert store.vote_of(opened.id, voter) == "it grows"
 
 
-@pytest.mark.parametrize("round_id", ["A" * 32, secrets.token_urlsafe(24)])
+@pytest.mark.parametrize("round_id", ["A" * 32, secrets.token_urlsafe(24)], ids=["all-A", "random"])
 def test_a_forged_round_id_is_refused(store, round_id):
     store.open_round(PAGE, question())
     (voter,) = voters(store, 1)
@@ -182,7 +182,7 @@ def test_a_malformed_answer_is_refused(store, option):
     assert store.counts(opened.id).total == 0
 
 
-@pytest.mark.parametrize("voter", ["0" * 64, new_browser_token(), None])
+@pytest.mark.parametrize("voter", ["0" * 64, new_browser_token(), None], ids=["zeros", "a-browser-token", "none"])
 def test_only_a_hashed_voter_can_vote(store, voter):
     opened = store.open_round(PAGE, question())
     with pytest.raises(MalformedInputError, match="voter"):
