@@ -13,9 +13,9 @@ has its own current round.
   asked at, and "Send my answer". Nothing is drawn when no round is open: the page is as before.
 
 Both are small fragments that rerun alone on a timer, a student's every `STUDENT_EVERY_S` seconds and the lecturer's
-every `PRESENTER_EVERY_S`. A run reads the quiz's version through
-the process's `VersionCache` (one database read per quiz per half second, whatever the number of students) and
-reads the round and counts only when the version moved. The page's charts never rerun for the poll.
+every `PRESENTER_EVERY_S`. A run reads the quiz's version through the process's `VersionCache` (one database read
+per quiz per half second, whatever the number of students) and reads the round and counts only when the version
+moved. The page's charts never rerun for the poll.
 
 One vote per browser per round: the browser keeps a random token in the `VOTER_COOKIE` cookie (set by a line of
 JavaScript the first time, read back by every later session of that browser: a reload or a second tab); the store
