@@ -74,4 +74,6 @@ def main() -> None:
 if __name__ == "__main__":  # a visitor's run
     main()
 else:  # `streamlit run` importing the file to serve it
-    app = st.App(__file__, lifespan=lifespan)
+    from ui.poll_watch import poll_routes
+
+    app = st.App(__file__, lifespan=lifespan, routes=poll_routes())

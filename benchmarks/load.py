@@ -9,6 +9,10 @@ sends the `BackMsg` protobufs the front end sends and reads the `ForwardMsg`s ba
 1–3 s pauses until the time is up. A step is what the browser sends for a slider inside a page's fragment:
 a rerun of that fragment only, with every widget's state and the new query string.
 
+A student whose page has a quiz also asks the class poll's route for the round's state every 2 s, as its
+browser does (`ui.poll_watch`). With ``--poll-round`` a lecturer, in presenter mode on the scaled-attention page,
+keeps a round of the poll open for the whole run, its panel rerunning every second.
+
 A first visit starts with a GET of the page's HTML, as in a browser (which would then load the front end's files:
 not fetched here), and the websocket is opened with the cookies that came with it. With ``--processes 1 2`` each
 repeat runs one `streamlit run` process, then two behind nginx (`devtools.cluster`, which routes by that cookie),
@@ -49,7 +53,9 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+import urllib.parse
 import urllib.request
 from collections import Counter
 from collections.abc import Coroutine
@@ -66,6 +72,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from benchmarks.timing import percentile, python_loop_s
 from devtools.appserver import AppServer
 from devtools.cluster import Cluster
+from ui.poll_watch import WATCH_KEY_PREFIX
 
 T = TypeVar("T")
 TARGETS = {"step_p50_ms": 250.0, "step_p95_ms": 1000.0, "cpu_ms_per_step": 20.0, "rss_mb": 1024.0,
@@ -73,6 +80,8 @@ TARGETS = {"step_p50_ms": 250.0, "step_p95_ms": 1000.0, "cpu_ms_per_step": 20.0,
 #: Server CPU for a step to a setting never computed, median over the pages' sliders (issue #33).
 NEW_SETTING_CPU_MS = 20.0
 ANSWER_TIMEOUT_S = 60.0
+#: The presenter key of the benchmark's servers (`--poll-round`).
+POLL_KEY = "the-benchmark-lecturers-key"
 
 
 def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -133,6 +142,36 @@ class RunSeen:
     fragments: set[str] = field(default_factory=set)  # the fragments that ran
     interrupted: int = 0  # runs that stopped early for another (an `st.rerun`, or a newer request)
     widgets: dict[str, tuple[str, str]] = field(default_factory=dict)  # a button's or text area's label: id, fragment
+    watcher: dict | None = None  # the class poll's watcher (`ui.poll_watch`) as drawn: its data (url, every_ms)
+
+
+class HttpConnection:
+    """One keep-alive HTTP/1.1 connection, as a browser keeps to its server: ``await get(path)`` -> (status, body)."""
+
+    def __init__(self, url: str, cookies: str) -> None:
+        parts = urllib.parse.urlsplit(url)
+        self.host, self.port, self.cookies = parts.hostname, parts.port or 80, cookies
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def get(self, path: str) -> tuple[int, str]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        cookie = f"Cookie: {self.cookies}\r\n" if self.cookies else ""
+        self.writer.write(f"GET {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{cookie}\r\n".encode())
+        await self.writer.drain()
+        head = (await self.reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+        status = int(head[0].split()[1])
+        headers = dict(line.lower().split(": ", 1) for line in head[1:] if ": " in line)
+        body = await self.reader.readexactly(int(headers.get("content-length", "0")))
+        if headers.get("connection") == "close":
+            self.close()
+        return status, body.decode()
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
 
 
 class Student:
@@ -147,12 +186,13 @@ class Student:
         self.widget_values: dict[str, list[float] | list[str]] = {}
         self.sliders: dict[str, Slider] = {}
         self.extra_states: list = []  # other widgets' states (WidgetState protos), sent with the next rerun only
+        self.cookies = ""  # what the page came with (behind nginx, its route cookie)
         self.ws = None
 
     async def connect(self) -> None:
         """Load the page, as a browser does before it opens the websocket, and open the websocket with the
         cookies the page came with (behind nginx, the route cookie that keeps this student on one process)."""
-        cookies = await asyncio.to_thread(self.load_page)
+        self.cookies = cookies = await asyncio.to_thread(self.load_page)
         self.ws = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=2**27,
                                            additional_headers={"Cookie": cookies} if cookies else None)
 
@@ -200,6 +240,8 @@ class Student:
                 elif which in ("button", "text_area"):
                     widget = getattr(element, which)
                     seen.widgets[widget.label] = (widget.id, fm.delta.fragment_id)
+                elif which == "bidi_component" and WATCH_KEY_PREFIX in element.bidi_component.id:
+                    seen.watcher = json.loads(element.bidi_component.json)
                 elif which == "slider" and fm.delta.fragment_id:
                     s = element.slider
                     value = list(s.value) or list(s.default)
@@ -252,6 +294,7 @@ async def student_session(url: str, page_hash: str, seed: int, arrive_s: float, 
     await asyncio.sleep(arrive_s)
     student = Student(url, page_hash, rng)
     student.query = dict(link or {})
+    asking = None
     try:
         arrived = time.perf_counter()
         await student.connect()
@@ -259,6 +302,8 @@ async def student_session(url: str, page_hash: str, seed: int, arrive_s: float, 
         results["first_visit_s"].append(time.perf_counter() - arrived)
         record(results, seen, page_hash)
         student.absorb(seen)
+        if seen.watcher is not None:
+            asking = asyncio.create_task(ask_round_state(student, seen.watcher, end_at, results))
         while student.sliders and time.monotonic() < end_at:
             await asyncio.sleep(rng.uniform(1.0, 3.0))
             fragment = student.step_slider("notch" if regime == "notch" else "jump")
@@ -266,11 +311,32 @@ async def student_session(url: str, page_hash: str, seed: int, arrive_s: float, 
             results["step_s"].append(took)
             record(results, seen, page_hash)
             student.absorb(seen)
+        if asking is not None:
+            await asking
     except (TimeoutError, websockets.ConnectionClosed, OSError) as exc:
         results["failed"].append(f"{type(exc).__name__}: {exc}"[:200])
     finally:
+        if asking is not None:
+            asking.cancel()
         if student.ws is not None:
             await student.ws.close()
+
+
+async def ask_round_state(student: Student, watcher: dict, end_at: float, results: dict) -> None:
+    """What the browser does for a page with the class poll's watcher (`ui.poll_watch`): ask its route for the
+    quiz's round state every interval until `end_at` (a state other than the one drawn would rerun the poll's
+    fragment; this benchmark's rounds, if any, open before the students arrive, so none is expected)."""
+    http = HttpConnection(student.http_url, student.cookies)
+    interval = watcher["every_ms"] / 1000
+    try:
+        while time.monotonic() + interval < end_at:
+            await asyncio.sleep(interval)
+            status, state = await asyncio.wait_for(http.get("/" + watcher["url"]), ANSWER_TIMEOUT_S)
+            results["round_state_asks"] = results.get("round_state_asks", 0) + 1
+            if status != 200 or state != watcher["state"]:
+                results["round_state_changes"] = results.get("round_state_changes", 0) + 1
+    finally:
+        http.close()
 
 
 def record(results: dict, seen: RunSeen, page_hash: str) -> None:
@@ -354,12 +420,22 @@ def peak_rss_mb(pid: int) -> float:
 
 
 def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile: Path | None = None,
-             processes: int = 1, regime: str = "notch") -> dict:
+             processes: int = 1, regime: str = "notch", poll_round: bool = False) -> dict:
     """One run: `students` on one `streamlit run` process, or on `processes` of them behind nginx
     (`devtools.cluster`), stepping as `regime` says (`REGIMES`). CPU is summed over the app processes; RSS is
-    the largest process's peak."""
+    the largest process's peak. With `poll_round`, a lecturer in presenter mode has a round of the class poll open
+    on the scaled-attention page's quiz for the whole run, its panel rerunning every second as the browser does
+    (`benchmarks.poll_idle.Presenter`), and the students on that page see the round."""
     machine_speed_s = python_loop_s()  # measured before the server starts, with nothing of this run going on
-    server = AppServer() if processes == 1 else Cluster(processes)
+    with tempfile.TemporaryDirectory() as poll_data:
+        env = {"ATTENTION_POLL_DATA_DIR": poll_data, "ATTENTION_PRESENTER_KEY": POLL_KEY}
+        server = AppServer(env=env) if processes == 1 else Cluster(processes, env=env)
+        return _one_hall(server, Path(poll_data) if poll_round else None, students, minutes, arrival_s, seed, profile,
+                         processes, regime, machine_speed_s)
+
+
+def _one_hall(server: AppServer | Cluster, poll_data: Path | None, students: int, minutes: float, arrival_s: float,
+              seed: int, profile: Path | None, processes: int, regime: str, machine_speed_s: float) -> dict:
     with server:
         pids = [server.proc.pid] if processes == 1 else server.app_pids
         sampler = None if profile is None else subprocess.Popen(
@@ -371,7 +447,7 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
         sliders = page_sliders(server.url, hashes) if regime == "link" else {}
         rng = random.Random(seed)
         results = {"first_visit_s": [], "step_s": [], "exceptions": 0, "exception_texts": [], "failed": [],
-                   "interrupted_runs": 0}
+                   "interrupted_runs": 0, "round_state_asks": 0, "round_state_changes": 0}
 
         def session(k: int, end_at: float) -> Coroutine[Any, Any, None]:
             page_hash = hashes[pages[k % len(pages)]]
@@ -381,8 +457,12 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
 
         async def hall() -> bool:
             end_at = time.monotonic() + arrival_s + minutes * 60
+            presenting = None if poll_data is None else await open_poll_round(server.url, hashes, poll_data, end_at,
+                                                                              results)
             sessions = [session(k, end_at) for k in range(students)]
             await asyncio.gather(*sessions)
+            if presenting is not None:
+                await presenting
             return await cross_talk(server.url, hashes[""])
 
         cpu_before = sum(cpu_s(pid) for pid in pids)
@@ -405,8 +485,29 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
             "interrupted_runs": results["interrupted_runs"],
             "failures": results["failed"][:5], "exception_texts": sorted(set(results["exception_texts"]))[:10],
             "no_cross_talk": no_cross_talk,
+            "round_state_asks": results["round_state_asks"], "round_state_changes": results["round_state_changes"],
+            "poll_round_open": poll_data is not None, "presenter_ticks": results.get("presenter_ticks", 0),
             "python_loop_s": machine_speed_s,
         }
+
+
+async def open_poll_round(url: str, hashes: dict[str, str], data: Path, end_at: float, results: dict) -> asyncio.Task:
+    """The lecturer unlocks the panel of the scaled-attention page's quiz, a round opens (in the store, as Open
+    does), and the panel reruns on its interval until `end_at`: the task doing that."""
+    from benchmarks.poll_idle import PAGE, QUESTION, QUIZ, Presenter
+    from poll import open_store
+
+    lecturer = Presenter(url, hashes[PAGE], POLL_KEY)
+    await lecturer.open_page()
+    await asyncio.to_thread(open_store(data_directory=data).open_round, QUIZ, QUESTION)
+
+    async def present() -> None:
+        await lecturer.tick_until(end_at)
+        results["presenter_ticks"] = len(lecturer.counts)
+        results["exceptions"] += lecturer.exceptions
+        await lecturer.ws.close()
+
+    return asyncio.create_task(present())
 
 
 def summarise(profile: Path, top: int = 40) -> None:
@@ -539,6 +640,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/load_results.json"))
     parser.add_argument("--profile", type=Path, help="sample the (first) app process with py-spy into this file "
                                                      "(first repeat of the first regime and layout)")
+    parser.add_argument("--poll-round", action="store_true",
+                        help="a lecturer keeps a class-poll round open on the scaled-attention page, its panel "
+                             "rerunning every second, for the whole run")
     parser.add_argument("--summarise", type=Path, help="print where a profile's samples went, then exit")
     args = parser.parse_args()
     if args.summarise:
@@ -553,7 +657,8 @@ def main() -> None:
         for k, (regime, n) in enumerate(columns):
             profile = args.profile if seed == 0 and k == 0 else None
             runs[layout_name(regime, n)].append(
-                one_hall(args.students, args.minutes, args.arrival, seed, profile, processes=n, regime=regime))
+                one_hall(args.students, args.minutes, args.arrival, seed, profile, processes=n, regime=regime,
+                         poll_round=args.poll_round))
     summaries = {name: summary_of(r) for name, r in runs.items()}
     print(f"{args.students} students, {args.minutes:g} min, arriving within {args.arrival:g} s, "
           f"{args.repeats} repeat(s), medians; Python {platform.python_version()}, {os.cpu_count()} CPUs")

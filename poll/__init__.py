@@ -36,6 +36,8 @@ Both::
                                         # read rounds and counts only when it moved
     versions = VersionCache(store)      # one per process: its sessions share one reading per page per 0.5 s
     versions.version("scaled_attention")
+    states = RoundStates(store, versions)   # what a student's screen shows: "none", "3-open", "3-locked", ...
+    states.state("scaled_attention")        # changes on open, lock, reveal, new round, close; not on a vote
 
 Every refusal or failure is a `PollError` whose message a student can read (`poll.errors`): catch `PollError`,
 show `str(error)`. Nothing is recorded by a call that raised.
@@ -60,6 +62,7 @@ from poll.export import results_csv
 from poll.factory import data_dir, open_store
 from poll.key_guard import PresenterKeyGuard, ThrottlePolicy
 from poll.presenter_key import PresenterKey, presenter_key
+from poll.round_state import NO_ROUND, RoundStates, round_state
 from poll.rounds import Counts, Question, Round
 from poll.store import PollStore
 from poll.version_cache import VersionCache
@@ -79,8 +82,10 @@ __all__ = [
     "PresenterKeySetupError",
     "PresenterKeyThrottledError",
     "Question",
+    "NO_ROUND",
     "Round",
     "RoundLockedError",
+    "RoundStates",
     "StaleRoundError",
     "ThrottlePolicy",
     "UnknownOptionError",
@@ -94,4 +99,5 @@ __all__ = [
     "open_store",
     "presenter_key",
     "results_csv",
+    "round_state",
 ]

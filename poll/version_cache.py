@@ -14,14 +14,28 @@ from collections.abc import Callable
 
 from poll.store import PollStore
 
+#: How many pages' readings a process keeps (the oldest reading goes first). Far more than the app's quizzes; the
+#: bound is for names that come from outside (`ui.poll_watch`'s route takes any well-formed name).
+MAX_PAGES = 256
+
 
 class VersionCache:
-    def __init__(self, store: PollStore, max_age_s: float = 0.5, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, store: PollStore, max_age_s: float = 0.5, clock: Callable[[], float] = time.monotonic,
+                 max_pages: int = MAX_PAGES) -> None:
         self._store = store
         self._max_age_s = max_age_s
         self._clock = clock
-        self._read: dict[str, tuple[float, int]] = {}
+        self._max_pages = max_pages
+        self._read: dict[str, tuple[float, int]] = {}  # page -> (read at, version), oldest reading first
         self._lock = threading.Lock()
+
+    def fresh(self, page: str) -> int | None:
+        """The page's version if it was read less than `max_age_s` ago, else None; never asks the store."""
+        with self._lock:
+            kept = self._read.get(page)
+            if kept is not None and self._clock() - kept[0] < self._max_age_s:
+                return kept[1]
+            return None
 
     def version(self, page: str) -> int:
         """The page's version as read at most `max_age_s` ago (read now if older)."""
@@ -31,5 +45,8 @@ class VersionCache:
             if kept is not None and now - kept[0] < self._max_age_s:
                 return kept[1]
             current = self._store.version(page)
+            self._read.pop(page, None)
             self._read[page] = (now, current)
+            while len(self._read) > self._max_pages:
+                del self._read[next(iter(self._read))]
             return current

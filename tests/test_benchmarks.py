@@ -59,6 +59,18 @@ def test_the_load_benchmark_speaks_streamlits_protocol(processes, regime):
     assert "step_p95_ms" in printed and "python_loop_s" in printed
 
 
+def test_the_load_benchmark_asks_the_polls_route_and_can_keep_a_round_open():
+    """Students on pages with a quiz ask the poll watcher's route as their browsers do; with `poll_round`, a
+    lecturer's panel with an open round reruns every second all along, without an exception box; the students
+    who open the scaled-attention page see that round (which they were drawn at: no change to ask for)."""
+    from benchmarks.load import one_hall
+
+    figures = one_hall(students=11, minutes=0.1, arrival_s=0.5, seed=0, regime="jump", poll_round=True)
+    assert figures["failed_sessions"] == 0 and figures["exceptions"] == 0, figures
+    assert figures["round_state_asks"] > 0 and figures["round_state_changes"] == 0
+    assert figures["poll_round_open"] and figures["presenter_ticks"] >= 3
+
+
 def test_a_jump_lands_anywhere_on_the_slider_and_a_notch_next_door():
     """The two ways students move a slider: an arrow key's notch, or a click anywhere on its track."""
     import random
@@ -113,20 +125,28 @@ def test_the_poll_benchmarks_audit_sees_lost_duplicated_and_late_votes(tmp_path)
     assert audit(store, opened.id, records) == {"lost": 1, "duplicated": 1, "accepted_after_lock": 1}
 
 
-def test_the_idle_poll_benchmark_times_a_round_reaching_every_screen(tmp_path):
-    """Three ticking students on one process: their ticks are answered, and the round's opening and its reveal are
-    each seen on all three screens, after the moment they were written to the store."""
+def test_the_idle_poll_benchmark_times_a_round_and_the_votes_reaching_every_screen(tmp_path):
+    """Three students and a lecturer on one process: the students' asks of the watcher's route are answered
+    without a fragment run while no round is open; the round's opening and its reveal are each seen on all three
+    screens, after the moment they were written to the store; every vote is recorded, on the student's screen and
+    on the presenter's count, and the presenter's total, the store's and the students' own record agree."""
     from benchmarks.load import page_hashes
-    from benchmarks.poll_idle import PAGE, one_count
+    from benchmarks.poll_idle import KEY, PAGE, one_count
     from devtools.appserver import AppServer
 
-    with AppServer(env={"ATTENTION_POLL_DATA_DIR": str(tmp_path)}) as server:
+    with AppServer(env={"ATTENTION_POLL_DATA_DIR": str(tmp_path), "ATTENTION_PRESENTER_KEY": KEY}) as server:
         figures = one_count(server.url, [server.proc.pid], page_hashes(server.url)[PAGE], students=3, seconds=4.0,
-                            data=tmp_path, reveal_after_s=6.0)
-    assert figures["ticks"] > 0 and figures["exceptions"] == 0
+                            data=tmp_path, key=KEY, vote_spread_s=6.0, changers=0.5)
+    assert figures["ticks"] > 0 and figures["fragment_runs_idle"] == 0 and figures["exceptions"] == 0
+    assert figures["fragment_runs"] >= 2 * 3  # the open and the reveal, on each screen
     for event in ("open", "reveal"):
         assert figures[event]["reached"] == figures[event]["of"] == 3
-        assert 0 < figures[event]["p50_s"] <= figures[event]["p95_s"] < 6.0
+        assert 0 < figures[event]["p50_s"] <= figures[event]["p95_s"] < 11.0
+    assert figures["votes"] >= 3 and figures["votes_not_recorded"] == 0
+    assert figures["vote_to_screen"]["reached"] == figures["votes"]
+    assert figures["vote_to_presenter"]["reached"] == 3
+    assert figures["presenter_total"] == figures["store_total"] == figures["students_own_total"] == 3
+    assert figures["store_matches_students"] and figures["totals_agree"]
 
 
 def test_the_memory_benchmark_sums_the_whole_process_tree():

@@ -16,6 +16,8 @@ import json
 
 import streamlit as st
 
+from ui.poll_watch import WATCH_KEY_PREFIX
+
 #: The boxes that scroll on their own: each chart (Streamlit's vega-embed element, its canvas or SVG inside),
 #: each display formula (KaTeX), each Markdown table (`ui.layout.static_table`) and each ``st.table``'s scroller
 #: (`ui.display.numbers_tables`).
@@ -48,6 +50,10 @@ _STYLE = f"""
 button[aria-haspopup="listbox"][aria-label="Open"] {{ min-width: 24px; min-height: 24px; }}
 /* The show/hide button of a password field (the class poll's presenter key). */
 [data-testid="stTextInput"] button {{ min-width: 24px; min-height: 24px; }}
+/* The class poll's watcher (`ui.poll_watch`) draws nothing, so it takes no place in the layout; nor does the
+   student's poll fragment holding only it (no round open), whose empty box would add a gap to the quiz. */
+[class*="st-key-{WATCH_KEY_PREFIX}"],
+:has(> [data-testid="stVerticalBlock"] > [class*="st-key-{WATCH_KEY_PREFIX}"]:only-child) {{ display: none; }}
 </style>
 """
 

@@ -12,10 +12,12 @@ has its own current round.
 * **Student**: while a round is open the quiz shows it above the student's own question, with the settings it was
   asked at, and "Send my answer". Nothing is drawn when no round is open: the page is as before.
 
-Both are small fragments that rerun alone on a timer, a student's every `STUDENT_EVERY_S` seconds and the lecturer's
-every `PRESENTER_EVERY_S`. A run reads the quiz's version through the process's `VersionCache` (one database read
-per quiz per half second, whatever the number of students) and reads the round and counts only when the version
-moved. The page's charts never rerun for the poll.
+Both are small fragments that rerun alone. The lecturer's reruns on a timer, every `PRESENTER_EVERY_S`. A student's
+reruns only when the round's state changed (open, locked, revealed, closed): its browser asks a small HTTP route for
+that state every few seconds and reruns the fragment when it moved (`ui.poll_watch`), so an idle class costs the
+server no script runs. A run reads the quiz's version through the process's `VersionCache` (one database read per
+quiz per half second, whatever the number of students) and reads the round and counts only when the version moved.
+The page's charts never rerun for the poll.
 
 One vote per browser per round: the browser keeps a random token in the `VOTER_COOKIE` cookie (set by a line of
 JavaScript the first time, read back by every later session of that browser: a reload or a second tab); the store
@@ -44,6 +46,7 @@ from poll import (
     PresenterKeyGuard,
     Question,
     Round,
+    RoundStates,
     VersionCache,
     VoterHasher,
     data_dir,
@@ -51,6 +54,7 @@ from poll import (
     open_store,
     presenter_key,
     results_csv,
+    round_state,
 )
 from poll.factory import DATA_DIR_ENV, DATABASE_URL_ENV
 from poll.limits import BROWSER_TOKEN
@@ -58,16 +62,15 @@ from poll.presenter_key import PRESENTER_KEY_ENV
 from ui.charts.poll import answers_part
 from ui.charts.template import part_spec
 from ui.display import show_chart
+from ui.poll_watch import watch_round
 from ui.url_state import QUERY_KEYS, query_snapshot
 
-#: How often a student's poll fragment asks whether a round opened or was revealed (seconds). Every connected
-#: student's tick costs the server a fragment run, round or not, so this sets the poll's idle cost for a class;
-#: a round still reaches every screen within it plus `VERSION_MAX_AGE_S`.
-STUDENT_EVERY_S = 3.0
 #: How often the lecturer's panel reads the answers (seconds): one session, so often.
 PRESENTER_EVERY_S = 1.0
 #: How old a quiz's version may be when a session reads it (`VersionCache`: one store read per quiz per interval).
 VERSION_MAX_AGE_S = 0.5
+#: The key that takes an open round one step on (Lock, then Reveal): what a presentation clicker's "next" sends.
+NEXT_STEP_KEY = "PageDown"
 #: The cookie that holds a browser's voter token (random; the server stores only its keyed hash).
 VOTER_COOKIE = "attention_voter"
 #: A year: the token outlives a lecture, so a student who comes back is the same voter.
@@ -78,10 +81,12 @@ KEY_FIELD_CHARS = 200
 
 @dataclass(frozen=True)
 class PollServices:
-    """One process's poll: the store, the version cache, the presenter key and its throttle."""
+    """One process's poll: the store, the version cache, the students' round states, the presenter key and its
+    throttle."""
 
     store: PollStore
     versions: VersionCache
+    states: RoundStates
     key: PresenterKey
     guard: PresenterKeyGuard
 
@@ -109,7 +114,8 @@ def services() -> PollServices:
         if found is None:
             store = open_store()
             key = presenter_key(_secret_key(), data_dir())
-            found = PollServices(store, VersionCache(store, VERSION_MAX_AGE_S), key, PresenterKeyGuard(key))
+            versions = VersionCache(store, VERSION_MAX_AGE_S)
+            found = PollServices(store, versions, RoundStates(store, versions), key, PresenterKeyGuard(key))
             _services[config] = found
     return found
 
@@ -241,11 +247,14 @@ def _say(quiz: str, kind: str, text: str, round_id: str | None = None) -> None:
 
 # --- the student ------------------------------------------------------------------------------------------------
 
-@st.fragment(run_every=STUDENT_EVERY_S)
+@st.fragment
 def student_round(quiz: str) -> None:
-    """The round open on `quiz`, if any: its question, the student's answer, and after the reveal, the answer."""
+    """The round open on `quiz`, if any: its question, the student's answer, and after the reveal, the answer.
+    Reruns when the round's state changes (`ui.poll_watch.watch_round`)."""
+    state = "unavailable"
     try:
         current = current_round(quiz)
+        state = round_state(current)
         if current is not None:
             _student_view(quiz, current)
     except PollError as error:  # the database is away: say so only to a student who was answering a round
@@ -255,6 +264,7 @@ def student_round(quiz: str) -> None:
                 _feedback(quiz)  # what became of their last send, which says why
             else:
                 st.warning(f"Class poll: {error}", icon=":material/cloud_off:")
+    watch_round(quiz, state)
 
 
 def _student_view(quiz: str, current: Round) -> None:
@@ -421,11 +431,17 @@ def _lecturer_round(poll: PollServices, quiz: str, asked: Question, current: Rou
 
 def _round_buttons(poll: PollServices, quiz: str, asked: Question, current: Round) -> None:
     lock, reveal, again, close, download = st.columns(5)
+    # A presentation clicker's "next" key (PageDown) takes the round one step on: lock, then reveal.
+    next_step = "lock" if current.accepts_votes else None if current.is_revealed else "reveal"
     lock.button("Lock", key=f"poll_{quiz}_lock", on_click=_act, args=(quiz, "lock", current.id),
-                disabled=not current.accepts_votes, icon=":material/lock:", help="No more answers; the question stays.")
+                disabled=not current.accepts_votes, icon=":material/lock:",
+                shortcut=NEXT_STEP_KEY if next_step == "lock" else None,
+                help=f"No more answers; the question stays. Key: {NEXT_STEP_KEY} (a clicker's next).")
     reveal.button("Reveal", key=f"poll_{quiz}_reveal", on_click=_act, args=(quiz, "reveal", current.id),
                   disabled=current.is_revealed, type="primary", icon=":material/visibility:",
-                  help="Show the computed answer and its explanation here and on every student's screen.")
+                  shortcut=NEXT_STEP_KEY if next_step == "reveal" else None,
+                  help="Show the computed answer and its explanation here and on every student's screen. "
+                       f"Key: {NEXT_STEP_KEY} once the round is locked.")
     again.button("New round", key=f"poll_{quiz}_new", on_click=_act, args=(quiz, "new", current.id),
                  icon=":material/replay:", help="The same question again, counts from zero (this round is kept).")
     close.button("Close the poll", key=f"poll_{quiz}_close", on_click=_act, args=(quiz, "close", current.id),

@@ -15,26 +15,41 @@ import pytest
 
 from devtools.browser import chromium_available, settle
 from devtools.cluster import INSTALL_HINT, ROUTE_COOKIE, Cluster, nginx_binary
+from poll import NO_ROUND, Question, open_store
 from tests.browser.conftest import COMMUNITY_CLOUD_CONFIG
 from tests.deploy.test_cluster import CANDIDATE_ROUTES, http_get, logged
+from ui.poll_watch import ROUND_STATE_PATH, STUDENT_EVERY_S
 
 KEY = "the-lecturers-key-for-this-test"
 PAGE = "soft_lookup"
+#: A page and quiz the first test leaves alone.
+IDLE_PAGE, IDLE_QUIZ = "scaled_attention", "scaling_16x"
 PHONE = {"width": 390, "height": 844}
-#: Longer than a tick (`ui.class_poll.STUDENT_EVERY_S`) plus the version cache's age, with room for a busy machine.
+#: Longer than a tick (`ui.poll_watch.STUDENT_EVERY_S`) plus the version cache's age, with room for a busy machine.
 REACHES_MS = 20_000
 
 
 @pytest.fixture(scope="module")
-def poll_cluster(tmp_path_factory):
+def poll_data(tmp_path_factory):
+    """The cluster's poll data directory (its SQLite database)."""
+    return tmp_path_factory.mktemp("poll-data")
+
+
+@pytest.fixture(scope="module")
+def poll_cluster(poll_data):
     if nginx_binary() is None:
         pytest.skip(INSTALL_HINT)
     if not chromium_available():
         pytest.skip("no chromium binary at /usr/bin/chromium (apt-get install -y chromium)")
-    data = tmp_path_factory.mktemp("poll-data")
-    env = {**COMMUNITY_CLOUD_CONFIG, "ATTENTION_POLL_DATA_DIR": str(data), "ATTENTION_PRESENTER_KEY": KEY}
+    env = {**COMMUNITY_CLOUD_CONFIG, "ATTENTION_POLL_DATA_DIR": str(poll_data), "ATTENTION_PRESENTER_KEY": KEY}
     with Cluster(processes=2, env=env) as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="module")
+def process_routes(poll_cluster) -> list[list[str]]:
+    """Three route cookies per app process, each used by one test's browser."""
+    return routes_by_process(poll_cluster, per_process=3)
 
 
 def routes_by_process(cluster: Cluster, per_process: int = 2) -> list[list[str]]:
@@ -49,11 +64,16 @@ def routes_by_process(cluster: Cluster, per_process: int = 2) -> list[list[str]]
     pytest.fail(f"the route cookies did not reach both processes: {found}")
 
 
-def open_as(browser, cluster: Cluster, route: str, query: str = "", viewport: dict | None = None):
+def routed_context(browser, cluster: Cluster, route: str, viewport: dict | None = None):
+    """A new browser whose requests nginx sends to the process that `route` reaches."""
     context = browser.new_context(viewport=viewport or {"width": 1440, "height": 900})
     host = cluster.url.split("//", 1)[1].split("/", 1)[0].split(":")[0]
     context.add_cookies([{"name": ROUTE_COOKIE, "value": route, "domain": host, "path": "/"}])
-    page = context.new_page()
+    return context
+
+
+def open_as(browser, cluster: Cluster, route: str, query: str = "", viewport: dict | None = None):
+    page = routed_context(browser, cluster, route, viewport).new_page()
     page.goto(f"{cluster.url}/{PAGE}{query}")
     settle(page)
     return page
@@ -93,8 +113,8 @@ def shoot(page, screenshot_dir, name: str) -> None:
         page.screenshot(path=str(screenshot_dir / f"poll-{name}.png"), full_page=False)
 
 
-def test_a_lecturer_and_three_students_over_two_processes(poll_cluster, browser, screenshot_dir):
-    (a1, a2), (b1, b2) = routes_by_process(poll_cluster)
+def test_a_lecturer_and_three_students_over_two_processes(poll_cluster, process_routes, browser, screenshot_dir):
+    (a1, a2, _), (b1, b2, _) = process_routes
     lecturer = open_as(browser, poll_cluster, a1, "?present=true")
     lecturer.get_by_label("Presenter key", exact=True).and_(lecturer.locator("input")).fill(KEY)
     lecturer_panel(lecturer).get_by_role("button", name="Unlock the class poll").click()
@@ -128,7 +148,8 @@ def test_a_lecturer_and_three_students_over_two_processes(poll_cluster, browser,
     shoot(lecturer, screenshot_dir, "presenter-votes")
     shoot(students[2], screenshot_dir, "student-phone-voted")
 
-    lecturer_panel(lecturer).get_by_role("button", name="Lock").click()
+    lecturer.evaluate("document.activeElement?.blur()")  # the page has the focus, not a field
+    lecturer.keyboard.press("PageDown")  # a clicker's "next": Lock
     lecturer.get_by_text("Round locked, round 1").wait_for(timeout=REACHES_MS)
     late = students[1]  # a send after the lock: refused if the page still offers it, else no longer offered
     sent = late.evaluate("""() => {
@@ -161,3 +182,39 @@ def test_a_lecturer_and_three_students_over_two_processes(poll_cluster, browser,
         assert not s.get_by_test_id("stException").count()
     phone = open_as(browser, poll_cluster, a1, "?present=true", viewport=PHONE)
     shoot(phone, screenshot_dir, "presenter-phone")
+
+
+def test_an_idle_student_page_asks_the_route_not_the_server_script(poll_cluster, poll_data, process_routes,
+                                                                    browser):
+    """With no round open, a student's browser asks `ui.poll_watch`'s route for the round state and sends the app
+    nothing over its websocket (no fragment runs); a round opened (here, in the store, as the lecturer's Open does)
+    reaches the page through that route within a few ticks."""
+    route = process_routes[1][2]
+    context = routed_context(browser, poll_cluster, route)
+    page = context.new_page()
+    responses: list = []
+    page.on("response", lambda r: responses.append(r) if ROUND_STATE_PATH in r.url else None)
+    frames_sent: list[object] = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda frame: frames_sent.append(frame)))
+
+    def answers() -> list[tuple[int, str]]:
+        return [(r.status, r.text()) for r in responses]
+
+    page.goto(f"{poll_cluster.url}/{IDLE_PAGE}")
+    settle(page)
+    page.wait_for_timeout(1000)  # the first run's last messages
+    frames_sent.clear()
+    page.wait_for_timeout(int(3.5 * STUDENT_EVERY_S * 1000))
+    assert len(responses) >= 2 and set(answers()) == {(200, NO_ROUND)}, answers()
+    assert frames_sent == [], f"the idle page sent the server {len(frames_sent)} websocket messages"
+
+    store = open_store(data_directory=poll_data)
+    opened = store.open_round(IDLE_QUIZ, Question(quiz=IDLE_QUIZ, text="Which one?", options=("this", "that"),
+                                                  answer="this", explanation="Because."))
+    try:
+        page.get_by_text("Class poll, round").wait_for(timeout=REACHES_MS)
+        assert len(frames_sent) >= 1  # the trigger's fragment run
+        assert (200, f"{opened.number}-open") in answers()
+    finally:
+        store.end_round(opened.id)
+    context.close()

@@ -56,3 +56,22 @@ def test_it_reads_a_real_store(store):
     assert cache.version("multi_head") == 0
     store.open_round("multi_head", question())
     assert cache.version("multi_head") == store.version("multi_head") > 0
+
+
+def test_fresh_answers_only_from_a_recent_reading_and_never_asks_the_store():
+    store, clock = CountingStore(), FakeClock()
+    cache = VersionCache(store, max_age_s=0.5, clock=clock)
+    assert cache.fresh("multi_head") is None and store.reads == []
+    cache.version("multi_head")
+    assert cache.fresh("multi_head") == 7
+    clock.now += 0.5
+    assert cache.fresh("multi_head") is None and store.reads == ["multi_head"]
+
+
+def test_it_keeps_at_most_max_pages_readings_the_oldest_going_first():
+    store, clock = CountingStore(), FakeClock()
+    cache = VersionCache(store, max_age_s=10.0, clock=clock, max_pages=3)
+    for page in ["a", "b", "c", "d"]:
+        cache.version(page)
+    assert cache.fresh("a") is None and [cache.fresh(p) for p in "bcd"] == [7, 7, 7]
+    assert len(cache._read) == 3

@@ -12,18 +12,12 @@ from streamlit.testing.v1 import AppTest
 from poll import DatabaseUnavailableError, Question
 from tests.helpers.apptest import APP, TIMEOUT, chart_specs, run_page
 from tests.poll.conftest import running_postgres
+from tests.ui.conftest import POLL_KEY
 from ui import class_poll
 
 PAGE, QUIZ = "app_pages/soft_lookup.py", "soft_lookup_cold"
-KEY = "a-lecturers-key-of-some-length"
-
-
-@pytest.fixture(autouse=True)
-def poll_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_POLL_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("ATTENTION_PRESENTER_KEY", KEY)
-    monkeypatch.delenv("ATTENTION_POLL_DATABASE_URL", raising=False)
-    return tmp_path
+KEY = POLL_KEY
+pytestmark = pytest.mark.usefixtures("poll_env")
 
 
 def texts(at) -> str:
@@ -322,3 +316,17 @@ def test_postgresql_stopped_mid_round_is_said_and_the_poll_recovers_without_a_re
     send(second, wrong)
     assert "Answer recorded" in texts(second)
     assert answered(lecturer) == 2
+
+
+def test_a_clickers_next_key_locks_then_reveals_and_is_on_one_button_at_a_time():
+    lecturer = open_round()
+
+    def shortcuts() -> dict[str, str]:
+        return {name: button(lecturer, name).proto.shortcut.lower() for name in ("lock", "reveal", "new", "close")}
+
+    key = class_poll.NEXT_STEP_KEY.lower()
+    assert shortcuts() == {"lock": key, "reveal": "", "new": "", "close": ""}
+    button(lecturer, "lock").click().run()
+    assert shortcuts() == {"lock": "", "reveal": key, "new": "", "close": ""}
+    button(lecturer, "reveal").click().run()
+    assert set(shortcuts().values()) == {""}

@@ -1,0 +1,103 @@
+"""How a student's page learns that the lecturer opened, locked, revealed or closed a round, without a script run.
+
+A fragment with ``run_every`` would cost the server a fragment run per student per interval, round or not, and a
+class is mostly idle. Instead the browser asks a small HTTP route, `ROUND_STATE_PATH`, for the quiz's
+`poll.round_state` every `STUDENT_EVERY_S` seconds. The route answers from the process's `poll.RoundStates`
+(no script, no session; the store at most once per quiz per `ui.class_poll.VERSION_MAX_AGE_S`). Only when the
+answer differs from the state the page was drawn at does `watch_round` set its trigger, which reruns the student's
+poll fragment alone (`ui.class_poll.student_round`); the page's charts never rerun.
+
+Where the route cannot be reached (an error status, or a host that does not pass it on), every tick reruns the
+fragment instead, which is what ``run_every`` did: slower for the server, never wrong for the student. A tab in
+the background does not ask.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import streamlit as st
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from poll import MalformedInputError, PollError
+from poll.limits import checked_name
+
+#: The route's path: under the app's root, beside the pages (and its ``server.baseUrlPath``, if one is set).
+ROUND_STATE_PATH = "api/poll/round-state"
+#: The start of every watcher's widget key (`ui.accessibility` hides their empty boxes).
+WATCH_KEY_PREFIX = "poll_watch_"
+#: How often a student's browser asks whether its round changed (seconds).
+STUDENT_EVERY_S = 2.0
+
+_WATCH_JS = """
+export default function ({ data, setTriggerValue }) {
+  let asking = false;
+  const timer = setInterval(async () => {
+    if (asking || document.hidden) return;
+    asking = true;
+    try {
+      const response = await fetch(data.url, { cache: "no-store" });
+      const state = response.ok ? (await response.text()).trim() : null;
+      if (state !== data.state) setTriggerValue("changed", state ?? "unknown");
+    } catch (error) {
+      setTriggerValue("changed", "unreachable");
+    } finally {
+      asking = false;
+    }
+  }, data.every_ms);
+  return () => clearInterval(timer);
+}
+"""
+
+_watch = st.components.v2.component("attention_poll_watch", js=_WATCH_JS)
+
+
+def route_path() -> str:
+    """`ROUND_STATE_PATH` from the server's root, under ``server.baseUrlPath`` when one is set."""
+    base = (st.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{base}/{ROUND_STATE_PATH}" if base else f"/{ROUND_STATE_PATH}"
+
+
+def watch_round(quiz: str, state: str) -> None:
+    """Rerun the enclosing fragment when `quiz`'s round state is no longer `state` (the one just drawn).
+
+    Call it inside the fragment, on every run. Its URL is relative to the page (every page's path is one segment
+    under the app's root), so it also reaches the app behind a proxy that serves it under a prefix.
+    """
+    url = f"{ROUND_STATE_PATH}?{urllib.parse.urlencode({'quiz': quiz})}"
+    _watch(key=f"{WATCH_KEY_PREFIX}{quiz}", data={"url": url, "state": state, "every_ms": int(STUDENT_EVERY_S * 1000)},
+           height=0, on_changed_change=_noop)
+
+
+def _noop() -> None:
+    """A trigger needs a callback to be a trigger; the rerun it causes is all that is wanted."""
+
+
+async def round_state_endpoint(request: Request) -> Response:
+    """``GET ROUND_STATE_PATH?quiz=NAME``: the quiz's `poll.round_state`, as plain text, never cached.
+
+    400 for a malformed name, 503 while the poll's database cannot be read. The answer is what every student's
+    screen shows anyway (no round, or its number and stage), so it needs no key.
+    """
+    from ui.class_poll import services
+
+    try:
+        quiz = checked_name(request.query_params.get("quiz", ""), "quiz")
+    except MalformedInputError as error:
+        return PlainTextResponse(str(error), status_code=400)
+    try:
+        states = services().states
+        state = states.fresh(quiz)
+        if state is None:  # an old reading: the store is asked off the event loop
+            state = await run_in_threadpool(states.state, quiz)
+    except PollError:
+        return PlainTextResponse("poll unavailable", status_code=503, headers={"Cache-Control": "no-store"})
+    return PlainTextResponse(state, headers={"Cache-Control": "no-store"})
+
+
+def poll_routes() -> list[Route]:
+    """The routes `streamlit_app.py` adds to its `st.App`."""
+    return [Route(route_path(), round_state_endpoint, methods=["GET"])]
