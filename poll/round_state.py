@@ -14,7 +14,7 @@ import threading
 
 from poll.rounds import Round
 from poll.store import PollStore
-from poll.version_cache import MAX_PAGES, VersionCache
+from poll.version_cache import MAX_PAGES, VersionCache, remember
 
 #: The state of a page with no current round.
 NO_ROUND = "none"
@@ -55,8 +55,5 @@ class RoundStates:
             return kept[1]
         state = round_state(self._store.current_round(page))
         with self._lock:
-            self._kept.pop(page, None)
-            self._kept[page] = (version, state)
-            while len(self._kept) > self._max_pages:
-                del self._kept[next(iter(self._kept))]
+            remember(self._kept, page, (version, state), self._max_pages)
         return state

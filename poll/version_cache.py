@@ -45,8 +45,13 @@ class VersionCache:
             if kept is not None and now - kept[0] < self._max_age_s:
                 return kept[1]
             current = self._store.version(page)
-            self._read.pop(page, None)
-            self._read[page] = (now, current)
-            while len(self._read) > self._max_pages:
-                del self._read[next(iter(self._read))]
+            remember(self._read, page, (now, current), self._max_pages)
             return current
+
+
+def remember(kept: dict, key: str, value: object, max_items: int) -> None:
+    """Put `key` last in `kept` (the newest) with `value`, then drop the oldest entries beyond `max_items`."""
+    kept.pop(key, None)
+    kept[key] = value
+    while len(kept) > max_items:
+        del kept[next(iter(kept))]
