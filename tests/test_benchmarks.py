@@ -65,7 +65,7 @@ def test_the_load_benchmark_asks_the_polls_route_and_can_keep_a_round_open():
     who open the scaled-attention page see that round (which they were drawn at: no change to ask for)."""
     from benchmarks.load import one_hall
 
-    figures = one_hall(students=11, minutes=0.1, arrival_s=0.5, seed=0, regime="jump", poll_round=True)
+    figures = one_hall(students=11, minutes=0.25, arrival_s=0.5, seed=0, regime="jump", poll_round=True)
     assert figures["failed_sessions"] == 0 and figures["exceptions"] == 0, figures
     assert figures["round_state_asks"] > 0 and figures["round_state_changes"] == 0
     assert figures["poll_round_open"] and figures["presenter_ticks"] >= 3
