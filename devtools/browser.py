@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -137,3 +138,26 @@ def app_console_errors(page) -> list[str]:
     """The console errors a page collected (as a list `page.console_errors`), without the benign ones of a
     machine offline (`BENIGN_CONSOLE`)."""
     return [e for e in page.console_errors if not any(b in e for b in BENIGN_CONSOLE)]
+
+
+#: JavaScript: every chart, formula or table box that scrolls sideways, as [has tabindex 0, its name].
+SCROLL_BOXES_JS = """() => Array.from(document.querySelectorAll(
+    '[data-testid="stMain"] [data-testid="stVegaLiteChart"], [data-testid="stMain"] .katex-display, '
+    + '[data-testid="stMain"] [data-testid="stMarkdownContainer"] table, '
+    + '[data-testid="stMain"] [data-testid="stTable"] > div'))
+  .filter((box) => box.scrollWidth > box.clientWidth + 1)
+  .map((box) => [box.getAttribute('tabindex') === '0',
+                 box.tagName === 'TABLE' ? 'table' : (box.getAttribute('aria-label') || '')])"""
+
+
+def scroll_boxes(page, timeout_ms: int = 5_000) -> list[list]:
+    """`SCROLL_BOXES_JS` once every box is focusable and named, or as it is when `timeout_ms` runs out.
+
+    `ui.accessibility` marks a box in the animation frame after it changed; on a loaded machine a box drawn
+    last can take a while, and a caller that asserts on the result still fails if it never happens."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    boxes = page.evaluate(SCROLL_BOXES_JS)
+    while not all(focusable and name for focusable, name in boxes) and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+        boxes = page.evaluate(SCROLL_BOXES_JS)
+    return boxes

@@ -12,7 +12,7 @@ import inspect
 import pytest
 
 from devtools.appserver import router_pages
-from devtools.browser import exceptions, settle
+from devtools.browser import exceptions, scroll_boxes, settle
 
 PAGES = router_pages()
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
@@ -35,7 +35,7 @@ def audit(page) -> list[dict]:
     node is dropped)."""
     from axe_playwright_python.sync_playwright import Axe
 
-    page.wait_for_timeout(300)  # the scroll boxes (`ui.accessibility`) are marked on the next animation frame
+    scroll_boxes(page)  # the scroll boxes (`ui.accessibility`) are made focusable and named a frame after they change
     found = Axe().run(page, options={"runOnly": {"type": "tag", "values": AXE_TAGS},
                                      "resultTypes": ["violations"]}).response["violations"]
     kept = []

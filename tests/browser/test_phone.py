@@ -8,12 +8,10 @@ least 11 px (text on a canvas is checked in the specs sent, `tests/ui/test_displ
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from devtools.appserver import router_pages
-from devtools.browser import SHARE_LINK, exceptions, settle
+from devtools.browser import SHARE_LINK, exceptions, scroll_boxes, settle
 
 PAGES = router_pages()
 PHONES = {"390": (390, 844), "320": (320, 640)}
@@ -42,15 +40,6 @@ SMALL_TARGETS_JS = """() => {
   }
   return small;
 }"""
-
-#: JavaScript: every chart, formula or table box that scrolls sideways, as [has tabindex 0, its name].
-SCROLL_BOXES_JS = """() => Array.from(document.querySelectorAll(
-    '[data-testid="stMain"] [data-testid="stVegaLiteChart"], [data-testid="stMain"] .katex-display, '
-    + '[data-testid="stMain"] [data-testid="stMarkdownContainer"] table, '
-    + '[data-testid="stMain"] [data-testid="stTable"] > div'))
-  .filter((box) => box.scrollWidth > box.clientWidth + 1)
-  .map((box) => [box.getAttribute('tabindex') === '0',
-                 box.tagName === 'TABLE' ? 'table' : (box.getAttribute('aria-label') || '')])"""
 
 #: JavaScript: the font sizes (px) of chart text drawn as SVG that are below 11 px.
 SVG_TEXT_JS = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] .vega-embed svg text'))
@@ -81,12 +70,7 @@ def test_every_page_fits_a_phone_and_what_is_wider_scrolls_in_a_named_box_a_keyb
     open_on(phone, app_url, rp.url_path, query)
     assert exceptions(phone) == []
     assert phone.evaluate(OVERFLOW_JS) <= 0, f"{rp.title}: the page scrolls sideways on a {phone.phone_width}-px phone"
-    # `ui.accessibility` names a box in the animation frame after it changed: give a box drawn last a moment.
-    deadline = time.monotonic() + 3
-    while not all(focusable and name for focusable, name in phone.evaluate(SCROLL_BOXES_JS)) \
-            and time.monotonic() < deadline:
-        phone.wait_for_timeout(100)
-    boxes = phone.evaluate(SCROLL_BOXES_JS)
+    boxes = scroll_boxes(phone)
     assert all(focusable and name for focusable, name in boxes), f"{rp.title}: a scroll box without tabindex/name"
     assert phone.evaluate(SMALL_TARGETS_JS) == [], f"{rp.title}: tap targets under 24 px"
     assert phone.evaluate(SVG_TEXT_JS) == [], f"{rp.title}: chart text under 11 px"

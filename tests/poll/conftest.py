@@ -7,13 +7,27 @@ install hint.
 
 from __future__ import annotations
 
+import multiprocessing
 import secrets
+import sys
 from collections.abc import Iterator
 
 import pytest
 
 from poll import PollStore, Question, open_store
 from tests.helpers.postgres_server import INSTALL_HINT, PostgresServer, postgres_bin_dir
+
+# The test process's own __main__, taken when pytest imports this file, before any test runs. A spawned child
+# re-runs its parent's __main__ file, and every AppTest run installs its temporary script as __main__ and leaves
+# it there, so a spawn after an AppTest in the same worker would start children that die on that script.
+_PYTEST_MAIN = sys.modules["__main__"]
+
+
+@pytest.fixture
+def spawn_context(monkeypatch) -> multiprocessing.context.SpawnContext:
+    """multiprocessing's spawn context, with the test process's own __main__ in place while the test runs."""
+    monkeypatch.setitem(sys.modules, "__main__", _PYTEST_MAIN)
+    return multiprocessing.get_context("spawn")
 
 
 def running_postgres() -> Iterator[PostgresServer]:

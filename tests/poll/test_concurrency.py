@@ -3,7 +3,6 @@ the lock, each voter counted once for their last accepted answer (SQLite and Pos
 
 from __future__ import annotations
 
-import multiprocessing
 import random
 import threading
 import time
@@ -58,9 +57,9 @@ def stop(workers: list) -> None:
             worker.join()
 
 
-def test_votes_from_several_processes_are_counted_exactly_once(store, database_url):
+def test_votes_from_several_processes_are_counted_exactly_once(store, database_url, spawn_context):
     opened = store.open_round(PAGE, question())
-    context = multiprocessing.get_context("spawn")
+    context = spawn_context
     start, locked, results = context.Barrier(PROCESSES + 1), context.Event(), context.Queue()
     workers = [context.Process(target=vote_until_locked, daemon=True,
                                args=(database_url, opened.id, p, start, locked, results)) for p in range(PROCESSES)]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-import multiprocessing
 import stat
 
 import pytest
@@ -45,8 +44,8 @@ def _key_in_new_process(data_dir: str, queue) -> None:
     queue.put(presenter_key(None, data_dir, {}).value)
 
 
-def test_processes_starting_together_agree_on_one_generated_key(tmp_path):
-    context = multiprocessing.get_context("spawn")
+def test_processes_starting_together_agree_on_one_generated_key(tmp_path, spawn_context):
+    context = spawn_context
     queue = context.Queue()
     processes = [context.Process(target=_key_in_new_process, args=(str(tmp_path), queue)) for _ in range(4)]
     for process in processes:
