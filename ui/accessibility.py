@@ -83,7 +83,11 @@ _SCRIPT = """
   let queued = false;
   const soon = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; mark(); }); } };
   window.__scrollBoxes = soon;
-  new MutationObserver(soon).observe(document.body, {childList: true, subtree: true});
+  // A box can become wider than the screen with no element added: a chart's canvas resized (its width, height
+  // or style), or a formula's fonts arriving late. Our own attributes are not watched, so marking cannot loop.
+  new MutationObserver(soon).observe(document.body, {childList: true, subtree: true, attributes: true,
+                                                     attributeFilter: ['width', 'height', 'style']});
+  document.fonts.addEventListener('loadingdone', soon);
   window.addEventListener('resize', soon);
   soon();
 })();

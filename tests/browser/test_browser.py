@@ -6,6 +6,7 @@ Marked `browser` (select with ``-m browser``); skipped only when no chromium bin
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from typing import NamedTuple
 from urllib.parse import parse_qs, urlparse
@@ -379,8 +380,13 @@ def test_presenter_mode_leaves_every_later_step_in_the_url_and_the_link(page, ap
             pytest.fail(f"try {attempt}, presenter mode {'on' if on else 'off'}: the slider left {value} "
                         f"(now {slider.input_value()}) but the URL stayed {before!r}")
         settle(page)
-        query = page.evaluate("location.search")
-        link = page.locator(SHARE_LINK).inner_text()
+        deadline = time.monotonic() + 5  # on a loaded machine the link's new text can follow the URL by a frame
+        while True:
+            query = page.evaluate("location.search")
+            link = page.locator(SHARE_LINK).inner_text()
+            if parse_qs(urlparse(link).query) == parse_qs(query.lstrip("?")) or time.monotonic() > deadline:
+                break
+            page.wait_for_timeout(100)
         assert parse_qs(urlparse(link).query) == parse_qs(query.lstrip("?")), (attempt, link, query)
 
 
