@@ -94,10 +94,11 @@ def _probe(tmp_path: Path, body: str) -> list[str]:
 
 def test_the_collector_is_paused_while_the_warm_up_imports_then_what_it_loaded_is_frozen(tmp_path):
     assert _probe(tmp_path, """
-        assert gc.isenabled() and gc.get_freeze_count() == 0
+        assert gc.isenabled()
+        frozen = gc.get_freeze_count()  # 0 on a new 3.11 or 3.13 interpreter, 375 on 3.12.1
         import_in_background("gc_probe_quick").join(60)
         import gc_probe_quick
-        print(gc_probe_quick.ENABLED, gc.isenabled(), gc.get_freeze_count() > 1000)
+        print(gc_probe_quick.ENABLED, gc.isenabled(), gc.get_freeze_count() - frozen > 1000)
     """) == ["False", "True", "True"]
 
 
@@ -126,9 +127,10 @@ def test_a_collector_turned_off_before_stays_off(tmp_path):
 
 def test_the_server_collects_the_youngest_generation_less_often():
     """Only the youngest generation's threshold changes, and only when the server starts (not on import)."""
-    out = fresh_python("import gc; from ui import warmup; before = gc.get_threshold(); warmup.collect_less_often(); "
-                       "print(*before, *gc.get_threshold())").split()
-    assert out == ["700", "10", "10", str(warmup.YOUNG_GENERATION_THRESHOLD), "10", "10"]
+    out = fresh_python("import gc; default = gc.get_threshold(); from ui import warmup; before = gc.get_threshold(); "
+                       "warmup.collect_less_often(); print(*default, *before, *gc.get_threshold())").split()
+    default = out[:3]  # Python's own: (700, 10, 10) up to 3.12, (2000, 10, 10) on 3.13
+    assert out[3:6] == default and out[6:] == [str(warmup.YOUNG_GENERATION_THRESHOLD), *default[1:]]
 
 
 def test_the_served_app_logs_what_it_got_at_start():
