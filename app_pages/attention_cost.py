@@ -23,6 +23,7 @@ from cost.measure import (
     predicted_bytes,
     weight_matrix_bytes,
 )
+from ui.chart_names import ChartName
 from ui.charts import attention_cost as charts
 from ui.display import show_chart
 from ui.layout import controls_row, explain, introduction, page_fragment, show_source
@@ -139,7 +140,12 @@ def measured_run(max_len: int, d_k: int, pressed: bool) -> CostRun | None:
 def show_measurements(result: CostRun) -> None:
     """The measured time and memory against T, their fitted slopes, and every measurement as a table."""
     fits = fit_slopes(result, fit_from=FIT_FROM)
-    show_chart(charts.measured_chart(result, fits), alt="Time and memory of attention against sequence length")
+    longest = max((m.n for m in result.measurements), default=0)
+    slopes = "; ".join(f"{METHODS.get(f.method, f.method)}: time grows about as T to the power {f.time_slope:.1f}"
+                       for f in fits.values() if np.isfinite(f.time_slope))
+    show_chart(charts.measured_chart(result, fits),
+               alt=ChartName("Time and memory of attention against sequence length, on log-log axes",
+                             f"Measured up to T = {longest:,}; {slopes}."))
     st.caption("Solid: measured. Dashed: the straight-line fit on the log–log axes, from T = "
                f"{FIT_FROM} up (smaller sizes are dominated by fixed overheads). Memory: "
                + "; ".join(f"{METHODS[m]}: {src}" for m, src in MEMORY_SOURCE.items()) + ".")
@@ -178,7 +184,9 @@ def context_section() -> None:
     n_layers, n_heads = MODEL_SHAPES[arch]
     rows_ctx = context_table(CONTEXTS, n_layers, n_heads)
     show_chart(charts.context_chart(rows_ctx, arch.split(" (")[0]),
-               alt="Memory of the attention weights against context length")
+               alt=ChartName(f"Memory of the attention weights against context length for {arch}",
+                             f"Up to {format_bytes(rows_ctx[-1]['all layers'])} for every layer at "
+                             f"{rows_ctx[-1]['context']:,} tokens in {rows_ctx[-1]['dtype']}."))
     ctx = pd.DataFrame(rows_ctx)
     for col in ("per head", "per layer", "all layers"):
         ctx[col] = ctx[col].map(format_bytes)

@@ -7,6 +7,7 @@ import streamlit as st
 from core.encoder_decoder import EncoderDecoderAttention, attend, encoder_decoder_attention
 from core.reference import torch_difference
 from ui.cache import shared_cache
+from ui.chart_names import together, weights_name
 from ui.charts import cross_attention as charts
 from ui.charts.heatmap import unique_labels
 from ui.display import clicked_cell, show_chart
@@ -149,7 +150,10 @@ def self_attention_section(attention: EncoderDecoderAttention, specs: dict[str, 
         st.latex(r"\begin{gathered}(Q,\ K,\ V) = X_{tgt}\,(W_q^{dec},\ W_k^{dec},\ W_v^{dec})\\"
                  r"A^{dec} = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + \text{mask}\right)"
                  rf" \in \mathbb{{R}}^{{{t_tgt} \times {t_tgt}}}\end{{gathered}}")
-    show_chart(specs["self"], alt="Heatmaps of the encoder's and the decoder's self-attention weights")
+    show_chart(specs["self"], alt=together("Heatmaps of the self-attention weights",
+                                           [weights_name("the encoder's", attention.encoder.weights, src_labels),
+                                            weights_name("the decoder's", attention.decoder.weights, tgt_labels)],
+                                           ["Encoder", "Decoder"]))
     with fixed_slot():
         if clicked is not None:
             st.caption(f"Highlighted for the clicked cross-attention weight ({tgt_labels[clicked[0]]}, "
@@ -188,7 +192,8 @@ def cross_attention_section(attention: EncoderDecoderAttention, specs: dict[str,
     st.caption("Hover a weight to see how it was computed; **click** it to see where its query and its key come from.")
     show_chart(
         specs["cross"],
-        alt="Heatmap of the cross-attention weights: target tokens on the rows, source tokens on the columns",
+        alt=weights_name("Heatmap of the cross-attention weights, target words on the rows, source words on the "
+                         "columns", attention.cross.weights, tgt_labels, src_labels),
         on_select="rerun", key=CLICK_KEY, selection_mode="cell",
     )
     with fixed_slot():

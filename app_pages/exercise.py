@@ -12,6 +12,7 @@ from exercise.limits import DEFAULT_TIMEOUT_S, MEMORY_BUDGET_BYTES, bytes_in_wor
 from exercise.mistakes import Mistake, match_mistake, mistaken_attention
 from exercise.sandbox import OFFLINE_HINT, Availability, Sandbox, check_submission
 from exercise.verdicts import CHECK_NAMES, ExerciseReport
+from ui.chart_names import ChartName
 from ui.charts import exercise as charts
 from ui.deployment import execution_disabled
 from ui.display import show_chart
@@ -43,6 +44,24 @@ def cached_demo(scale: str = "sqrt_d_k", softmax: str = "last") -> MistakeDemo:
 def results_chart(worked_output: np.ndarray | None, causal_weights: np.ndarray | None) -> dict | None:
     """The student's numbers beside the right ones (`ui.charts.exercise`), built once per submission's numbers."""
     return charts.results_spec(worked_output, causal_weights, worked_answers())
+
+
+def results_gap(worked_output: np.ndarray | None, causal_weights: np.ndarray | None) -> str:
+    """How far the student's numbers are from the right ones, in a sentence read after the chart's name."""
+    right = worked_answers()
+    gaps = []
+    for what, mine, expected in (("your output", worked_output, right.output),
+                                 ("your causal weights", causal_weights, right.causal_weights)):
+        if mine is None:
+            continue
+        if np.shape(mine) != np.shape(expected):
+            gaps.append(f"{what} has the shape {np.shape(mine)}, not {np.shape(expected)}")
+        elif np.isnan(mine).all():
+            gaps.append(f"{what} is NaN everywhere")
+        else:
+            gaps.append(f"{what} differs from the expected one by at most {np.nanmax(np.abs(mine - expected)):.3g}")
+    text = "; ".join(gaps) or "nothing to compare"
+    return f"{text[0].upper()}{text[1:]}."
 
 
 def reset_code() -> None:
@@ -179,7 +198,8 @@ def results_section(report: ExerciseReport, code: str) -> None:
     if stretch_chart is not None:
         st.markdown("Your function on the stretch's inputs, next to what it should give:")
         show_chart(stretch_chart, export=False,
-                   alt="Heatmaps of the student's result on the worked example next to the expected one")
+                   alt=ChartName("Heatmaps of your result on the worked example next to the expected one",
+                                 results_gap(report.worked_output, report.causal_weights)))
         if report.causal_weights is not None and np.isnan(report.causal_weights).any():
             st.caption("Cells marked *null* are NaN in your weights: a row whose keys were all masked out "
                        "has nothing left for the softmax to share out.")

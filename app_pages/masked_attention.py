@@ -17,6 +17,7 @@ from core.masking import (
 )
 from core.reference import max_abs_diff
 from ui.cache import shared_cache
+from ui.chart_names import ChartName, largest_weight, value_range, weights_name
 from ui.charts import masked_attention as charts
 from ui.charts.heatmap import unique_labels
 from ui.display import clicked_cell, show_chart
@@ -96,7 +97,11 @@ def generation_step(seed: int, seq_len: int, causal: bool) -> None:
     full, masked = (attention_at(seed, seq_len, causal=c) for c in (False, True))  # this step needs both
     prefix_w, prefix_out = prefix_attention(masked.Q, masked.K, masked.V, step)
     show_chart(step_spec(seed, seq_len, step, full, masked),
-               alt="Bar charts of one token's attention weights without and with the causal mask")
+               alt=ChartName(f"Bar charts of one token's attention weights over {seq_len} keys, without and with "
+                             "the causal mask",
+                             f"Without the mask, largest weight "
+                             f"{largest_weight(full.weights[t:t + 1], tokens[t:t + 1], tokens)}; with it, "
+                             f"{largest_weight(masked.weights[t:t + 1], tokens[t:t + 1], tokens)}."))
     visible_share = float(full.weights[t, :step].sum())
     c1, c2, c3 = st.columns(3)
     c1.metric("weight the visible keys had without the mask", f"{visible_share:.4f}",
@@ -121,7 +126,7 @@ def page_body() -> None:
     specs = map_specs(seed, seq_len, causal, clicked, attention)
     st.caption(f"Tokens: “{' '.join(tokens)}”. Each is a random {D_MODEL}-dimensional embedding plus its positional "
                f"encoding; W_q, W_k, W_v are random {D_MODEL} × {D_MODEL} matrices (seed {seed}), so d_k = {D_MODEL}.")
-    mask_and_scores_section(specs, clicked, labels, causal)
+    mask_and_scores_section(attention, specs, clicked, labels, causal)
     weights_section(attention, specs, clicked, labels, causal)
     generation_section(seed, seq_len, causal)
     torch_section(seed, seq_len, causal, attention)
@@ -142,8 +147,8 @@ def mask_controls() -> tuple[int, int, bool]:
     return seed, seq_len, causal
 
 
-def mask_and_scores_section(specs: dict[str, dict], clicked: tuple[int, int] | None, labels: list[str],
-                            causal: bool) -> None:
+def mask_and_scores_section(attention: MaskedAttention, specs: dict[str, dict], clicked: tuple[int, int] | None,
+                            labels: list[str], causal: bool) -> None:
     """Section 1: the causal mask and the scaled scores it hides."""
     section(
         "1 · The mask and the scores",
@@ -154,8 +159,13 @@ def mask_and_scores_section(specs: dict[str, dict], clicked: tuple[int, int] | N
         "The mask is switched off: every cell may attend, as in the encoder. Every score goes to the softmax.",
         keep_text=True,
     )
+    hidden = int((~attention.mask).sum())
+    n = attention.mask.shape[0]
     show_chart(specs["maps"],
-               alt="The causal mask and the masked scaled scores, with minus infinity above the diagonal")
+               alt=ChartName(f"Heatmaps of the mask and of the masked scaled scores, {n} queries by {n} keys",
+                             f"The mask hides {hidden} of {attention.mask.size} cells"
+                             + (", whose scores are minus infinity" if hidden else "")
+                             + f". Finite scores {value_range(attention.masked_scores)}."))
     with fixed_slot():
         if clicked is not None:
             q, k = clicked
@@ -180,8 +190,8 @@ def weights_section(attention: MaskedAttention, specs: dict[str, dict], clicked:
                "and the scores above.")
     left, right = st.columns([3, 1], vertical_alignment="center")
     with left:
-        show_chart(specs["weights"], alt="Heatmap of the attention weights", on_select="rerun", key=CLICK_KEY,
-                   selection_mode="cell")
+        show_chart(specs["weights"], alt=weights_name("Heatmap of the attention weights", attention.weights, labels),
+                   on_select="rerun", key=CLICK_KEY, selection_mode="cell")
         if clicked is not None:
             q, k = clicked
             why = (f"“{labels[k]}” comes after “{labels[q]}”: its score is −∞, so the weight is exactly 0"

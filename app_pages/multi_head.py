@@ -18,6 +18,7 @@ from core.multihead_steps import (
 )
 from core.reference import max_abs_diff
 from ui.cache import shared_cache
+from ui.chart_names import ChartName, heads_name, matrix_name, value_range
 from ui.charts import multi_head as charts
 from ui.charts.heatmap import unique_labels
 from ui.display import clicked_cell, show_chart
@@ -83,7 +84,7 @@ def page_body() -> None:
     clicked = clicked_cell(CLICK_KEY, (n_heads, seq_len, seq_len), fields=("h", "q", "k"))
     specs = chart_specs(seed, d_model, n_heads, seq_len, clicked, steps, W_o)
     project_and_cut_section(steps, specs, clicked, tokens, d_model)
-    maps_section(steps, specs, seq_len)
+    maps_section(steps, specs, unique_labels(tokens))
     concat_section(steps, specs, seq_len, d_model)
     torch_section(seed, d_model, n_heads, seq_len)
     width_quiz(d_model, n_heads)
@@ -141,7 +142,10 @@ def project_and_cut_section(steps: MultiHeadSteps, specs: dict[str, dict], click
         rf"\qquad d_k = {d_model}/{n_heads} = {d_k}"
         r"\end{gathered}",
     )
-    show_chart(specs["qkv"], alt=f"Q, K and V, each cut into {n_heads} blocks of {d_k} columns, one per head")
+    qkv = np.stack([steps.q, steps.k, steps.v])  # (3, T, d_model)
+    show_chart(specs["qkv"], alt=ChartName(f"Q, K and V, {seq_len} tokens by {n_heads * d_k} columns each, cut into "
+                                           f"{n_heads} blocks of {d_k} columns, one per head",
+                                           f"Values {value_range(qkv)}."))
     with fixed_slot():
         if clicked is not None:
             h, i, j = clicked
@@ -153,8 +157,9 @@ def project_and_cut_section(steps: MultiHeadSteps, specs: dict[str, dict], click
                        f"{steps.weights[h, i, j]:.3f}. Double-click the maps to clear.")
 
 
-def maps_section(steps: MultiHeadSteps, specs: dict[str, dict], seq_len: int) -> None:
+def maps_section(steps: MultiHeadSteps, specs: dict[str, dict], labels: list[str]) -> None:
     """Section 2: one attention map per head (clickable), and how much the heads differ."""
+    seq_len = len(labels)
     n_heads, d_k = steps.n_heads, steps.d_k
     section(
         "2 · One attention map per head",
@@ -167,7 +172,8 @@ def maps_section(steps: MultiHeadSteps, specs: dict[str, dict], seq_len: int) ->
     )
     st.caption("**Click** a weight to highlight, in Q and K above, the two rows of that head's block that produced it, "
                "with their numbers printed.")
-    show_chart(specs["maps"], alt=f"{n_heads} attention maps, one per head, on a shared 0 to 1 colour scale",
+    show_chart(specs["maps"], alt=heads_name(f"{n_heads} attention maps, one per head, on a shared 0 to 1 colour scale",
+                                             steps.weights, labels),
                on_select="rerun", key=CLICK_KEY, selection_mode="cell")
     focus = head_focus(steps.weights)
     with fixed_slot():
@@ -192,8 +198,11 @@ def concat_section(steps: MultiHeadSteps, specs: dict[str, dict], seq_len: int, 
         rf"\text{{output}} = \underbrace{{[\,\text{{head}}_1 \;\cdots\; \text{{head}}_{{{n_heads}}}\,]}}"
         rf"_{{{seq_len} \times {d_model}}}\; \underbrace{{W_o}}_{{{d_model} \times {d_model}}}",
     )
-    show_chart(specs["concat"], alt="The concatenated head outputs, one block per head")
-    show_chart(specs["mix"], alt="Heatmaps of W_o and of the output")
+    show_chart(specs["concat"], alt=matrix_name(f"The concatenated head outputs, one block of {d_k} columns per head",
+                                                steps.concat, "tokens", "columns"))
+    output = matrix_name(f"Heatmaps of W_o, {d_model} by {d_model}, and of the output", steps.output, "tokens",
+                         "columns")
+    show_chart(specs["mix"], alt=ChartName(output.alt, f"Output values {value_range(steps.output)}."))
     st.caption(f"The output has the input's shape, ({seq_len}, {d_model}): attention maps a sequence to a sequence.")
 
 

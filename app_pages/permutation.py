@@ -18,7 +18,9 @@ from core.permutation import (
     torch_permutation_difference,
 )
 from ui.cache import shared_cache
+from ui.chart_names import ChartName, largest_weight, matrix_name, value_range
 from ui.charts import permutation as charts
+from ui.charts.heatmap import unique_labels
 from ui.display import show_chart
 from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
@@ -79,8 +81,8 @@ def page_body() -> None:
     check = permutation_check(x, random_projections(D_MODEL, seed), perm, n_heads=N_HEADS, add_pe=add_pe)
     specs = chart_specs(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe, check)
     shuffled_sentence(tokens, perm, seed)
-    inputs_section(specs, add_pe)
-    maps_section(specs, check, add_pe)
+    inputs_section(specs, check, add_pe)
+    maps_section(specs, check, add_pe, unique_labels(tokens))
     outputs_section(specs, check, add_pe)
     torch_section(tokens, seed, perm, add_pe)
     same_vector_quiz(check, add_pe)
@@ -143,7 +145,7 @@ def shuffled_sentence(tokens: list[str], perm: np.ndarray, seed: int) -> None:
                f"random embeddings and W_q, W_k, W_v, W_o from seed {seed}.")
 
 
-def inputs_section(specs: dict[str, dict], add_pe: bool) -> None:
+def inputs_section(specs: dict[str, dict], check: PermutationCheck, add_pe: bool) -> None:
     """Section 1: the original and the shuffled input, with or without positional encoding."""
     section(
         "1 · What goes in",
@@ -155,10 +157,11 @@ def inputs_section(specs: dict[str, dict], add_pe: bool) -> None:
         r"\text{input} = X + PE \quad\text{vs.}\quad PX + PE \;\ne\; P(X + PE)" if add_pe else
         r"\text{input} = X \quad\text{vs.}\quad PX",
     )
-    show_chart(specs["inputs"], alt="Heatmaps of the original and the shuffled input")
+    original = matrix_name("Heatmaps of the original and the shuffled input", check.x, "tokens", "dimensions")
+    show_chart(specs["inputs"], alt=ChartName(original.alt, f"The original's values {value_range(check.x)}."))
 
 
-def maps_section(specs: dict[str, dict], check: PermutationCheck, add_pe: bool) -> None:
+def maps_section(specs: dict[str, dict], check: PermutationCheck, add_pe: bool, labels: list[str]) -> None:
     """Section 2: the attention map of the shuffled input beside the original one reordered (P A Pᵀ)."""
     section(
         "2 · Attention maps: reordered, not changed",
@@ -168,7 +171,11 @@ def maps_section(specs: dict[str, dict], check: PermutationCheck, add_pe: bool) 
         + ("with positional encoding the middle and right maps no longer agree." if add_pe else
            "without positional encoding the middle and right maps are identical."),
     )
-    show_chart(specs["maps"], alt="Attention maps of the original, of the shuffled input, and the original reordered")
+    show_chart(specs["maps"], alt=ChartName(
+        "Attention maps, averaged over the heads, of the original, of the shuffled input, and the original "
+        f"reordered, {len(labels)} queries by {len(labels)} keys each",
+        f"In the original, largest weight {largest_weight(check.weights.mean(axis=0), labels, labels)}. The "
+        f"shuffled and the reordered maps differ by at most {check.weights_diff:.1e}."))
     st.caption(f"Maps averaged over the {N_HEADS} heads, as `nn.MultiheadAttention` returns them by default; "
                "the difference below is the largest over every head separately.")
     st.metric("max |A(shuffled) − P A Pᵀ|, all heads", f"{check.weights_diff:.1e}")
@@ -184,7 +191,10 @@ def outputs_section(specs: dict[str, dict], check: PermutationCheck, add_pe: boo
         r"\max\,\bigl|\operatorname{Attn}(X) - P^\top \operatorname{Attn}(PX)\bigr|"
         + (r"\quad\text{with } X \to X + PE" if add_pe else ""),
     )
-    show_chart(specs["outputs"], alt="Output of the original and un-shuffled output of the shuffled input")
+    both = matrix_name("Output of the original and un-shuffled output of the shuffled input", check.output,
+                       "tokens", "dimensions")
+    show_chart(specs["outputs"], alt=ChartName(both.alt, f"The original's values {value_range(check.output)}; the "
+                                                         f"two differ by at most {check.output_diff:.1e}."))
     st.metric("max |Attn(X) − Pᵀ Attn(PX)|", f"{check.output_diff:.1e}",
               help="Largest absolute difference over all tokens and dimensions (NumPy, float64).")
     if add_pe:

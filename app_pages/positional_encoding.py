@@ -16,6 +16,7 @@ from core.positional_analysis import (
     wavelengths,
 )
 from ui.cache import shared_cache
+from ui.chart_names import ChartName, matrix_name
 from ui.charts import positional_encoding as charts
 from ui.display import matrix_downloads, show_chart
 from ui.export import matrix_titles
@@ -94,7 +95,10 @@ def waves_section(positions: int, d_model: int) -> None:
             dots = positions <= charts.MAX_DOTS
             show_chart(
                 waves_spec(positions, d_model, tuple(dims), waves),
-                alt="Sine and cosine curves of the chosen dimensions, and the wavelength of every dimension",
+                alt=ChartName(f"Sine and cosine curves of the chosen dimensions over {positions} positions, and the "
+                              f"wavelength of every one of the {d_model} dimensions",
+                              f"Dimensions shown: {', '.join(map(str, dims))}. Wavelengths from {lam.min():.2f} to "
+                              f"{lam.max():,.0f} positions."),
             )
             omega = angular_frequencies(d_model)
             st.caption(
@@ -130,7 +134,7 @@ def table_section(table: EncodingTable, positions: int, d_model: int) -> None:
         keep_text=True,
     )
     pe_chart, pe_is_image = table_spec(positions, d_model, table)
-    show_chart(pe_chart, alt="Heatmap of the positional-encoding table, position by dimension")
+    show_chart(pe_chart, alt=matrix_name("Heatmap of the positional-encoding table", pe, "positions", "dimensions"))
     n_distinct = table.distinct
     st.caption(f"Distinct rows: {n_distinct} of {positions}"
                + (": every position gets its own vector." if n_distinct == positions else ".")
@@ -157,8 +161,8 @@ def similarity_section(table: EncodingTable, positions: int, d_model: int) -> No
         keep_text=True,
     )
     similarity_chart = similarity_spec(positions, d_model, table)
-    show_chart(similarity_chart, alt="Heatmap of the dot product between every pair of positions, "
-                             "and the dot product against the offset")
+    pairs = matrix_name("Heatmap of the dot product between every pair of positions", sim, "positions", "positions")
+    show_chart(similarity_chart, alt=ChartName(pairs.alt + ", and the dot product against the offset", pairs.numbers))
     with fixed_slot():
         if not matrix_titles(similarity_chart):  # drawn as one image: its numbers are not in the chart's Export menu
             labels = [str(p) for p in range(positions)]

@@ -22,6 +22,7 @@ from pretrained.model import (
 )
 from pretrained.patterns import pattern_scores, strongest_heads
 from ui.cache import shared_cache
+from ui.chart_names import ChartName, largest_weight, weights_name
 from ui.charts import pretrained as charts
 from ui.charts.pretrained import GRID_SELECTION
 from ui.display import show_chart
@@ -96,6 +97,13 @@ def chips(tokens: tuple[str, ...]) -> str:
     return " ".join(f"`` {t} ``" if "`" in t else f"`{t}`" for t in tokens)
 
 
+def close_up_name(run: ModelRun, layer: int, head: int) -> ChartName:
+    """The close-up's name, the same for every head (a new name would redraw the chart), and the head's numbers."""
+    weights = weights_name("Attention map of the chosen head", run.weights[layer - 1, head - 1], run.tokens)
+    return ChartName(weights.alt + "; beside it the same weights as lines from each token to the tokens it attends to",
+                     f"Layer {layer}, head {head}: {weights.numbers[0].lower()}{weights.numbers[1:]}")
+
+
 @page_fragment
 def close_up_section(run: ModelRun, checks: list[CrossCheck], model: PretrainedModel) -> None:
     """Section 3, one head up close, as a fragment of its own inside the page's.
@@ -109,10 +117,8 @@ def close_up_section(run: ModelRun, checks: list[CrossCheck], model: PretrainedM
         layer = int(bound_slider("Layer", "layer", 1, L, 1,
                                  help=f"Which of the {L} layers (1 = closest to the input)."))
         head = int(bound_slider("Head", "head", 1, H, 1, help=f"Which of the {H} heads of that layer."))
-    T = len(run.tokens)
     show_chart(close_up_spec(run.tokens, layer, head, run),
-               alt=f"Attention map of layer {layer}, head {head}: {T} query tokens by {T} key tokens; beside it "
-                   "the same weights as lines from each token to the tokens it attends to")
+               alt=close_up_name(run, layer, head))
     explain(
         "Left: the map; right: the same weights as lines from each token (left) to the tokens it attends "
         "to (right), thicker and darker for more weight. Hover a token on the left to keep only its lines."
@@ -222,8 +228,12 @@ def every_head_section(run: ModelRun, model: PretrainedModel) -> None:
         r"A^{(l,h)} = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right),\quad "
         rf"l = 1..{L},\ h = 1..{H},\ d_k = {model.d_model} / {H} = {model.d_k}",
     )
-    show_chart(grid_spec(run.tokens, run), alt=f"Attention maps of all {L * H} heads, {L} layers by {H} heads, "
-               f"each {T} query tokens by {T} key tokens; choose one to see it up close below",
+    layer, head, query, key = np.unravel_index(int(np.argmax(run.weights)), run.weights.shape)  # max over l, h, i, j
+    show_chart(grid_spec(run.tokens, run), alt=ChartName(
+        f"Attention maps of all {L * H} heads, {L} layers by {H} heads, each {T} query tokens by {T} key tokens; "
+        "choose a map to see it up close below",
+        f"Largest weight of all {run.weights[layer, head, query, key]:.2f}, in layer {layer + 1}, head {head + 1}, "
+        f"from '{run.tokens[query]}' to '{run.tokens[key]}'."),
                on_select=pick_from_grid, selection_mode=GRID_SELECTION, key="grid_click")
 
 
@@ -262,8 +272,11 @@ def averaged_section(run: ModelRun, model: PretrainedModel) -> None:
         "spread out or rest on the special tokens.",
     )
     T = len(run.tokens)
-    show_chart(averaged_spec(run.tokens, run), alt=f"Attention maps of each of the {L} layers averaged over its "
-               f"{H} heads, and of all {L * H} heads averaged, each {T} query tokens by {T} key tokens")
+    show_chart(averaged_spec(run.tokens, run), alt=ChartName(
+        f"Attention maps of each of the {L} layers averaged over its {H} heads, and of all {L * H} heads averaged, "
+        f"each {T} query tokens by {T} key tokens",
+        f"Averaged over all heads, largest weight "
+        f"{largest_weight(run.weights.mean(axis=(0, 1)), run.tokens, run.tokens)}."))
 
 
 def credits_caption() -> None:

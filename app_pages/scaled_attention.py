@@ -18,6 +18,7 @@ from core.scaling import (
     softmax_jacobian_norm,
 )
 from ui.cache import shared_cache
+from ui.chart_names import ChartName, largest_weight, value_range
 from ui.charts import scaled_attention as charts
 from ui.charts.scaled_attention import SCALED, UNSCALED
 from ui.display import show_chart
@@ -128,10 +129,10 @@ def attention_map_section(example: ScalingExample, specs: dict[str, dict], seed:
                 icon=":material/warning:",
             )
 
-    show_chart(
-        specs["maps"],
-        alt="Heatmaps of the attention scores and the attention weights",
-    )
+    labels = [f"t{i}" for i in range(seq_len)]  # as the maps label their tokens
+    show_chart(specs["maps"], alt=ChartName(
+        f"Heatmaps of the scores {score_name} and of the attention weights, {seq_len} queries by {seq_len} keys each",
+        f"Scores {value_range(example.scores)}. Largest weight {largest_weight(example.weights, labels, labels)}."))
 
 
 def every_d_k_section(sweep: ScoreSweep, specs: dict[str, dict], seq_len: int, d_k: int) -> None:
@@ -156,9 +157,15 @@ def every_d_k_section(sweep: ScoreSweep, specs: dict[str, dict], seq_len: int, d
     st.latex(r"J = \frac{\partial\,\operatorname{softmax}(s)}{\partial s} = \operatorname{diag}(p) - p\,p^\top,"
              r"\qquad \lVert J\rVert_F \to 0 \text{ as } p \to \text{one-hot}")
 
-    show_chart(specs["variance"], alt="Variance of the scores against d_k, scaled and unscaled, on log-log axes")
-    show_chart(specs["saturation"],
-               alt="Largest weight, row entropy and softmax Jacobian norm against d_k, scaled and unscaled")
+    widest = f"d_k = {sweep.d_k[-1]}"
+    every_d_k = f"d_k from {sweep.d_k[0]} to {sweep.d_k[-1]}, scaled and unscaled"
+    show_chart(specs["variance"], alt=ChartName(
+        f"Variance of the scores against {every_d_k}, on log-log axes",
+        f"At {widest}: {sweep.var_raw[-1]:.0f} unscaled, {sweep.var_scaled[-1]:.2f} scaled."))
+    show_chart(specs["saturation"], alt=ChartName(
+        f"Largest weight, row entropy and softmax Jacobian norm against {every_d_k}",
+        f"At {widest} the largest weight is {sweep.max_weight_raw[-1]:.2f} unscaled and "
+        f"{sweep.max_weight_scaled[-1]:.2f} scaled."))
 
 
 def torch_section(seq_len: int, d_k: int, seed: int, scaled: bool, example: ScalingExample) -> None:

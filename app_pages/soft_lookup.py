@@ -16,6 +16,7 @@ from core.lookup import (
     soft_lookup,
 )
 from ui.cache import shared_cache
+from ui.chart_names import ChartName
 from ui.charts import soft_lookup as charts
 from ui.display import show_chart
 from ui.layout import controls_row, explain, introduction, page_fragment, show_source, static_table
@@ -118,7 +119,10 @@ def hard_versus_soft_section(shop: TinyDictionary, query_name: str, lookup: Look
 
     show_chart(
         specs["lookup"],
-        alt="The keys as points sized by their weight with the query as an arrow; bar chart of hard and soft weights",
+        alt=ChartName(f"The {len(names)} keys as points sized by their weight with the query as an arrow; bar chart "
+                      "of hard and soft weights",
+                      f"The hard lookup puts 1 on '{names[best]}'; the soft one puts {float(soft_w.max()):.2f} on "
+                      f"'{names[int(np.argmax(soft_w))]}' at temperature {lookup.temperature:g}."),
     )
 
 
@@ -165,7 +169,9 @@ def temperature_section(shop: TinyDictionary, lookup: LookupComparison, specs: d
     sweep_results = lookup.sweep_results
     show_chart(
         specs["sweep"],
-        alt="The soft result and each key's weight plotted against the temperature",
+        alt=ChartName(f"The soft result and each key's weight plotted against the temperature, from "
+                      f"{lookup.sweep_temperatures.min():g} to {lookup.sweep_temperatures.max():g}",
+                      f"The result goes from {float(sweep_results[0]):.2f} to {float(sweep_results[-1]):.2f}."),
     )
     d_k = shop.keys.shape[1]
     st.info(

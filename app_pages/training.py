@@ -12,6 +12,7 @@ from training.model import Block, MultiHeadSelfAttention, TinyTransformer, build
 from training.tasks import answer_attention, held_out_size, make_targets, parse_digits, target_of
 from training.trainer import Trainer, TrainingResult, predict
 from ui.cache import shared_cache
+from ui.chart_names import ChartName, largest_weight
 from ui.charts import training as charts
 from ui.display import show_chart
 from ui.layout import controls_row, explain, introduction, page_fragment, show_source
@@ -86,12 +87,14 @@ def train_live(config: TrainConfig, runs: dict[TrainConfig, Trainer], buttons: D
             drawn = time.perf_counter()
             if redraws % 2 == 0:
                 with live_curves:
-                    show_chart(charts.learning_curves(result, result.steps_done), export=False)
+                    show_chart(charts.learning_curves(result, result.steps_done), export=False,
+                               alt=f"Loss and accuracy so far, out of {result.config.steps} training steps")
             else:
                 with live_maps:
                     show_chart(charts.attention_grid(result.attention[-1], result.probe,
                                                      cell_size=min(charts.map_cell_size(len(result.probe)), LIVE_CELL)),
-                               export=False)
+                               export=False, alt=f"Attention maps of every layer and head, {len(result.probe)} "
+                                                 "positions by as many, at the latest snapshot")
                 live_note.caption(f"Attention of a held-out sequence at step {result.checkpoint_steps[-1]}, "
                                   "the latest snapshot.")
             redraws += 1
@@ -135,7 +138,10 @@ def show_results(trainer: Trainer) -> None:
         help="Scrub through training: the black rule on the curves and the attention maps below follow it.",
     ))
     c = result.checkpoint_steps.index(ckpt)
-    show_chart(charts.learning_curves(result, ckpt), alt="Loss and accuracy against the training step")
+    show_chart(charts.learning_curves(result, ckpt),
+               alt=ChartName(f"Loss and accuracy against the training step, over {config.steps} steps",
+                             f"At step {ckpt}: held-out loss {result.eval_loss[c]:.2f}, accuracy "
+                             f"{result.eval_accuracy[c]:.0%}."))
     attention_section(result, config, c, ckpt)
     own_digits_section(result, config, c, ckpt)
 
@@ -189,7 +195,8 @@ def attention_section(result: TrainingResult, config: TrainConfig, c: int, ckpt:
              r"Q = \operatorname{LN}(H)\,W_q,\ K = \operatorname{LN}(H)\,W_k,\qquad "
              r"\text{attention on the answer} = \frac{1}{T}\sum_i \sum_{j:\,x_j = y_i} A_{ij}")
     show_chart(charts.attention_grid(result.attention[c], probe, cell_size=charts.map_cell_size(seq_len)),
-               alt=f"Attention maps of every layer and head at step {ckpt}")
+               alt=f"Attention maps of every layer and head at the chosen step, {seq_len} positions by {seq_len}; "
+                   "the caption below gives each head's attention on the answer")
     st.caption("Attention on the positions that hold the answer, at this checkpoint: " + "; ".join(
         f"layer {li + 1} head {h + 1}: {at_ckpt[li, h]:.0%}" for li in range(at_ckpt.shape[0])
         for h in range(at_ckpt.shape[1])) + ".")
@@ -223,9 +230,13 @@ def own_digits_section(result: TrainingResult, config: TrainConfig, c: int, ckpt
         st.caption(f"The model only ever saw sequences of {seq_len} digits; shorter ones put the last digit at a "
                    "position that meant something else in training, so expect mistakes.")
     show_chart(charts.attention_grid(maps, x, cell_size=charts.map_cell_size(len(x))),
-               alt="Attention maps for your input", export=False)
+               alt=ChartName(f"Attention maps of every layer and head for your {len(x)} digits",
+                             "Averaged over them, largest weight "
+                             f"{largest_weight(maps.mean(axis=(0, 1)), [str(d) for d in x], [str(d) for d in x])}."),
+               export=False)
     show_chart(charts.probabilities_map(probs, x, cell_size=charts.map_cell_size(max(len(x), vocab))), export=False,
-               alt="Predicted probability of every digit at every position")
+               alt=ChartName(f"Predicted probability of every digit at each of your {len(x)} positions",
+                             f"{n_right} of {len(x)} right; the least sure answer at {probs.max(axis=1).min():.0%}."))
 
 
 @page_fragment

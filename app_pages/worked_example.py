@@ -9,6 +9,7 @@ import streamlit as st
 from core import LESSON_TOKENS, LESSON_X, WorkedExample, scaled_dot_product_attention, softmax, worked_example
 from core.user_input import format_matrix, parse_matrix, validate_input
 from ui.cache import shared_cache
+from ui.chart_names import ChartName, matrix_name, together, value_range, weights_name
 from ui.charts import worked_example as charts
 from ui.charts.heatmap import unique_labels
 from ui.display import clicked_cell, show_chart
@@ -195,7 +196,7 @@ def embeddings_section(ex: WorkedExample, seed: int) -> None:
     n_tokens, d_model = ex.X.shape
     section("1 · Embeddings X", "One row per token: the input the head starts from.",
             rf"X \in \mathbb{{R}}^{{T \times d_{{model}}}},\quad T = {n_tokens},\ d_{{model}} = {d_model}")
-    show_chart(stage_chart("X", ex, seed), alt="Heatmap of the embedding matrix X")
+    show_chart(stage_chart("X", ex, seed), alt=matrix_name("Heatmap of the embeddings X", ex.X, "tokens", "dimensions"))
 
 
 def projections_section(ex: WorkedExample, seed: int, cell: tuple[int, int] | None, labels: list[str]) -> None:
@@ -207,8 +208,12 @@ def projections_section(ex: WorkedExample, seed: int, cell: tuple[int, int] | No
         "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them.",
         r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v",
     )
+    d_model, d_k = ex.W_q.shape
+    qkv = np.stack([ex.Q, ex.K, ex.V])  # (3, T, d_k)
     show_chart(stage_chart("projections", ex, seed, cell),
-               alt="Heatmaps of W_q, W_k and W_v, and below them Q, K and V")
+               alt=ChartName(f"Heatmaps of W_q, W_k and W_v, {d_model} by {d_k} each, and below them Q, K and V, "
+                             f"{ex.Q.shape[0]} tokens by {d_k} columns each",
+                             f"Q, K and V: values {value_range(qkv)}."))
     with fixed_slot():
         if cell is not None:
             st.caption(f"Highlighted: the query of “{labels[cell[0]]}” and the key of “{labels[cell[1]]}”, "
@@ -225,7 +230,11 @@ def scores_section(ex: WorkedExample, seed: int, stage: int) -> None:
                 "growing with the key width, which would push the softmax into saturation.",
                 r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}")
         scores = "scores"
-    show_chart(stage_chart(scores, ex, seed), alt="Heatmaps of the raw and scaled attention scores")
+    raw = matrix_name("the raw attention scores", ex.raw_scores, "queries", "keys")
+    name = (ChartName(f"Heatmap of {raw.alt}", raw.numbers) if stage < 3 else
+            together("Heatmaps", [raw, matrix_name("the scaled scores", ex.scaled_scores, "queries", "keys")],
+                     ["Raw", "Scaled"]))
+    show_chart(stage_chart(scores, ex, seed), alt=name)
 
 
 def focus_quiz(ex: WorkedExample, labels: list[str]) -> None:
@@ -248,8 +257,8 @@ def weights_section(ex: WorkedExample, seed: int, labels: list[str]) -> None:
             "query token pays to every token, itself included. **Click a cell** to highlight the query and key "
             "that produced it in Q and K above.",
             r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_{j'} e^{\tilde S_{ij'}}},\qquad \sum_j A_{ij} = 1")
-    show_chart(stage_chart("weights", ex, seed), alt="Heatmap of the attention weights", on_select="rerun", key="cell",
-               selection_mode="cell")
+    show_chart(stage_chart("weights", ex, seed), on_select="rerun", key="cell", selection_mode="cell",
+               alt=weights_name("Heatmap of the attention weights", ex.weights, labels))
     row_sums = ex.weights.sum(axis=1)  # (T,): 1 for every query
     st.caption("Row sums: " + ", ".join(f"{lab}: {s:.3f}" for lab, s in zip(labels, row_sums, strict=True)))
 
@@ -258,7 +267,8 @@ def output_section(ex: WorkedExample, seed: int, labels: list[str]) -> None:
     """Section 6: the output, and one token's output as a blend of the values."""
     section("6 · Output: a weighted blend of the values",
             formula=r"\text{output} = A V,\qquad \text{output}_i = \sum_j A_{ij}\, v_j")
-    show_chart(stage_chart("output", ex, seed), alt="Heatmap of the output matrix")
+    show_chart(stage_chart("output", ex, seed), alt=matrix_name("Heatmap of the output", ex.output, "tokens",
+                                                                "dimensions"))
 
     explain_output(ex, labels)
 

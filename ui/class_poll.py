@@ -59,6 +59,7 @@ from poll import (
 from poll.factory import DATA_DIR_ENV, DATABASE_URL_ENV
 from poll.limits import BROWSER_TOKEN
 from poll.presenter_key import PRESENTER_KEY_ENV
+from ui.chart_names import counts_name
 from ui.charts.poll import answers_part
 from ui.charts.template import part_spec
 from ui.display import show_chart
@@ -422,7 +423,7 @@ def _lecturer_round(poll: PollServices, quiz: str, asked: Question, current: Rou
         st.metric("Answered", counts.total)
         shown_answer = current.question.answer if current.is_revealed else None
         show_chart(part_spec(answers_part(counts.options, counts.votes, shown_answer, n_options=len(counts.options))),
-                   export=False)
+                   export=False, alt=counts_name("The class's answers", counts.options, counts.votes))
         if current.is_revealed:
             st.success(f"The computed answer: **{current.question.answer}**.", icon=":material/check_circle:")
             st.markdown(current.question.explanation)

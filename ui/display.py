@@ -24,6 +24,7 @@ import pyarrow as pa
 import streamlit as st
 from altair.utils.schemapi import disable_debug_mode
 
+from ui.chart_names import ChartName
 from ui.charts.inline_data import Rows, use_inline_rows
 from ui.charts.spec import drawn_on_canvas, for_projector, readable_text, stable_spec, to_spec, view_title, without_aria
 from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
@@ -94,7 +95,8 @@ def arrow_bytes(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs: Any) -> Any:
+def show_chart(chart: alt.TopLevelMixin | dict, *, alt: str | ChartName | None = None, export: bool = True,
+               **kwargs: Any) -> Any:
     """Draw an Altair chart (or its Vega-Lite spec) at its own width, and offer it in an export menu for slides.
 
     ``st.altair_chart`` re-validates the whole spec against the Vega-Lite JSON
@@ -106,9 +108,15 @@ def show_chart(chart: alt.TopLevelMixin | dict, *, export: bool = True, **kwargs
 
     Inside a `page_fragment` the chart joins the fragment's one export menu, drawn after the fragment's
     body; elsewhere it gets a menu of its own, right under it. Unless `export` is False.
+
+    `alt` is the chart's accessible name; a `ui.chart_names.ChartName` also puts its numbers in a caption under
+    the chart (the name stays the same while only the numbers change, so the chart's view is kept).
     """
     spec, drawn = _as_drawn(chart, presenter_mode())
-    result = st.vega_lite_chart(drawn, width="content", **kwargs)
+    name = alt.alt if isinstance(alt, ChartName) else alt
+    result = st.vega_lite_chart(drawn, width="content", alt=name, **kwargs)
+    if isinstance(alt, ChartName):
+        st.caption(alt.numbers)
     if export:
         pending = getattr(_collecting, "specs", None)
         if pending is None:  # not inside `one_export_menu`: a menu of its own, under the chart

@@ -2,6 +2,7 @@
 what every chart sent carries for a phone and a screen reader (text size, a name)."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -129,6 +130,38 @@ def test_every_chart_sent_has_a_name_a_screen_reader_reads(page):
     unnamed = [json.loads(c.proto.spec).get("title") for c in charts
                if not c.proto.alt.strip() and not str(json.loads(c.proto.spec).get("description", "")).strip()]
     assert not unnamed, f"{page.name}: {len(unnamed)} of {len(charts)} charts have no name: {unnamed}"
+
+
+@pytest.mark.parametrize("page", CHART_PAGES, ids=lambda p: p.name)
+def test_every_charts_name_says_what_it_draws_and_its_shape(page):
+    """A generic name ("Heatmap of the attention weights") is not enough: each chart's name gives numbers of what
+    it draws (its shape, its range), and its numbers follow in a caption (`ui.chart_names`)."""
+    charts = run_page(page.file).get("vega_lite_chart")
+    generic = [c.proto.alt for c in charts if not any(ch.isdigit() for ch in c.proto.alt)]
+    assert not generic, f"{page.name}: {len(generic)} of {len(charts)} chart names hold no number: {generic}"
+
+
+SEED_PAGES = [p for p in CHART_PAGES if "seed_slider(" in Path(p.file).read_text()]
+
+
+@pytest.mark.parametrize("page", SEED_PAGES, ids=lambda p: p.name)
+def test_a_seed_step_keeps_every_charts_name_and_changes_its_numbers(page):
+    """Streamlit's front end builds a new view for a chart whose name changed (`tests/browser/test_browser.py`
+    times that): a new seed changes the numbers read after a chart, never its name."""
+    first, second = (run_page(page.file, seed=seed) for seed in ("3", "11"))
+    assert [c.proto.alt for c in first.get("vega_lite_chart")] == [c.proto.alt for c in second.get("vega_lite_chart")]
+    assert [c.value for c in first.caption] != [c.value for c in second.caption]
+
+
+def test_the_worked_examples_weights_chart_is_followed_by_the_lessons_largest_weight():
+    from core import worked_example
+
+    ex = worked_example(0)
+    i, j = np.unravel_index(np.argmax(ex.weights), ex.weights.shape)  # the lesson's largest A_ij at seed 0
+    at = run_page("app_pages/worked_example.py")
+    assert "Heatmap of the attention weights, 3 queries by 3 keys" in [c.proto.alt for c in at.get("vega_lite_chart")]
+    expected = f"Largest weight {ex.weights[i, j]:.2f}, from '{ex.tokens[i]}' to '{ex.tokens[j]}'."
+    assert expected in [c.value for c in at.caption], [c.value for c in at.caption]
 
 
 NUMBERS_PAGES = ("worked_example", "multi_head", "masked_attention")
