@@ -22,8 +22,8 @@ import streamlit as st
 
 from exercise.limits import DISABLE_SETTING, switched_off
 
-#: The Python the app is tested on (the README's set-up, `.ci/run`, and what to pick on Community Cloud).
-TESTED_PYTHON = (3, 11)
+#: The Pythons the app is tested on (the README's set-up, `.ci/run`, and what to pick on Community Cloud).
+TESTED_PYTHONS = ((3, 11), (3, 12), (3, 13))
 #: Files that exist on Linux when an NVIDIA driver (and so a GPU CUDA could use) is present.
 NVIDIA_DRIVER_FILES = ("/proc/driver/nvidia/version", "/dev/nvidia0")
 
@@ -138,11 +138,11 @@ def announce_start(version: tuple[int, ...] | None = None) -> str:
 
 
 def python_warning(version: tuple[int, ...]) -> str | None:
-    """The warning for a Python other than `TESTED_PYTHON`, or None."""
-    if version[:2] == TESTED_PYTHON:
+    """The warning for a Python outside `TESTED_PYTHONS`, or None."""
+    if tuple(version[:2]) in TESTED_PYTHONS:
         return None
-    tested = ".".join(str(n) for n in TESTED_PYTHON)
+    tested = " to ".join(".".join(map(str, v)) for v in (TESTED_PYTHONS[0], TESTED_PYTHONS[-1]))
     running = ".".join(str(n) for n in version)
-    return (f"This app is tested on Python {tested} only, and this server runs Python {running}. It may work, "
-            f"but pick Python {tested} where you can (on Streamlit Community Cloud: Advanced settings, when "
+    return (f"This app is tested on Python {tested}, and this server runs Python {running}. It may work, "
+            f"but pick one of those where you can (on Streamlit Community Cloud: Advanced settings, when "
             "deploying; see the README's Deploy section).")

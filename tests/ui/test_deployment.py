@@ -101,7 +101,7 @@ def capture(caplog, call):
     return result, [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "attention"]
 
 
-def test_the_start_up_logs_one_line_and_warns_only_off_the_tested_python(caplog, monkeypatch):
+def test_the_start_up_logs_one_line_and_warns_only_off_the_tested_pythons(caplog, monkeypatch):
     import torch
 
     monkeypatch.setenv("ATTENTION_DISABLE_EXEC", "1")
@@ -110,7 +110,13 @@ def test_the_start_up_logs_one_line_and_warns_only_off_the_tested_python(caplog,
     assert f"serving on Python 3.11.7 ({sys.executable}); PyTorch {torch.__version__}, a CPU build;" in line
     assert line.endswith('"Check my code" is OFF: switched off by ATTENTION_DISABLE_EXEC.')
     caplog.clear()
-    _, records = capture(caplog, lambda: deployment.announce_start((3, 12, 1)))
-    assert [level for level, _ in records] == ["INFO", "WARNING"]
-    assert "tested on Python 3.11 only" in records[1][1] and "3.12.1" in records[1][1]
+    for tested in ((3, 12, 1), (3, 13, 0)):
+        _, records = capture(caplog, lambda v=tested: deployment.announce_start(v))
+        assert [level for level, _ in records] == ["INFO"], tested
+        caplog.clear()
+    for untested in ((3, 10, 13), (3, 14, 0)):
+        _, records = capture(caplog, lambda v=untested: deployment.announce_start(v))
+        assert [level for level, _ in records] == ["INFO", "WARNING"], untested
+        assert "tested on Python 3.11 to 3.13" in records[1][1] and ".".join(map(str, untested)) in records[1][1]
+        caplog.clear()
 
