@@ -16,9 +16,6 @@ from devtools.browser import SHARE_LINK, exceptions, scroll_boxes, settle
 
 PAGES = router_pages()
 PHONES = {"390": (390, 844), "320": (320, 640)}
-#: Where `docs/screenshots/phone/` comes from: ``PHONE_SCREENSHOTS=docs/screenshots/phone python -m pytest ...``.
-SHOTS_ENV = "PHONE_SCREENSHOTS"
-
 #: JavaScript: how many px the main area is wider than the screen (what a student would scroll sideways).
 OVERFLOW_JS = """() => { const m = document.querySelector('[data-testid="stMain"]');
   return m.scrollWidth - m.clientWidth; }"""
