@@ -101,7 +101,7 @@ def close_up_name(run: ModelRun, layer: int, head: int) -> ChartName:
     """The close-up's name, the same for every head (a new name would redraw the chart), and the head's numbers."""
     weights = weights_name("Attention map of the chosen head", run.weights[layer - 1, head - 1], run.tokens)
     return ChartName(weights.alt + "; beside it the same weights as lines from each token to the tokens it attends to",
-                     f"Layer {layer}, head {head}: {weights.numbers[0].lower()}{weights.numbers[1:]}")
+                     weights.under(f"Layer {layer}, head {head}"))
 
 
 @page_fragment

@@ -129,7 +129,7 @@ def attention_map_section(example: ScalingExample, specs: dict[str, dict], seed:
                 icon=":material/warning:",
             )
 
-    labels = [f"t{i}" for i in range(seq_len)]  # as the maps label their tokens
+    labels = charts.token_labels(seq_len)
     show_chart(specs["maps"], alt=ChartName(
         f"Heatmaps of the scores {score_name} and of the attention weights, {seq_len} queries by {seq_len} keys each",
         f"Scores {value_range(example.scores)}. Largest weight {largest_weight(example.weights, labels, labels)}."))

@@ -27,6 +27,10 @@ class ChartName:
     alt: str
     numbers: str
 
+    def under(self, label: str) -> str:
+        """The numbers after a label: ``Encoder: largest weight 0.62, …``."""
+        return f"{label}: {self.numbers[0].lower()}{self.numbers[1:]}"
+
 
 def _token(label: object) -> str:
     return f"'{label}'"
@@ -70,8 +74,7 @@ def matrix_name(title: str, matrix: np.ndarray, rows: str = "rows", cols: str = 
 def together(title: str, parts: Sequence[ChartName], labels: Sequence[str]) -> ChartName:
     """Charts drawn as one: ``Heatmaps of …: the encoder's, 4 queries by 4 keys; the decoder's, …`` and each
     part's numbers after its label, ``Encoder: largest weight 0.62, from 'a' to 'b'. Decoder: ….``"""
-    numbers = " ".join(f"{label}: {part.numbers[0].lower()}{part.numbers[1:]}"
-                       for label, part in zip(labels, parts, strict=True))
+    numbers = " ".join(part.under(label) for label, part in zip(labels, parts, strict=True))
     return ChartName(f"{title}: " + "; ".join(part.alt for part in parts), numbers)
 
 

@@ -204,11 +204,16 @@ def attention_maps_part(
     return compose(side_by_side, *maps, spacing=40)
 
 
+def token_labels(seq_len: int) -> list[str]:
+    """The maps' names for the T random tokens: t0, t1, …"""
+    return [f"t{i}" for i in range(seq_len)]
+
+
 def page_specs(example: ScalingExample, sweep: ScoreSweep) -> dict[str, dict]:
     """The page's three charts as Vega-Lite specs: the attention map ("maps"), the score variance against d_k
     ("variance") and the softmax's saturation against d_k ("saturation")."""
     seq_len, d_k = example.Q.shape
-    labels = [f"t{i}" for i in range(seq_len)]
+    labels = token_labels(seq_len)
     # stable: subtract each row's largest score before exp(), as a real softmax does. The weights do not change,
     # but exp() stays finite, which matters here (unscaled scores at d_k = 1024 reach the hundreds).
     arithmetic = softmax_tooltips(example.Q, example.K, row_labels=labels, col_labels=labels, scaled=example.scaled,
