@@ -38,6 +38,11 @@ _STYLE = f"""
 .katex-display {{ padding: 0.2rem 0; }}
 [data-testid="stMarkdownContainer"] table {{ display: block; }}
 [data-testid="stCaptionContainer"] {{ color: {CAPTION_COLOR}; opacity: 1; }}
+/* A locked choice stays readable: Streamlit draws a disabled widget's label and options at 40 % of the text
+   colour (2.6:1). A quiz after its reveal and the class poll after its lock keep their question on screen. */
+[data-testid="stWidgetLabel"][disabled] p, [data-testid="stRadioOption"][data-disabled] p {{
+  color: {CAPTION_COLOR};
+}}
 [data-a11y-scroll]:focus-visible {{ outline: 2px solid #1f5fa8; outline-offset: 2px; }}
 /* Tap targets of at least 24 x 24 px (WCAG 2.5.8): the help icons, a multiselect's remove and open buttons,
    a password field's show/hide button. */
