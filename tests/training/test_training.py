@@ -21,6 +21,7 @@ from training.model import MultiHeadSelfAttention, build_model, parameter_count
 from training.optimiser import Adam
 from training.tasks import answer_attention, held_out_set, make_targets, parse_digits, sequence_codes, training_batch
 from training.trainer import Trainer, checkpoint_schedule, deterministic_torch, predict, train
+from ui.charts.palette import SEQUENTIAL_SCHEME
 from ui.charts.training import attention_grid, curves_frame, position_labels, probabilities_map, training_curves
 
 #: A configuration small enough to train in well under a second on an idle machine.
@@ -434,7 +435,7 @@ def test_attention_grid_draws_every_layer_and_head():
     assert enc["x"]["title"] == "key (position:token)" and enc["y"]["title"] == "query (position:token)"
     assert {t["field"] for t in enc["tooltip"]} == {"panel", "row", "col", "value"}
     color = spec["spec"]["layer"][0]["encoding"]["color"]["scale"]
-    assert color["scheme"] == "viridis" and color["domain"] == [0.0, 1.0]
+    assert color["scheme"] == SEQUENTIAL_SCHEME and color["domain"] == [0.0, 1.0]
     assert attention_grid(maps[:, :2], [7, 7, 2]).to_dict()["columns"] == 2  # one row per layer
     with pytest.raises(ValueError, match="T = 2 tokens"):
         attention_grid(maps, [1, 2])

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from cost.measure import DTYPE_BYTES, METHODS, CostRun, SlopeFit
+from ui.charts.palette import CATEGORY
 
 
 def cost_charts(measurements: pd.DataFrame, fits: Sequence, labels: dict[str, str], *,
@@ -58,7 +59,7 @@ def loglog_chart(points: pd.DataFrame, fits: pd.DataFrame | None = None, *, y: s
               scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=sorted({int(n) for n in points["n"]})))
     y_enc = alt.Y(field=y, type="quantitative", title=y_title, scale=alt.Scale(type="log"))
     color = alt.Color(field="series", type="nominal", title=None, sort=series,
-                      scale=alt.Scale(scheme="tableau10", domain=series),
+                      scale=alt.Scale(domain=series, range=list(CATEGORY)),
                       legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=400))
     measured = alt.Chart(points).mark_line(point=True, strokeWidth=2).encode(
         x=x, y=y_enc, color=color,

@@ -34,8 +34,9 @@ from typing import Any, Literal
 import altair as alt
 import numpy as np
 
-from ui.charts.heatmap import DIVERGING_SCHEME, MAX_LABELLED_CELLS, SEQUENTIAL_SCHEME, unique_labels
+from ui.charts.heatmap import MAX_LABELLED_CELLS, unique_labels
 from ui.charts.inline_data import Rows
+from ui.charts.palette import DIVERGING_SCHEME, SEQUENTIAL_SCHEME, ink_expr
 from ui.charts.spec import CANVAS, domain_from_data, tooltip_expr
 from ui.charts.template import DataSource, Make, chart_of, part_builder
 from ui.export import LAYOUT_KEY, matrix_layout
@@ -217,7 +218,7 @@ def head_blocks_part(
         calc = dict(matrix=f"{_js(names)}[datum.m]", row=f"{_js(labels)}[datum.t]", col="'' + datum.j",
                     head=f"{_js(heads)}[floor(datum.j / {d_k})]")
         if show_values:
-            calc["ink"] = "abs(datum.value) > 0.6 * datum.hi ? 'white' : 'black'"
+            calc["ink"] = ink_expr(DIVERGING_SCHEME, "((datum.value - datum.lo) / (datum.hi - datum.lo || 1))")
 
         dim_labels = cell_size >= 14  # narrower cells: the head headers and the tooltips say which dims they are
         x = alt.X(field="col", type="ordinal", sort=None, title=None,
@@ -304,7 +305,7 @@ def head_maps_part(
         tokens = _js(unique_labels(labels))
         calc = dict(head="'head ' + (datum.h + 1)", row=f"{tokens}[datum.q]", col=f"{tokens}[datum.k]")
         if show_values:
-            calc["ink"] = "datum.value < 0.55 ? 'white' : 'black'"
+            calc["ink"] = ink_expr(SEQUENTIAL_SCHEME, "datum.value")
         readable = cell_size >= 9  # below this the token names overlap: tooltips only
         x = alt.X(field="col", type="ordinal", sort=None, title="key token",
                   axis=alt.Axis(labelAngle=-90 if t > 4 or cell_size < 20 else 0, labels=readable, ticks=readable))
@@ -388,9 +389,9 @@ def matrix_panels_part(
         col_labels = [unique_labels(p[3]) for p in panels]
         calc = dict(panel=f"{_js(titles)}[datum.p]", row=f"{_js(row_labels)}[datum.p][datum.r]",
                     col=f"{_js(col_labels)}[datum.p][datum.c]")
-        if show_values:  # white text on the dark ends of the scale, as in ui.charts.heatmap
+        if show_values:  # black or white text, whichever reads better on the cell, as in ui.charts.heatmap
             t = "((datum.value - datum.lo) / (datum.hi - datum.lo || 1))"
-            calc["ink"] = (f"abs({t} - 0.5) > 0.3" if signed else f"{t} < 0.55") + " ? 'white' : 'black'"
+            calc["ink"] = ink_expr(DIVERGING_SCHEME if signed else SEQUENTIAL_SCHEME, t)
         scale = (alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0) if signed
                  else alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=domain_from_data()))
         longest = max(len(str(c)) for cols in col_labels for c in cols)

@@ -22,11 +22,10 @@ import pandas as pd
 
 from ui.charts.arrange import independent_colours
 from ui.charts.inline_data import Rows
+from ui.charts.palette import DIVERGING_SCHEME, SEQUENTIAL_SCHEME, ink
 from ui.charts.spec import domain_from_data, title_from_data
 from ui.charts.template import DataSource, Make, chart_of, part_builder
 
-DIVERGING_SCHEME = "blueorange"
-SEQUENTIAL_SCHEME = "viridis"
 #: Above this many cells the values are no longer printed in the cells (only in tooltips).
 MAX_LABELLED_CELLS = 400
 
@@ -183,10 +182,8 @@ def heatmap_part(
         else:
             domain = (0.0, 1.0)
     lo, hi = domain
-    # Text colour that stays readable on the cell: white on the dark ends of each scheme.
-    t = (df["value"] - lo) / ((hi - lo) or 1.0)
-    dark = (np.abs(t - 0.5) > 0.3) if signed else (t < 0.55)
-    df["ink"] = np.where(dark, "white", "black")
+    t = (df["value"] - lo) / ((hi - lo) or 1.0)  # position on the colour scale
+    df["ink"] = ink(DIVERGING_SCHEME if signed else SEQUENTIAL_SCHEME, t)  # black or white, whichever reads better
     n_cells = len(df["value"])
     df["lo"], df["hi"] = np.full(n_cells, float(lo)), np.full(n_cells, float(hi))  # read by `domain_from_data`
     if title_in_data and title:

@@ -13,16 +13,18 @@ from core.masking import MaskedAttention
 from ui.charts.arrange import independent_colours, side_by_side
 from ui.charts.heatmap import DIVERGING_SCHEME, emphasis_encoding, extra_tooltip_lines, heatmap_part, matrix_frame
 from ui.charts.inline_data import Rows
+from ui.charts.palette import BAND_TINT, BLUE, REFERENCE_GREY, VERMILLION, ink, ink_on
 from ui.charts.raster import default_domain
 from ui.charts.spec import domain_from_data
 from ui.charts.template import DataSource, Make, chart_of, compose, part_builder, part_spec
 from ui.charts.tooltips import softmax_tooltips
 
-MASKED_GREY = "#c8c8c8"
-#: "may attend" / "masked" colours of the mask: a dark viridis blue and a light grey (safe for colour-blindness).
-MASK_COLOURS = ("#3b528b", "#e3e3e3")
+#: A masked score's cell (−∞): a neutral grey, not a colour of the scores' scale.
+MASKED_GREY = REFERENCE_GREY
+#: "may attend" / "masked" colours of the mask: blue, and the grey of a masked score.
+MASK_COLOURS = (BLUE, MASKED_GREY)
 #: Bars of keys a query may see, and of future keys (no mask: the weight that would leak).
-SEEN_COLOUR, FUTURE_COLOUR = "#21918c", "#e8932f"
+SEEN_COLOUR, FUTURE_COLOUR = BLUE, VERMILLION
 
 
 def mask_chart(mask: np.ndarray, labels: Sequence[str], **options: Any) -> alt.LayerChart:
@@ -51,7 +53,7 @@ def mask_part(
         raise ValueError(f"mask must be a 2-D boolean matrix, got dtype {m.dtype} and shape {m.shape}.")
     df = matrix_frame(m.astype(np.float64), labels, labels)
     df["state"] = np.where(m.ravel(), "may attend", "masked")
-    df["ink"] = np.where(m.ravel(), "white", "black")
+    df["ink"] = np.where(m.ravel(), ink_on(MASK_COLOURS[0]), ink_on(MASK_COLOURS[1]))
     extra_lines = extra_tooltip_lines(df, extra, m.shape, ".3f")
     emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
     table = Rows.from_frame(df)
@@ -116,8 +118,8 @@ def masked_heatmap_part(
     df["masked"] = masked
     df["shade"] = np.where(masked, 0.0, v)
     df["label"] = [("−∞" if mk else format(x, value_format)) for x, mk in zip(v, masked, strict=True)]
-    dark = ~masked & (np.abs((df["shade"].to_numpy() - lo) / (hi - lo) - 0.5) > 0.3)
-    df["ink"] = np.where(dark, "white", "black")
+    on_scale = ink(DIVERGING_SCHEME, (df["shade"].to_numpy() - lo) / (hi - lo))  # black or white, as it reads better
+    df["ink"] = np.where(masked, ink_on(MASKED_GREY), on_scale)
     df["lo"], df["hi"] = lo, hi  # the colour domain, read by `domain_from_data`
     extra_lines = extra_tooltip_lines(df, extra, np.shape(matrix), value_format)
     emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
@@ -192,7 +194,7 @@ def step_bars_part(
         panels = []
         for panel_title in rows:
             shade = alt.Chart().transform_filter("datum.j >= " + str(step)).mark_bar(
-                color="#eeeeee", width=alt.RelativeBandSize(1.0)).encode(x=x, y=alt.Y(datum=1), tooltip=tooltip)
+                color=BAND_TINT, width=alt.RelativeBandSize(1.0)).encode(x=x, y=alt.Y(datum=1), tooltip=tooltip)
             bars = alt.Chart().mark_bar().encode(
                 x=x, y=y, tooltip=tooltip,
                 color=alt.Color(field="status", type="nominal", title=None,

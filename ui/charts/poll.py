@@ -13,10 +13,11 @@ import altair as alt
 import numpy as np
 
 from ui.charts.inline_data import Rows
+from ui.charts.palette import BLUE, GREEN
 from ui.charts.template import DataSource, Make, chart_of, part_builder
 
 #: Bar colours: an answer not yet revealed (or a wrong one, once revealed) and the revealed right answer.
-BAR_COLOR, RIGHT_COLOR = "#4c78a8", "#54a24b"
+BAR_COLOR, RIGHT_COLOR = BLUE, GREEN
 
 
 def answers_chart(*args, **options) -> alt.LayerChart:

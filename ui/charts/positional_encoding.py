@@ -12,6 +12,7 @@ import pandas as pd
 from core.positional_analysis import EncodingTable, SampledWaves
 from ui.charts.arrange import side_by_side
 from ui.charts.heatmap import heatmap_part
+from ui.charts.palette import CATEGORY, REFERENCE_GREY
 from ui.charts.raster import default_domain, raster_image_uri, raster_part
 from ui.charts.template import Part, compose, frames_part, part_spec
 
@@ -40,7 +41,7 @@ def wave_chart(
     """
     domain = list(series_order) if series_order is not None else alt.Undefined
     color = alt.Color(field="series", type="nominal", title=None, sort=domain,
-                      scale=alt.Scale(scheme="tableau10", domain=domain),
+                      scale=alt.Scale(domain=domain, range=list(CATEGORY)),
                       legend=alt.Legend(orient="bottom", columns=2, labelLimit=320))
     x = alt.X(field="position", type="quantitative", title="position p", axis=alt.Axis(tickMinStep=1))
     y = alt.Y(field="value", type="quantitative", title="PE value", scale=alt.Scale(domain=[-1.05, 1.05]))
@@ -74,11 +75,11 @@ def wavelength_chart(
               scale=alt.Scale(type="log"))
     tooltip = [alt.Tooltip(field="dimension", type="quantitative", title="dimension"),
                alt.Tooltip(field="wavelength", type="quantitative", title="wavelength λ", format=",.2f")]
-    line = alt.Chart(ladder).mark_line(color="#9e9e9e", interpolate="step-after").encode(x=x, y=y, tooltip=tooltip)
+    line = alt.Chart(ladder).mark_line(color=REFERENCE_GREY, interpolate="step-after").encode(x=x, y=y, tooltip=tooltip)
     marks = alt.Chart(chosen).mark_point(filled=True, size=90, opacity=1).encode(
         x=x, y=y, tooltip=tooltip,
         color=alt.Color(field="series", type="nominal", sort=list(series_order), legend=None,
-                        scale=alt.Scale(scheme="tableau10", domain=list(series_order))),
+                        scale=alt.Scale(domain=list(series_order), range=list(CATEGORY))),
     )
     return alt.layer(line, marks, title=title or alt.Undefined).properties(width=width, height=height)
 
@@ -120,7 +121,7 @@ def line_chart(
     enc: dict = dict(x=x_enc, y=y_enc, tooltip=tooltip)
     if color is not None:
         enc["color"] = alt.Color(field=color, type="nominal", title=color,
-                                 scale=alt.Scale(scheme="tableau10"), legend=alt.Legend(orient="bottom"))
+                                 scale=alt.Scale(range=list(CATEGORY)), legend=alt.Legend(orient="bottom"))
         tooltip.insert(0, alt.Tooltip(field=color, type="nominal", title=color))
     mark = alt.Chart(df, title=title or alt.Undefined).mark_line(point=points, strokeWidth=2)
     return mark.encode(**enc).properties(width=width, height=height)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ui.charts.heatmap import SEQUENTIAL_SCHEME, unique_labels
+from ui.charts.palette import BLUE, ink
 from ui.charts.spec import CANVAS
 from ui.export import LAYOUT_KEY, matrix_layout
 
@@ -30,7 +31,7 @@ GRID_SELECTION = "pick"
 #: The Vega-Lite schema the dict-built specs declare (Altair's own version).
 VEGA_LITE_SCHEMA = alt.SCHEMA_URL
 #: Colour of the head-view lines.
-LINE_COLOR = "#1f77b4"
+LINE_COLOR = BLUE
 
 
 def _weight_color(field: str = "weight") -> dict:
@@ -194,7 +195,7 @@ def head_map(weights: np.ndarray, tokens: Sequence[str], *, title: str, max_labe
     labels = np.asarray(unique_labels(tokens), dtype=object)
     i, j = np.divmod(np.arange(t * t), t)
     df = pd.DataFrame({"row": labels[i], "col": labels[j], "i": i, "j": j, "value": w.ravel()})
-    df["ink"] = np.where(df["value"].to_numpy() < 0.55, "white", "black")
+    df["ink"] = ink(SEQUENTIAL_SCHEME, df["value"].to_numpy())  # black or white, whichever reads better
     df["title"] = title  # in the data, not the spec: it names the layer and head the sliders chose
     cell = map_cell_px(t, max_labelled)
     layers: list[dict] = [{

@@ -15,24 +15,9 @@ import altair as alt
 import numpy as np
 from PIL import Image
 
-from ui.charts.heatmap import DIVERGING_SCHEME, SEQUENTIAL_SCHEME
 from ui.charts.inline_data import Rows
+from ui.charts.palette import DIVERGING_SCHEME, SEQUENTIAL_SCHEME, scheme_rgb
 from ui.charts.template import DataSource, Make, chart_of, part_builder
-
-#: Colour stops of the Vega schemes (from vega-scale), interpolated linearly in RGB as Vega does.
-SCHEME_STOPS: dict[str, str] = {
-    DIVERGING_SCHEME: "134b852f78b35da2cb9dcae1d2e5eff2f0ebfce0bafbbf74e8932fc5690d994a07",
-    SEQUENTIAL_SCHEME: (
-        "440154470e61481a6c482575472f7d443a834144873d4e8a39568c35608d31688e2d708e2a788e27818e23888e21918d"
-        "1f988b1fa08822a8842ab07f35b77943bf7154c56866cc5d7ad1518fd744a5db36bcdf27d2e21be9e51afde725"
-    ),
-}
-
-
-def _stops(scheme: str) -> np.ndarray:
-    hexes = SCHEME_STOPS[scheme]
-    return np.array([[int(hexes[i + c : i + c + 2], 16) for c in (0, 2, 4)] for i in range(0, len(hexes), 6)],
-                    dtype=np.float64)  # (n_stops, 3)
 
 
 def default_domain(matrix: np.ndarray, signed: bool) -> tuple[float, float]:
@@ -51,11 +36,8 @@ def colorize(matrix: np.ndarray, *, signed: bool = True, domain: tuple[float, fl
     if m.ndim != 2 or m.size == 0:
         raise ValueError(f"colorize needs a non-empty 2-D matrix, got shape {m.shape}.")
     lo, hi = domain if domain is not None else default_domain(m, signed)
-    stops = _stops(DIVERGING_SCHEME if signed else SEQUENTIAL_SCHEME)
-    t = np.clip((m - lo) / ((hi - lo) or 1.0), 0.0, 1.0) * (len(stops) - 1)  # position along the stops
-    k = np.minimum(t.astype(np.int64), len(stops) - 2)  # left stop of each cell's segment
-    frac = (t - k)[..., None]  # (rows, cols, 1)
-    rgb = stops[k] * (1 - frac) + stops[k + 1] * frac  # (rows, cols, 3)
+    t = (m - lo) / ((hi - lo) or 1.0)  # position on the scale, clipped to [0, 1] by scheme_rgb
+    rgb = scheme_rgb(DIVERGING_SCHEME if signed else SEQUENTIAL_SCHEME, t)  # (rows, cols, 3)
     return np.rint(rgb).astype(np.uint8)
 
 

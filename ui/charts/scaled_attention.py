@@ -21,15 +21,16 @@ from core.scaling import ScalingExample, ScoreSweep
 from ui.charts.arrange import side_by_side
 from ui.charts.heatmap import heatmap_part
 from ui.charts.inline_data import Rows
+from ui.charts.palette import BLUE, CATEGORY, REFERENCE_GREY, VERMILLION
 from ui.charts.template import DataSource, Make, Part, chart_of, compose, part_builder, part_spec
 from ui.charts.tooltips import softmax_tooltips
 
 UNSCALED = "unscaled: Q Kᵀ"
 SCALED = "scaled: Q Kᵀ / √d_k"
 #: Series colours and point shapes, fixed so every panel (and the page's text) agrees.
-SERIES_COLORS = {UNSCALED: "#e45756", SCALED: "#4c78a8"}
+SERIES_COLORS = {UNSCALED: VERMILLION, SCALED: BLUE}
 SERIES_SHAPES = {UNSCALED: "triangle-up", SCALED: "circle"}
-REFERENCE_COLOR = "#7f7f7f"
+REFERENCE_COLOR = REFERENCE_GREY
 
 
 @dataclass(frozen=True)
@@ -116,8 +117,8 @@ def sweep_part(
 
     def make(data: DataSource) -> alt.FacetChart:
         domain = [n for n in SERIES_COLORS if n in names] + [n for n in names if n not in SERIES_COLORS]
-        palette = ["#54a24b", "#b279a2", "#eeca3b"]
-        colors = [SERIES_COLORS.get(n) or palette[i % len(palette)] for i, n in enumerate(domain)]
+        others = [c for c in CATEGORY if c not in SERIES_COLORS.values()]
+        colors = [SERIES_COLORS.get(n) or others[i % len(others)] for i, n in enumerate(domain)]
         shapes = [SERIES_SHAPES.get(n, "square") for n in domain]
         x = alt.X(field="d_k", type="quantitative", title="d_k (log scale)",
                   scale=alt.Scale(type="log", base=2, domain=[int(d.min()), int(d.max())], nice=False),

@@ -18,11 +18,14 @@ from core.lookup import LookupComparison, TinyDictionary
 from ui.charts.arrange import side_by_side
 from ui.charts.heatmap import SEQUENTIAL_SCHEME
 from ui.charts.inline_data import Rows
+from ui.charts.palette import BLUE, CATEGORY, VERMILLION, VERMILLION_TEXT
 from ui.charts.spec import title_from_data
 from ui.charts.template import DataSource, Part, chart_of, compose, frozen, part_spec
 
-#: Colours of the two lookups (tableau10 blue and orange, distinguishable with the common colour-vision deficiencies).
-LOOKUP_COLORS = {"hard (argmax)": "#4c78a8", "soft (softmax)": "#f58518"}
+#: Colours of the two lookups (blue and vermillion, told apart with the common colour-vision deficiencies).
+LOOKUP_COLORS = {"hard (argmax)": BLUE, "soft (softmax)": VERMILLION}
+#: The query's arrow and marker among the keys (which are coloured by their weight).
+QUERY_COLOR, QUERY_TEXT_COLOR = VERMILLION, VERMILLION_TEXT
 
 
 def key_space_chart(*args: Any, **options: Any) -> alt.LayerChart:
@@ -93,15 +96,15 @@ def key_space_part(
             alt.Tooltip(field="x", type="quantitative", title=x_name, format=".2f"),
             alt.Tooltip(field="y", type="quantitative", title=y_name, format=".2f"),
         ]
-        arrow = alt.Chart(query_data).mark_rule(color="#e45756", strokeWidth=3).encode(
+        arrow = alt.Chart(query_data).mark_rule(color=QUERY_COLOR, strokeWidth=3).encode(
             x=alt.X(field="x0", type="quantitative"), y=alt.Y(field="y0", type="quantitative"),
             x2=alt.X2(field="x"), y2=alt.Y2(field="y"), tooltip=query_tooltip,
         )
-        head = alt.Chart(query_data).mark_point(shape="diamond", filled=True, size=220, color="#e45756").encode(
+        head = alt.Chart(query_data).mark_point(shape="diamond", filled=True, size=220, color=QUERY_COLOR).encode(
             x=x_enc, y=y_enc, tooltip=query_tooltip,
         )
         head_label = alt.Chart(query_data).mark_text(align="left", dx=10, dy=14, fontSize=12, fontWeight="bold",
-                                                   color="#e45756").encode(
+                                                   color=QUERY_TEXT_COLOR).encode(
             x=x_enc, y=y_enc, text=alt.Text(field="name", type="nominal"),
         )
         return alt.layer(arrow, points, labels, head, head_label, title=title or alt.Undefined).properties(
@@ -238,7 +241,7 @@ def temperature_part(
         w_lines = alt.Chart(w_data).mark_line(strokeWidth=2).encode(
             x=x, y=alt.Y(field="weight", type="quantitative", title="weight", scale=alt.Scale(domain=[0, 1])),
             color=alt.Color(field="key", type="nominal", title="key", sort=list(key_names),
-                            scale=alt.Scale(scheme="tableau10"), legend=alt.Legend(orient="right")),
+                            scale=alt.Scale(range=list(CATEGORY)), legend=alt.Legend(orient="right")),
             tooltip=[alt.Tooltip(field="key", type="nominal", title="key"),
                      alt.Tooltip(field="temperature", type="quantitative", title="τ", format=".3g"),
                      alt.Tooltip(field="weight", type="quantitative", title="weight", format=".4f")],

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ui.charts.heatmap import SEQUENTIAL_SCHEME, heatmap
+from ui.charts.palette import ink
 
 if TYPE_CHECKING:  # the result's module imports PyTorch; a chart only reads its arrays
     from training.trainer import TrainingResult
@@ -145,7 +146,7 @@ def attention_grid(
         "q": i,  # not "i"/"j": this table holds many matrices, not one `ui.charts.heatmap` matrix
         "k": j,
         "value": values,
-        "ink": np.where(values < 0.55, "white", "black"),  # readable on viridis: white on the dark end
+        "ink": ink(SEQUENTIAL_SCHEME, values),  # black or white, whichever reads better on the cell
     })
     # Axis at the bottom: on top it would sit above the panel headers, apart from its own panel.
     x = alt.X(field="col", type="ordinal", sort=labels, title="key (position:token)",

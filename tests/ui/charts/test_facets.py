@@ -9,6 +9,7 @@ import pytest
 from tests.helpers.specs import colour_domain, exported
 from ui.charts.facets import cell_values, facets_side_by_side, head_blocks, head_label, head_maps, matrix_panels
 from ui.charts.heatmap import MAX_LABELLED_CELLS
+from ui.charts.palette import SEQUENTIAL_SCHEME, ink_expr
 
 LABELS = ["the", "cat", "the"]
 
@@ -105,7 +106,7 @@ def test_head_maps_share_one_fixed_0_1_viridis_scale():
     assert spec["columns"] == 4 and spec["facet"]["field"] == "head"
     assert spec["facet"]["sort"] == [f"head {h}" for h in range(1, 6)]
     rect, text = inner_layers(spec)
-    assert rect["encoding"]["color"]["scale"] == {"scheme": "viridis", "domain": [0.0, 1.0]}
+    assert rect["encoding"]["color"]["scale"] == {"scheme": SEQUENTIAL_SCHEME, "domain": [0.0, 1.0]}
     assert "resolve" not in spec  # one colour scale for every head
     assert text["encoding"]["text"]["format"] == ".2f"
     assert spec["spec"]["encoding"]["x"]["title"] == "key token"
@@ -114,7 +115,7 @@ def test_head_maps_share_one_fixed_0_1_viridis_scale():
     calc = calculated(spec)
     assert calc["h"] == "floor((datum._n - 1) / 9) % 5" and calc["k"] == "floor((datum._n - 1) / 1) % 3"
     assert calc["row"] == '["the (0)", "cat", "the (2)"][datum.q]' and calc["col"].endswith("[datum.k]")
-    assert calc["ink"] == "datum.value < 0.55 ? 'white' : 'black'"
+    assert calc["ink"] == ink_expr(SEQUENTIAL_SCHEME, "datum.value")
 
 
 def test_head_maps_heavy_extreme_is_colour_only():
@@ -154,7 +155,8 @@ def test_matrix_panels_weights_and_errors():
     w = np.full((2, 2), 0.5)
     spec, _ = spec_and_data(matrix_panels([("A", w, ["a", "b"], ["a", "b"])], signed=False))
     scale = inner_layers(spec)[0]["encoding"]["color"]["scale"]
-    assert scale["scheme"] == "viridis" and "domainMid" not in scale and colour_domain(spec, scale) == [0.0, 1.0]
+    assert scale["scheme"] == SEQUENTIAL_SCHEME and "domainMid" not in scale
+    assert colour_domain(spec, scale) == [0.0, 1.0]
     with pytest.raises(ValueError, match="one shape"):
         matrix_panels([("A", w, ["a", "b"], ["a", "b"]), ("B", np.ones((3, 2)), list("abc"), ["a", "b"])])
     with pytest.raises(ValueError, match="panel 'A': 1 row and 2 column labels for shape"):

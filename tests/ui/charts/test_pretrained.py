@@ -11,6 +11,7 @@ from altair.vegalite.v6.schema.core import load_schema
 
 from ui.charts.attention_cost import cost_charts, loglog_chart
 from ui.charts.heatmap import unique_labels
+from ui.charts.palette import SEQUENTIAL_SCHEME
 from ui.charts.pretrained import (
     GRID_SELECTION,
     attention_grid,
@@ -69,7 +70,7 @@ def test_attention_grid_is_one_faceted_chart_on_a_fixed_scale():
     assert cell["mark"]["type"] == "rect" and "layer" not in cell  # no text layer
     assert cell["encoding"]["x"]["axis"] is None and cell["encoding"]["y"]["axis"] is None
     color = cell["encoding"]["color"]
-    assert color["scale"] == {"scheme": "viridis", "domain": [0.0, 1.0]}
+    assert color["scale"] == {"scheme": SEQUENTIAL_SCHEME, "domain": [0.0, 1.0]}
     assert cell["params"][0]["name"] == GRID_SELECTION
     assert cell["params"][0]["select"]["fields"] == ["layer", "head"]
     assert len(data["datasets"]["attention_grid"]) == 6 * 12 * 25

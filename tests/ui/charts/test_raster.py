@@ -9,7 +9,8 @@ from PIL import Image
 
 from core import positional_encoding
 from tests.helpers.specs import single_data
-from ui.charts.raster import SCHEME_STOPS, colorize, default_domain, raster_heatmap, raster_image_uri
+from ui.charts.palette import SCHEME_STOPS, SEQUENTIAL_SCHEME
+from ui.charts.raster import colorize, default_domain, raster_heatmap, raster_image_uri
 
 
 def hex_rgb(h):
@@ -29,8 +30,12 @@ def test_colorize_hits_the_vega_scheme_stops():
     assert rgb[0, 1].tolist() == hex_rgb(stops[30:36])  # 0 is the middle (6th of 11) stop
     assert rgb[0, 2].tolist() == hex_rgb(stops[-6:]) == rgb[0, 3].tolist()  # high end; beyond is clipped
     weights = colorize(np.array([[0.0, 1.0]]), signed=False)
-    assert weights[0, 0].tolist() == hex_rgb(SCHEME_STOPS["viridis"][:6])
-    assert weights[0, 1].tolist() == hex_rgb(SCHEME_STOPS["viridis"][-6:])
+    viridis = SCHEME_STOPS["viridis"]
+    assert weights[0, 0].tolist() == hex_rgb(viridis[:6])
+    # weights end at 0.55 of viridis (its extent): halfway between its 17th and 18th of 31 stops, not its yellow
+    assert SEQUENTIAL_SCHEME == {"name": "viridis", "extent": [0.0, 0.55]}
+    end = (np.array(hex_rgb(viridis[16 * 6:17 * 6])) + np.array(hex_rgb(viridis[17 * 6:18 * 6]))) / 2
+    assert np.abs(weights[0, 1].astype(float) - end).max() <= 0.5
     halfway = colorize(np.array([[0.1]]), domain=(-1.0, 1.0))  # t = 0.55: halfway between stops 5 and 6
     expected = (np.array(hex_rgb(stops[30:36])) + np.array(hex_rgb(stops[36:42]))) / 2
     assert np.abs(halfway[0, 0].astype(float) - expected).max() <= 0.5
@@ -64,4 +69,4 @@ def test_raster_heatmap_spec():
     assert single_data(spec)[["x", "y", "x2", "y2"]].values.tolist() == [[0.0, 0.0, 64.0, 512.0]]
     assert spec["height"] == 500 and 220 <= spec["width"] < 500  # tall and narrow, never collapsed
     flat = raster_heatmap("x", (1, 512), domain=(0.0, 1.0), signed=False).to_dict()
-    assert flat["height"] == 220 and flat["encoding"]["color"]["scale"]["scheme"] == "viridis"
+    assert flat["height"] == 220 and flat["encoding"]["color"]["scale"]["scheme"] == SEQUENTIAL_SCHEME

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from ui.charts.palette import SEQUENTIAL_SCHEME
 from ui.charts.scaled_attention import SCALED, SERIES_COLORS, UNSCALED, Panel, attention_maps, sweep_chart, sweep_frame
 
 D = np.array([1, 2, 4, 8])
@@ -78,4 +79,4 @@ def test_attention_maps_fit_any_sequence_length(t, cell, labelled):
         assert sub["layer"][0]["encoding"]["color"]["legend"]["gradientLength"] == max(60, cell * t)
         assert (len(sub["layer"]) == 2) == labelled
     assert left["layer"][0]["encoding"]["color"]["scale"]["domainMid"] == 0
-    assert right["layer"][0]["encoding"]["color"]["scale"]["scheme"] == "viridis"
+    assert right["layer"][0]["encoding"]["color"]["scale"]["scheme"] == SEQUENTIAL_SCHEME

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from core.lookup import fruit_dictionary, hard_lookup, similarity_scores, soft_lookup, temperature_sweep
+from ui.charts.palette import SEQUENTIAL_SCHEME
 from ui.charts.soft_lookup import LOOKUP_COLORS, key_space_chart, lookup_weights_chart, temperature_chart
 
 SHOP = fruit_dictionary()
@@ -23,7 +24,7 @@ def test_key_space_chart_sizes_and_colours_keys_by_weight():
     arrow, points, labels, head, _ = spec["layer"]
     assert arrow["mark"]["type"] == "rule" and points["mark"]["type"] == "circle"
     enc = points["encoding"]
-    assert enc["color"]["scale"] == {"scheme": "viridis", "domain": [0, 1]}
+    assert enc["color"]["scale"] == {"scheme": SEQUENTIAL_SCHEME, "domain": [0, 1]}
     assert enc["size"]["field"] == "weight" and enc["size"]["scale"]["domain"] == [0, 1]
     assert enc["x"]["title"] == "sweet" and enc["y"]["title"] == "sour"
     assert {t["field"] for t in enc["tooltip"]} == {"name", "x", "y", "score", "weight", "value"}
