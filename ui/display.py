@@ -26,7 +26,16 @@ from altair.utils.schemapi import disable_debug_mode
 
 from ui.chart_names import ChartName
 from ui.charts.inline_data import Rows, use_inline_rows
-from ui.charts.spec import drawn_on_canvas, for_projector, readable_text, stable_spec, to_spec, view_title, without_aria
+from ui.charts.spec import (
+    at_its_own_size,
+    drawn_on_canvas,
+    for_projector,
+    readable_text,
+    stable_spec,
+    to_spec,
+    view_title,
+    without_aria,
+)
 from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
 from ui.url_state import presenter_mode
 
@@ -132,6 +141,7 @@ def _prepare(chart: alt.TopLevelMixin | dict, presenter: bool) -> tuple[dict, di
     Both with every font at least `ui.charts.spec.MIN_FONT_PX` (readable on a phone).
     """
     spec = readable_text(stable_spec(chart) if isinstance(chart, dict) else to_spec(chart))  # no text below 11 px
+    spec = at_its_own_size(spec)
     if presenter:
         spec = for_projector(spec)
     drawn = without_aria(spec) if drawn_on_canvas(spec) else spec

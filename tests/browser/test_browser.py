@@ -434,3 +434,17 @@ def test_checking_code_in_the_browser_reports_every_check(page, app_url):
     assert exceptions(page) == []
     assert "under a seccomp filter" in page.evaluate(PAGE_TEXT_JS)
     assert page.get_by_text("Waiting for the checker").count() == 0  # the queue notice is gone afterwards
+
+
+def test_a_chart_of_a_fixed_size_keeps_its_plot_at_that_size(page, app_url):
+    """The cost page's memory chart asks for a 260-px plot, with a title, axes and a three-line legend under it
+    (`ui.charts.spec.AUTOSIZE`). Squeezed into 260 px altogether, as Streamlit's default sizing does, its plot was
+    a few pixels high and its three lines lay on one."""
+    page.goto(f"{app_url}/attention_cost")
+    settle(page)
+    chart = page.locator('[data-testid="stVegaLiteChart"]').first
+    chart.scroll_into_view_if_needed()
+    axis = chart.locator("svg .role-axis, canvas").first
+    axis.wait_for(state="attached")
+    drawn = chart.bounding_box()
+    assert drawn is not None and drawn["height"] >= 260 + 100, drawn  # the plot, then its axis and legend around it

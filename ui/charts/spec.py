@@ -150,6 +150,18 @@ def to_spec(chart: alt.TopLevelMixin, *, canvas: bool = False) -> dict[str, Any]
     return spec
 
 
+#: How every chart is sized: its plot at the width and height it asks for, with the title, axes and legends
+#: around it. Streamlit's default for a spec without one, ``fit``, squeezes all of them into that size instead:
+#: a chart of a fixed height with a three-line legend under it (the cost page's memory chart) was left with a
+#: plot a few pixels high, all its lines on one.
+AUTOSIZE = {"type": "pad"}
+
+
+def at_its_own_size(spec: dict) -> dict:
+    """`spec` sized by `AUTOSIZE`, unless it says otherwise (the data is shared, not copied)."""
+    return spec if "autosize" in spec else {**spec, "autosize": AUTOSIZE}
+
+
 def for_projector(spec: dict, scale: float = 1.5) -> dict:
     """A copy of a Vega-Lite spec readable from the back of a lecture hall.
 
