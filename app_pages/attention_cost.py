@@ -26,7 +26,7 @@ from cost.measure import (
 from ui.chart_names import ChartName
 from ui.charts import attention_cost as charts
 from ui.display import show_chart
-from ui.layout import controls_row, explain, introduction, page_fragment, show_source
+from ui.layout import controls_row, explain, introduction, page_fragment, show_source, static_table
 from ui.url_state import bound_choice, bound_select_slider
 
 #: Longest sequence lengths offered; the measurement starts at 64 and doubles.
@@ -192,8 +192,9 @@ def context_section() -> None:
         ctx[col] = ctx[col].map(format_bytes)
     ctx["context"] = ctx["context"].map(lambda n: f"{n:,}")
     ctx["entries per head"] = ctx["entries per head"].map(lambda n: f"{n:,}")
-    st.dataframe(ctx.rename(columns={"context": "context length T", "per layer": f"per layer (× {n_heads} heads)",
-                                     "all layers": f"all {n_layers} layers"}), hide_index=True)
+    titles = {"context": "context length T", "per layer": f"per layer (× {n_heads} heads)",
+              "all layers": f"all {n_layers} layers"}
+    static_table({titles.get(c, c): ctx[c].tolist() for c in ctx.columns})  # text, not a grid to Tab through
     longest = CONTEXTS[-1]
     st.caption(
         f"At T = {longest:,} the weights of one float16 head take {format_bytes(weight_matrix_bytes(longest, 2))}, "

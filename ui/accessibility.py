@@ -29,6 +29,9 @@ SCROLL_BOX_SELECTOR = ('[data-testid="stVegaLiteChart"], .katex-display, [data-t
 #: the sidebar's background (`tests/ui/test_accessibility.py` computes both from the theme).
 CAPTION_COLOR = "#5f6368"
 
+#: The keyboard focus outline: the theme's primary colour (`.streamlit/config.toml`).
+FOCUS_COLOR = "#1f5fa8"
+
 #: Every box fits its column; what is wider scrolls inside it. A visible (thin) scrollbar shows that it does.
 _STYLE = f"""
 <style>
@@ -43,7 +46,17 @@ _STYLE = f"""
 [data-testid="stWidgetLabel"][disabled] p, [data-testid="stRadioOption"][data-disabled] p {{
   color: {CAPTION_COLOR};
 }}
-[data-a11y-scroll]:focus-visible {{ outline: 2px solid #1f5fa8; outline-offset: 2px; }}
+/* Keyboard focus is always visible (WCAG 2.4.7): an outline in the primary colour (6.6:1 on the page, 6.1:1 on the
+   sidebar) on whatever has it, a scroll box included. Streamlit draws none on some elements (the page links). */
+:focus-visible {{ outline: 2px solid {FOCUS_COLOR} !important; outline-offset: 2px; }}
+/* A chart's toolbar (Show data, Download, Fullscreen) shows while the mouse is over the chart; it shows while the
+   keyboard is on one of its buttons too, not only the invisible button's outline. */
+[data-testid="stElementToolbar"]:focus-within {{ opacity: 1 !important; }}
+/* A switch, a checkbox or a radio option hides its input, and a data grid draws its cells on a canvas that clips
+   an outline: the outline goes round what is drawn for them. */
+label:has(input:focus-visible), [data-testid="stDataFrame"]:has(canvas:focus-visible) {{
+  outline: 2px solid {FOCUS_COLOR}; outline-offset: 2px; border-radius: 4px;
+}}
 /* Tap targets of at least 24 x 24 px (WCAG 2.5.8): the help icons, a multiselect's remove and open buttons,
    a password field's show/hide button. */
 [data-testid="stTooltipHoverTarget"] > button[aria-label^="Help"] {{

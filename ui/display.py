@@ -36,7 +36,16 @@ from ui.charts.spec import (
     view_title,
     without_aria,
 )
-from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
+from ui.export import (
+    chart_matrix,
+    chart_to_png,
+    chart_to_svg,
+    matrix_titles,
+    matrix_to_csv,
+    matrix_to_latex,
+    series_tables,
+    tooltip_tables,
+)
 from ui.url_state import presenter_mode
 
 
@@ -260,10 +269,11 @@ def numbers_tables(specs: Sequence[dict], key: str) -> None:
     """A "Show the numbers" expander with every matrix of the charts in `specs` as a real table.
 
     The numbers a chart shows only as colour or in a tooltip, reachable by keyboard and read by a screen reader
-    cell by cell, with their row and column labels (WCAG 1.1.1 and 2.1.1). Sent only while the expander is open
+    cell by cell, with their row and column labels (WCAG 1.1.1 and 2.1.1): each matrix, then each step of the
+    arithmetic its tooltip shows (`ui.export.tooltip_tables`). Sent only while the expander is open
     (opening it reruns the fragment), like the code (`ui.layout.show_source`): closed, it is one element.
     """
-    if not any(matrix_titles(spec) for spec in specs):  # line charts only: no matrix to tabulate
+    if not any(matrix_titles(spec) or series_tables(spec) for spec in specs):  # nothing a table can list
         return
     expander = st.expander("Show the numbers", icon=":material/table:", key=key, on_change="rerun")
     if not expander.open:
@@ -274,6 +284,13 @@ def numbers_tables(specs: Sequence[dict], key: str) -> None:
                 title, matrix, rows, cols = chart_matrix(spec, k)
                 st.markdown(f"**{title}** ({matrix.shape[0]} × {matrix.shape[1]})")
                 st.table(pd.DataFrame(np.round(matrix, 3), index=rows, columns=cols))
+            for title, steps in tooltip_tables(spec):  # what a cell's tooltip shows, without a mouse
+                st.markdown(f"**{title}**, cell by cell ({steps.shape[0]} × {steps.shape[1]})")
+                st.table(steps)
+            for title, table in series_tables(spec):
+                values = table()
+                st.markdown(f"**{title}** ({len(values)} rows)")
+                st.table(values)
 
 
 def _menu_key(specs: Sequence[dict]) -> str:

@@ -126,6 +126,126 @@ def _heatmap_sources(spec: dict) -> Iterator[MatrixSource]:
             yield title, functools.partial(_heatmap_matrix, data)
 
 
+def _tooltip_lines(view: dict) -> list[dict]:
+    """A view's tooltip channel (on the view or on one of its layers), as a list of field definitions."""
+    for node in (view, *view.get("layer", [])):
+        tooltip = node.get("encoding", {}).get("tooltip")
+        if tooltip:
+            return tooltip if isinstance(tooltip, list) else [tooltip]
+    return []
+
+
+def tooltip_tables(spec: dict) -> Iterator[tuple[str, pd.DataFrame]]:
+    """The arithmetic a heatmap's tooltip shows, as tables: one per extra tooltip line
+    (`ui.charts.heatmap.extra_tooltip_lines`, the fields ``x0, x1, …``), labelled like the matrix.
+
+    ``(title, table)``: the title is the matrix's and the line's ("attention weights A: row sum of exp").
+    """
+    for k, view in enumerate(_views(spec)):
+        data = _data_of(spec, view)
+        fields = _fields(data)
+        lines = [t for t in _tooltip_lines(view) if str(t.get("field", "")).startswith("x") and t["field"] in fields]
+        if not lines or not {"i", "j", "value"} <= fields:
+            continue
+        title = view_title(view, spec.get("datasets", {})) or f"matrix {k + 1}"
+        _, rows, cols = _heatmap_matrix(data)
+        df = _frame(data).sort_values(["i", "j"])
+        for line in lines:
+            cells = df[line["field"]].to_numpy().reshape(len(rows), len(cols))
+            if np.issubdtype(cells.dtype, np.number):
+                cells = np.round(cells.astype(np.float64), 4)
+            yield f"{title}: {line.get('title', line['field'])}", pd.DataFrame(cells, index=rows, columns=cols)
+
+
+#: Marks whose values a table can list. Where one view draws the same fields of one dataset twice, the layer split
+#: into the most series wins, then the first kind here.
+_SERIES_MARKS = {"point": 0, "circle": 0, "bar": 1, "line": 2}
+
+
+def _series_of(enc: dict, facet_field: str | None, x: str, y: str) -> list[str]:
+    """The fields that split a layer's values into series: a nominal colour or x offset, and the facet."""
+    split = [facet_field] + [enc.get(c, {}).get("field") for c in ("color", "xOffset")
+                             if enc.get(c, {}).get("type") in ("nominal", "ordinal")]
+    return list(dict.fromkeys(f for f in split if f and f not in (x, y)))
+
+
+def _tooltip_columns(enc: dict) -> dict[str, str]:
+    """The fields a layer's tooltip shows, with their titles."""
+    tooltip = enc.get("tooltip", [])
+    lines = tooltip if isinstance(tooltip, list) else [tooltip]
+    return {t["field"]: t.get("title", t["field"]) for t in lines if isinstance(t, dict) and "field" in t}
+
+
+def _only_filters(node: dict) -> bool:
+    """A layer with no transform, or only filters: it draws some of its dataset's rows, not values made anew."""
+    return all("filter" in t for t in node.get("transform", []))
+
+
+def series_tables(spec: dict) -> list[tuple[str, Callable[[], pd.DataFrame]]]:
+    """The values a line, point or bar chart draws, as tables: ``(title, the function that builds the table)``.
+
+    With several series at one x (a nominal colour, an x offset or facets): one row per x and one column per
+    series. Otherwise one row per mark, with the columns its tooltip shows (or x and y). A layer whose values are
+    computed in the browser (a transform other than a filter), or whose fields are not in its dataset, is left
+    out. Finding the tables reads no data beyond each dataset's field names; building one reads its dataset.
+    """
+    datasets = spec.get("datasets", {})
+    facet = spec.get("facet")
+    facet_field = facet.get("field") if isinstance(facet, dict) else None
+    found: dict[tuple, tuple[tuple[int, int], list[str], dict]] = {}
+
+    def add(kind: str, data_name: str | None, enc: dict, title: str | None) -> None:
+        x, y = enc.get("x", {}).get("field"), enc.get("y", {}).get("field")
+        data = datasets.get(data_name) if data_name else None
+        fields = _fields(data)
+        series = _series_of(enc, facet_field, x, y)
+        if not x or not y or not {x, y, *series} <= fields:
+            return
+        columns = {f: t for f, t in _tooltip_columns(enc).items() if f in fields} or {x: x, y: y}
+        key, rank = (title, x, y, data_name), (-len(series), _SERIES_MARKS[kind])  # most series, then points
+        if key not in found or rank < found[key][0]:
+            found[key] = (rank, series, columns)
+
+    def visit(node: Any, data_name: str | None, enc: dict, title: str | None) -> None:
+        if isinstance(node, list):
+            for item in node:
+                visit(item, data_name, enc, title)
+            return
+        if not isinstance(node, dict):
+            return
+        if isinstance(node.get("data"), dict) and "name" in node["data"]:
+            data_name = node["data"]["name"]
+        enc = {**enc, **node.get("encoding", {})}
+        own = node.get("title")
+        title = own if isinstance(own, str) else own.get("text") if isinstance(own, dict) else title
+        mark = node.get("mark")
+        kind = mark if isinstance(mark, str) else mark.get("type") if isinstance(mark, dict) else None
+        if kind in _SERIES_MARKS and _only_filters(node):
+            add(kind, data_name, enc, title if isinstance(title, str) else None)
+        for k in ("layer", "spec"):
+            visit(node.get(k), data_name, enc, title)
+        for k in ("hconcat", "vconcat", "concat"):
+            visit(node.get(k), data_name, {}, None)
+
+    visit(spec, None, {}, None)
+    return [(title or f"{y} against {x}", functools.partial(_series_table, datasets[data_name], x, y, series, columns))
+            for (title, x, y, data_name), (_, series, columns) in found.items()]
+
+
+def _series_table(data: Any, x: str, y: str, series: list[str], columns: dict[str, str]) -> pd.DataFrame:
+    """One `series_tables` table: numbers to 4 decimals, an absent value (no such series at that x) left blank."""
+    df = _frame(data)
+    if series and df.duplicated(subset=[x, *series]).any():
+        df = df.drop_duplicates(subset=[x, *series])  # a filtered layer's rows drawn twice (a marker on a curve)
+    if series and df.duplicated(subset=[x]).any():  # several series at one x: a column each
+        table = df.pivot_table(index=x, columns=list(series), values=y, aggfunc="first", sort=False)
+    else:
+        table = df[list(columns)].rename(columns=columns)
+    numeric = table.select_dtypes("number").columns
+    table[numeric] = table[numeric].round(4)
+    return table.astype(object).where(table.notna(), "")
+
+
 def heatmap_matrices(spec: dict) -> Iterator[tuple[str, np.ndarray, list[str], list[str]]]:
     """Every `ui.charts.heatmap` matrix carried by a chart spec: ``(title, matrix, row labels, col labels)``."""
     for title, load in _heatmap_sources(spec):

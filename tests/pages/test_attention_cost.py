@@ -4,7 +4,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from cost.measure import MODEL_SHAPES, context_table
-from tests.helpers.apptest import APP, chart_specs
+from tests.helpers.apptest import APP, chart_specs, markdown_tables
 
 PAGE = "app_pages/attention_cost.py"
 LLAMA = "Llama-2-7B (32 layers × 32 heads)"
@@ -37,7 +37,7 @@ def test_defaults_do_not_measure_and_show_the_computed_sizes():
     sizes = context_chart_rows(at)
     per_layer = sizes[sizes["series"] == "per layer (float16)"].set_index("n")["GiB"]
     assert per_layer[131_072] == pytest.approx(131_072**2 * 2 * 12 / 2**30)  # 12 heads of MiniLM
-    table = at.dataframe[0].value
+    table = markdown_tables(at)[0]
     expected = context_table([512, 2048, 8192, 32_768, 131_072], *MODEL_SHAPES[next(iter(MODEL_SHAPES))])
     assert len(table) == len(expected) == 10
     assert list(table["per head"])[:2] == ["512 KiB", "1 MiB"]  # 512² entries × 2 and × 4 bytes
@@ -56,7 +56,7 @@ def test_slider_extremes_render(max_len, d_k):
 def test_another_model_resizes_the_table():
     at = run(arch=LLAMA)
     assert not at.exception
-    table = at.dataframe[0].value
+    table = markdown_tables(at)[0]
     assert "per layer (× 32 heads)" in table.columns and "all 32 layers" in table.columns
     assert table.iloc[-1]["per layer (× 32 heads)"] == "2 TiB"  # 32 heads × 64 GiB
     assert any("one layer of this model 1 TiB" in c.value for c in at.caption)  # float16: 32 × 32 GiB

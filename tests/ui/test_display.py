@@ -5,15 +5,19 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pytest
 from streamlit import dataframe_util
 
+from core.worked_example import worked_example
 from devtools.appserver import router_pages
 from tests.helpers.apptest import chart_specs, run_page
 from tests.helpers.exports import page_matrices
 from ui.charts.spec import MIN_FONT_PX, font_sizes
+from ui.charts.tooltips import softmax_tooltips
 from ui.display import arrow_datasets
+from ui.export import matrix_titles, series_tables, tooltip_tables
 
 
 def table_of(ipc: bytes) -> pa.Table:
@@ -174,14 +178,65 @@ def test_show_the_numbers_sends_every_matrix_of_the_charts_as_a_table_only_when_
     row and column labels, in the "Show the numbers" expander; closed, the expander sends no table."""
     at = run_page(page.file)
     expanders = [e for e in at.expander if e.label == "Show the numbers"]
-    assert len(expanders) == 1, f"{page.name}: {len(expanders)} 'Show the numbers' expanders"
+    assert expanders, f"{page.name}: no 'Show the numbers' expander"
     assert not at.table
-    at.session_state[expanders[0].proto.id.split("-", 2)[-1]] = True
+    for expander in expanders:
+        at.session_state[expander.proto.id.split("-", 2)[-1]] = True
     at.run()
     matrices = page_matrices(at)
+    # each chart's matrices, the steps of its tooltips' arithmetic and its lines' values (tested below)
+    sent = [{**spec, "datasets": frames} for spec, frames in chart_specs(at)]
+    expected = sum(len(matrix_titles(s)) + len(list(tooltip_tables(s))) + len(series_tables(s)) for s in sent)
     tables = [t.value for t in at.table]
-    assert len(tables) == len(matrices) > 0
-    for table, (matrix, rows, cols) in zip(tables, matrices.values(), strict=True):
-        assert list(table.index) == list(rows) and [str(c) for c in table.columns] == list(cols)
-        shown = table.to_numpy(dtype=float)  # a masked score is −∞ in the table, a missing cell in the chart's data
-        np.testing.assert_allclose(np.where(np.isinf(shown), np.nan, shown), matrix, atol=5e-4)
+    assert len(tables) == expected and len(matrices) > 0
+    for title, (matrix, rows, cols) in matrices.items():
+        labelled = [t for t in tables if list(t.index) == list(rows) and [str(c) for c in t.columns] == list(cols)
+                    and t.shape == matrix.shape and all(pd.api.types.is_numeric_dtype(d) for d in t.dtypes)]
+        shown = [t.to_numpy(dtype=float) for t in labelled]  # a masked score is −∞ in a table, absent in the data
+        assert any(np.allclose(np.where(np.isinf(v), np.nan, v), matrix, atol=5e-4, equal_nan=True) for v in shown), \
+            f"{page.name}: no table holds {title!r}"
+
+
+def test_the_arithmetic_a_tooltip_shows_is_a_table_too():
+    """Nothing only on hover: on the worked example, "Show the numbers" holds each step of the softmax as the
+    weights' tooltip shows it, cell by cell, for the lesson's three tokens ('sat' to 'sat': 0.66)."""
+    at = run_page("app_pages/worked_example.py")
+    at.session_state[next(e for e in at.expander if e.label == "Show the numbers").proto.id.split("-", 2)[-1]] = True
+    at.run()
+    titles = [m.value for m in at.markdown if m.value.startswith("**")]
+    step_titles = [t for t in titles if "cell by cell" in t]
+    assert any("row sum of exp" in t for t in step_titles) and any("A_ij = exp / row sum" in t for t in step_titles)
+    ex = worked_example()
+    labels = list(ex.tokens)
+    expected = softmax_tooltips(ex.Q, ex.K, row_labels=labels, col_labels=labels)["A_ij = exp / row sum"]
+    shown = next(t.value for t in at.table if t.value.shape == expected.shape
+                 and str(t.value.iloc[2, 2]).endswith(f"= {ex.weights[2, 2]:.4f}"))
+    assert shown.to_numpy().tolist() == expected.tolist()
+    assert "= 0.66" in shown.loc["sat", "sat"]  # the lesson prints 0.66
+
+
+@pytest.mark.parametrize("page", CHART_PAGES, ids=lambda p: p.name)
+def test_every_chart_on_every_page_can_be_read_as_tables(page):
+    """Every chart a page sends, heatmap, line, point or bar chart, has its numbers in at least one table of
+    "Show the numbers" (`ui.export.chart_matrix`, `series_tables`)."""
+    sent = [{**spec, "datasets": frames} for spec, frames in chart_specs(run_page(page.file))]
+    untabled = [spec.get("title") or spec.get("description") for spec in sent
+                if not matrix_titles(spec) and not series_tables(spec)]
+    assert not untabled, f"{page.name}: {len(untabled)} of {len(sent)} charts have no table"
+
+
+def test_a_line_charts_values_are_a_table_the_lessons_limits_included():
+    """The soft lookup's weight curves as a table, one column per key, one row per temperature: at the lowest τ the
+    best key takes all the weight (the hard lookup), at the highest every key gets about 1/5 (the plain average)."""
+    at = run_page("app_pages/soft_lookup.py")
+    for e in at.expander:
+        if e.label == "Show the numbers":
+            at.session_state[e.proto.id.split("-", 2)[-1]] = True
+    at.run()
+    heading = next(i for i, m in enumerate(at.markdown) if m.value.startswith("**Each key's weight**"))
+    assert heading >= 0
+    curves = next(t.value for t in at.table if list(t.value.columns) == ["banana", "grape", "pineapple", "lemon",
+                                                                         "cranberry"])
+    coldest, hottest = curves.iloc[0].astype(float), curves.iloc[-1].astype(float)
+    assert coldest["banana"] == 1.0 and coldest.drop("banana").max() == 0.0
+    np.testing.assert_allclose(hottest.to_numpy(), 0.2, atol=0.02)

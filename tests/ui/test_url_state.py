@@ -43,7 +43,7 @@ from core.encoder_decoder import encoder_decoder_attention
 from core.lookup import fruit_dictionary, soft_lookup
 from core.scaling import random_qkv
 from devtools.appserver import ROOT, router_pages
-from tests.helpers.apptest import APP, TIMEOUT, chart_specs, heatmaps, section_titles, share_link
+from tests.helpers.apptest import APP, TIMEOUT, chart_specs, heatmaps, markdown_tables, section_titles, share_link
 from tests.pages.test_cross_attention import maps as cross_maps
 from tests.pages.test_masked_attention import expected as masked_core
 from tests.pages.test_masked_attention import step_panels
@@ -413,7 +413,7 @@ def pretrained_expected(p: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def cost_shown(at: AppTest) -> dict[str, Any]:
-    table = at.dataframe[0].value
+    table = markdown_tables(at)[0]
     (info,) = [i.value for i in at.info if "Press **Measure**" in i.value]
     return {"columns": [c for c in table.columns if c.startswith(("per layer", "all "))],
             "sizes measured": re.search(r"T = 64 … \d+", info).group(0),
