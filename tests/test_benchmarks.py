@@ -185,3 +185,13 @@ def test_the_memory_benchmarks_lecturer_visits_every_page_and_checks_once():
     figures = measure("lecturer", students=0, minutes=0, hog_pairs=0, steps=1, seed=0)
     assert figures["checks"] == {"passed": 1}, figures["checks"]
     assert figures["tree_pss_peak_mb"] >= figures["server_and_worker_pss_peak_mb"] > figures["server_pss_peak_mb"] > 0
+
+
+def test_the_floor_benchmark_steps_a_bare_fragment_and_one_with_elements():
+    """`benchmarks.floor`: every step of the bare page reaches the server and comes back with the elements it asked
+    for (the benchmark checks each answer); the figures are CPU times, and the slope is per element."""
+    from benchmarks.floor import floor_cpu, slope
+
+    cpu = floor_cpu([0, 3], steps=5)
+    assert set(cpu) == {0, 3} and all(ms >= 0 for ms in cpu.values())
+    assert slope({0: 1.0, 10: 4.0, 20: 7.0}) == pytest.approx(0.3)

@@ -52,6 +52,10 @@ _STYLE = f"""
 /* A chart's toolbar (Show data, Download, Fullscreen) shows while the mouse is over the chart; it shows while the
    keyboard is on one of its buttons too, not only the invisible button's outline. */
 [data-testid="stElementToolbar"]:focus-within {{ opacity: 1 !important; }}
+/* A heading's link icon shows while the mouse is over the heading; it shows while the keyboard is on it too. */
+[data-testid="stHeaderActionElements"]:focus-within, [data-testid="stHeaderActionElements"] a:focus-visible {{
+  opacity: 1 !important; visibility: visible !important;
+}}
 /* A switch, a checkbox or a radio option hides its input, and a data grid draws its cells on a canvas that clips
    an outline: the outline goes round what is drawn for them. */
 label:has(input:focus-visible), [data-testid="stDataFrame"]:has(canvas:focus-visible) {{
