@@ -44,8 +44,8 @@ UNREACHED_JS = """() => {
   }
   return missed.map(e => e.tagName + ' ' + (e.getAttribute('aria-label') || e.innerText || '').trim().slice(0, 50));
 }"""
-#: Tabs a stop may take before the focus moves on: a data grid (the cost page's table) takes a few to leave its
-#: cells; anything more is a trap.
+#: Tabs a stop may take before the focus moves on: a data grid (``st.dataframe``, ``st.data_editor``) takes a
+#: few to leave its cells; anything more is a trap.
 MAX_PRESSES_ON_ONE = 4
 #: A focus is seen when at least this many pixels around the element change clearly (by more than 40 of 255).
 MIN_CHANGED_PIXELS = 20

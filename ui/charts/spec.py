@@ -151,9 +151,8 @@ def to_spec(chart: alt.TopLevelMixin, *, canvas: bool = False) -> dict[str, Any]
 
 
 #: How every chart is sized: its plot at the width and height it asks for, with the title, axes and legends
-#: around it. Streamlit's default for a spec without one, ``fit``, squeezes all of them into that size instead:
-#: a chart of a fixed height with a three-line legend under it (the cost page's memory chart) was left with a
-#: plot a few pixels high, all its lines on one.
+#: around it. Streamlit's default for a spec without one, ``fit``, squeezes all of them into that size instead,
+#: which leaves a fixed-height chart with a legend under it almost no plot.
 AUTOSIZE = {"type": "pad"}
 
 
