@@ -233,17 +233,31 @@ def series_tables(spec: dict) -> list[tuple[str, Callable[[], pd.DataFrame]]]:
 
 
 def _series_table(data: Any, x: str, y: str, series: list[str], columns: dict[str, str]) -> pd.DataFrame:
-    """One `series_tables` table: numbers to 4 decimals, an absent value (no such series at that x) left blank."""
+    """One `series_tables` table: numbers to 4 decimals, an absent value (no such series at that x) left blank.
+
+    A column with a blank is text throughout (Arrow takes a column of one type: a mixed one would make Streamlit
+    retry its conversion on every run)."""
     df = _frame(data)
     if series and df.duplicated(subset=[x, *series]).any():
         df = df.drop_duplicates(subset=[x, *series])  # a filtered layer's rows drawn twice (a marker on a curve)
     if series and df.duplicated(subset=[x]).any():  # several series at one x: a column each
         table = df.pivot_table(index=x, columns=list(series), values=y, aggfunc="first", sort=False)
+        if pd.api.types.is_numeric_dtype(table.index):  # series drawn at different x: in the x axis's order
+            table = table.sort_index()
     else:
         table = df[list(columns)].rename(columns=columns)
     numeric = table.select_dtypes("number").columns
     table[numeric] = table[numeric].round(4)
-    return table.astype(object).where(table.notna(), "")
+    for column in table.columns[table.isna().any()]:
+        table[column] = [_cell_text(v) for v in table[column]]
+    return table
+
+
+def _cell_text(value: Any) -> str:
+    """A table cell as text, as a numeric column prints it: a float to 4 decimals, a missing value blank."""
+    if pd.isna(value):
+        return ""
+    return f"{value:.4f}" if isinstance(value, float | np.floating) else str(value)
 
 
 def heatmap_matrices(spec: dict) -> Iterator[tuple[str, np.ndarray, list[str], list[str]]]:

@@ -131,3 +131,24 @@ def test_on_a_phone_the_controls_are_on_the_page_and_link_presenter_mode_and_exp
     box = choice.bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= phone.phone_width + 1, "the export menu is off the screen"
     assert phone.locator('[data-testid="stPopoverBody"] [data-testid="stDownloadButton"]').count() == 1
+
+
+def test_after_a_short_run_the_training_pages_numbers_open_on_a_phone(phone, app_url):
+    """The training page's results are a fragment of their own: on a phone, a short run's "Show the numbers" opens
+    in that fragment's rerun, with the curves and every head's map as tables, and the page still fits."""
+    open_on(phone, app_url, "training", "steps=50")
+    phone.get_by_role("button", name="Train", exact=True).tap()
+    phone.wait_for_selector('[data-testid="stMain"] .vega-embed', timeout=120_000)
+    settle(phone)
+    summary = phone.locator('[data-testid="stMain"] summary', has_text="Show the numbers").first
+    summary.scroll_into_view_if_needed()
+    summary.tap()
+    phone.wait_for_selector('[data-testid="stMain"] [data-testid="stTable"]', timeout=30_000)
+    settle(phone)
+    phone.wait_for_timeout(300)  # the scroll boxes are marked on the next animation frame
+    headings = phone.locator('[data-testid="stMain"] [data-testid="stExpanderDetails"] strong').all_inner_texts()
+    assert any("layer 1 · head 1" in h for h in headings) and any("layer 1 · head 2" in h for h in headings), headings
+    assert phone.locator('[data-testid="stMain"] [data-testid="stTable"]').count() >= 4  # 2 curves' tables, 2 maps
+    assert exceptions(phone) == []
+    assert phone.evaluate(OVERFLOW_JS) <= 0, f"the training page scrolls sideways on a {phone.phone_width}-px phone"
+    assert all(focusable and name for focusable, name in scroll_boxes(phone))

@@ -9,6 +9,7 @@ from training.config import TrainConfig
 from training.model import build_model, parameter_count
 from training.tasks import make_targets
 from training.trainer import Trainer, predict, train
+from ui.export import matrix_titles, series_tables
 
 PAGE = "app_pages/training.py"
 RUNS = "_training_runs"
@@ -183,3 +184,28 @@ def test_heaviest_model_trains():
     config = TrainConfig(task="sort", pos="learned", seq_len=12, vocab=10, d_model=64, n_heads=8, n_layers=2,
                          steps=50, lr=0.03, seed=99)
     assert at.session_state[RUNS][config].result.complete
+
+
+def test_after_a_run_every_chart_can_be_read_as_tables_the_curves_values_included(short_run):
+    """Nothing only in colour or on hover after training either: every chart of a finished run has its numbers
+    under "Show the numbers", and the learning curves' table holds the run's own held-out loss and accuracy."""
+    at = trained(**SHORT)
+    sent = [{**spec, "datasets": frames} for spec, frames in chart_specs(at)]
+    untabled = [spec.get("description") for spec in sent if not matrix_titles(spec) and not series_tables(spec)]
+    assert sent and not untabled, f"{len(untabled)} of {len(sent)} charts have no table"
+    for expander in at.expander:
+        if expander.label == "Show the numbers":
+            at.session_state[expander.proto.id.split("-", 2)[-1]] = True
+    at.run()
+    assert not at.exception
+    tables = [t.value for t in at.table]
+    r = short_run
+
+    def column(name: str) -> np.ndarray:  # a series' values at its own steps (blank where only another has one)
+        values = next(t[name] for t in tables if name in map(str, t.columns))
+        return values[values != ""].astype(float).to_numpy()
+
+    np.testing.assert_allclose(column("held-out"), r.eval_loss, atol=5e-5)  # tables print 4 decimals
+    np.testing.assert_allclose(column("per token"), r.eval_accuracy, atol=5e-5)
+    maps = [t for t in tables if list(t.index) == list(t.columns) == ["0:1", "1:3", "2:0", "3:0"]]
+    assert any(np.allclose(t.to_numpy(dtype=float), r.attention[-1][0, 0], atol=5e-4) for t in maps)

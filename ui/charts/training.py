@@ -16,6 +16,7 @@ import pandas as pd
 
 from ui.charts.heatmap import SEQUENTIAL_SCHEME, heatmap
 from ui.charts.palette import ink
+from ui.export import LAYOUT_KEY, matrix_layout
 
 if TYPE_CHECKING:  # the result's module imports PyTorch; a chart only reads its arrays
     from training.trainer import TrainingResult
@@ -171,8 +172,10 @@ def attention_grid(
                            width=alt.Step(cell_size), height=alt.Step(cell_size))
     facet = alt.FacetFieldDef(field="panel", type="ordinal", sort=panels, title=None,
                               header=alt.Header(labelFontSize=13, labelFontWeight="bold", labelPadding=4))
+    # every panel is a matrix of "Show the numbers" and the export menu: df's rows are maps.ravel()'s cells
+    layout = matrix_layout(maps.reshape(-1, t, t).shape, panels, labels, labels, name="attention maps")
     return alt.FacetChart(data=df, facet=facet, spec=cells, columns=min(n_heads, per_row),
-                          spacing={"row": 16, "column": 24})
+                          spacing={"row": 16, "column": 24}, usermeta={LAYOUT_KEY: [layout]})
 
 
 def probabilities_map(probs: np.ndarray, tokens: Sequence[int], *, cell_size: int = 30) -> alt.LayerChart:
