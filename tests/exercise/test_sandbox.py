@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import torch
 
 import core.exercise_solution as solution
 from exercise.cases import exercise_cases
@@ -410,6 +411,9 @@ def test_the_worst_children_at_once_fit_community_clouds_limit_with_margin(sandb
     from exercise.limits import CLOUD_LIMIT_BYTES, CLOUD_MARGIN_BYTES, SERVER_AND_WORKER_BYTES
     from exercise.sandbox import DEFAULT_PARALLEL
 
+    if torch.version.cuda is not None:
+        pytest.skip("Cloud's memory is budgeted for PyTorch's CPU build (requirements.txt); this environment has "
+                    "PyPI's CUDA build, whose warm worker holds more (the start-up line flags that build)")
     check_submission(SOLUTION_SOURCE, sandbox)  # the worker is warm, as it is after a check
     worst_child = MEMORY_BUDGET_BYTES + rollup(sandbox.worker_pid)["Anonymous"]
     assert SERVER_AND_WORKER_BYTES + DEFAULT_PARALLEL * worst_child + CLOUD_MARGIN_BYTES <= CLOUD_LIMIT_BYTES

@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import secrets
-import shlex
 import shutil
 import socket
 import subprocess
@@ -33,6 +32,7 @@ import pytest
 
 from exercise.sandbox import Sandbox, check_submission
 from tests.helpers.sandbox_attacks import ATTACKS, CANARY_ENV, CANARY_FILE, SOLUTION, render
+from tests.helpers.unprivileged import as_user
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The unprivileged server's user id (no account needed).
@@ -117,36 +117,9 @@ def files_named(word: str, *dirs: Path) -> list[str]:
     return hits
 
 
-def python_installations() -> list[Path]:
-    """The directories the running interpreter needs: its base installation and, in a virtual environment, the
-    environment (whose ``bin/python`` links to the base one, and which holds the packages)."""
-    return sorted({Path(os.path.realpath(sys.base_prefix)), Path(os.path.realpath(sys.prefix))})
-
-
-def closed_ancestor(path: Path) -> Path | None:
-    """The outermost directory above `path` that other users cannot pass through, if any."""
-    return next((a for a in reversed(path.parents) if not os.stat(a).st_mode & 0o001), None)
-
-
 def as_unprivileged(cmd: list[str], installations: list[Path] | None = None) -> list[str]:
-    """`cmd` run as `APP_UID`, in a mount namespace where the Python installations are reachable by it.
-
-    Each installation under a closed directory (e.g. /root, 0700, above /root/.pyenv/versions/3.11.7, or the
-    0700 temporary directory of a fresh virtual environment) is bound aside, an open tmpfs covers the closed
-    directory, and the installation is bound back at its own path inside it. `installations` defaults to the
-    running interpreter's."""
-    script = ["set -e"]
-    hidden = [p for p in installations or python_installations() if closed_ancestor(p) is not None]
-    stashes = {p: tempfile.mkdtemp(prefix="attention-python-") for p in hidden}
-    closed = {closed_ancestor(p) for p in hidden}
-    outermost = sorted(c for c in closed if not any(other in c.parents for other in closed))
-    script += [f"mount --bind {shlex.quote(str(p))} {shlex.quote(stashes[p])}" for p in hidden]
-    script += [f"mount -t tmpfs -o mode=0755 tmpfs {shlex.quote(str(c))}" for c in outermost]
-    for p in hidden:
-        script += [f"mkdir -p {shlex.quote(str(p))}", f"mount --bind {shlex.quote(stashes[p])} {shlex.quote(str(p))}"]
-    script.append(f"exec setpriv --reuid={APP_UID} --regid={APP_UID} --clear-groups --inh-caps=-all "
-                  + shlex.join(cmd))
-    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", "\n".join(script)]
+    """`cmd` run as `APP_UID`, with the Python installations reachable by it (`tests.helpers.unprivileged`)."""
+    return as_user(APP_UID, cmd, installations)
 
 
 @pytest.fixture(scope="module", params=["root", "unprivileged"])

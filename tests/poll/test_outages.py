@@ -16,9 +16,11 @@ import pytest
 from poll import DatabaseUnavailableError, new_browser_token, open_store
 from poll.postgres_store import PostgresPollStore
 from poll.sqlite_store import SQLitePollStore
+from tests.helpers.unprivileged import CAN_SWITCH_USER, IS_ROOT, as_user, python_installations
 from tests.poll.conftest import question, running_postgres
 
 ROOT = Path(__file__).resolve().parents[2]
+NOBODY = 65534  # the user id and group id the root run takes
 PAGE = "permutation"
 
 
@@ -67,16 +69,17 @@ UNWRITABLE_SCRIPT = """
 
 
 def test_an_unwritable_database_file_is_reported_then_the_store_recovers():
-    """chmod does not stop root, so as root the same steps run as `nobody` (setpriv); otherwise as this user."""
-    command = [sys.executable, "-c", textwrap.dedent(UNWRITABLE_SCRIPT)]
+    """chmod does not stop root, so as root the same steps run as `nobody`, with this Python and the app reachable
+    (`tests.helpers.unprivileged`); otherwise as this user."""
     data = Path(tempfile.mkdtemp(prefix="attention-poll-unwritable-"))
+    command = [sys.executable, "-c", textwrap.dedent(UNWRITABLE_SCRIPT), str(data)]
     try:
-        if os.geteuid() == 0:
-            if not shutil.which("setpriv"):
-                pytest.skip("as root, the unwritable file needs setpriv (util-linux) to run as nobody")
-            os.chown(data, 65534, 65534)
-            command = ["setpriv", "--reuid=nobody", "--regid=65534", "--clear-groups", *command]
-        done = subprocess.run([*command, str(data)], capture_output=True, text=True, timeout=120, cwd=ROOT,
+        if IS_ROOT:
+            if not CAN_SWITCH_USER:
+                pytest.skip("as root, the unwritable file needs setpriv and unshare (util-linux) to run as nobody")
+            os.chown(data, NOBODY, NOBODY)
+            command = as_user(NOBODY, command, [*python_installations(), ROOT])
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
     finally:
         shutil.rmtree(data, ignore_errors=True)

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from tests.helpers.fresh_process import fresh_python
+from tests.helpers.installed import installed_build_words
 from ui import deployment
 from ui.deployment import TorchBuild, read_torch_version, start_line
 
@@ -107,7 +108,8 @@ def test_the_start_up_logs_one_line_and_warns_only_off_the_tested_pythons(caplog
     monkeypatch.setenv("ATTENTION_DISABLE_EXEC", "1")
     line, records = capture(caplog, lambda: deployment.announce_start((3, 11, 7)))
     assert records == [("INFO", line)]
-    assert f"serving on Python 3.11.7 ({sys.executable}); PyTorch {torch.__version__}, a CPU build;" in line
+    assert (f"serving on Python 3.11.7 ({sys.executable}); PyTorch {torch.__version__}, {installed_build_words()}"
+            in line)
     assert line.endswith('"Check my code" is OFF: switched off by ATTENTION_DISABLE_EXEC.')
     caplog.clear()
     for tested in ((3, 12, 1), (3, 13, 0)):

@@ -9,6 +9,7 @@ from pathlib import Path
 from streamlit.web.server.app_discovery import discover_asgi_app
 
 from tests.helpers.fresh_process import fresh_python
+from tests.helpers.installed import installed_build_words
 from ui import warmup
 from ui.warmup import import_in_background
 
@@ -143,5 +144,5 @@ def test_the_served_app_logs_what_it_got_at_start():
         pass
     line = next(line for line in server.log.splitlines() if "serving on Python" in line)
     assert f"serving on Python {'.'.join(map(str, sys.version_info[:3]))}" in line
-    assert f"PyTorch {torch.__version__}, a CPU build" in line
+    assert f"PyTorch {torch.__version__}, {installed_build_words()}" in line
     assert '"Check my code" is OFF: switched off by ATTENTION_DISABLE_EXEC' in line
