@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-import torch
 
 import core.exercise_solution as solution
 from exercise.cases import exercise_cases
@@ -24,6 +23,7 @@ from exercise.limits import MEMORY_BUDGET_BYTES
 from exercise.readback import parse_lines, read_to_the_end
 from exercise.sandbox import SANDBOX_UID_RANGE, Sandbox, _Queue, check_submission, sandbox_environment
 from exercise.verdicts import CHECK_ALLCLOSE, CHECK_NAMES, CHECK_RUNS, ExerciseReport
+from tests.helpers.installed import cuda_build_installed
 
 SOLUTION_SOURCE = inspect.getsource(solution)
 SERVER_SECRET = "hunter2-do-not-leak"  # in this process's environment while the module's worker starts
@@ -411,7 +411,7 @@ def test_the_worst_children_at_once_fit_community_clouds_limit_with_margin(sandb
     from exercise.limits import CLOUD_LIMIT_BYTES, CLOUD_MARGIN_BYTES, SERVER_AND_WORKER_BYTES
     from exercise.sandbox import DEFAULT_PARALLEL
 
-    if torch.version.cuda is not None:
+    if cuda_build_installed():
         pytest.skip("Cloud's memory is budgeted for PyTorch's CPU build (requirements.txt); this environment has "
                     "PyPI's CUDA build, whose warm worker holds more (the start-up line flags that build)")
     check_submission(SOLUTION_SOURCE, sandbox)  # the worker is warm, as it is after a check

@@ -32,12 +32,11 @@ import pytest
 
 from exercise.sandbox import Sandbox, check_submission
 from tests.helpers.sandbox_attacks import ATTACKS, CANARY_ENV, CANARY_FILE, SOLUTION, render
-from tests.helpers.unprivileged import as_user
+from tests.helpers.unprivileged import CAN_SWITCH_USER, IS_ROOT, as_user
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The unprivileged server's user id (no account needed).
 APP_UID = 54321
-IS_ROOT = os.geteuid() == 0
 COPIED = ("core", "exercise", "streamlit_app.py", ".streamlit/config.toml", "tests/helpers/sandbox_driver.py")
 
 
@@ -127,7 +126,7 @@ def attacked(request):
     """Every attack and the reference solution, checked by a server of the given kind; the machine around it."""
     if request.param == "root" and not IS_ROOT:
         pytest.skip("the root run needs root")
-    if request.param == "unprivileged" and IS_ROOT and not (shutil.which("setpriv") and shutil.which("unshare")):
+    if request.param == "unprivileged" and IS_ROOT and not CAN_SWITCH_USER:
         pytest.skip("running the server as another user needs setpriv and unshare (util-linux)")
     base = Path(tempfile.mkdtemp(prefix="attention-security-", dir="/tmp"))
     os.chmod(base, 0o755)
@@ -164,7 +163,7 @@ def attacked(request):
         shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.mark.skipif(not (IS_ROOT and shutil.which("setpriv") and shutil.which("unshare")),
+@pytest.mark.skipif(not CAN_SWITCH_USER,
                     reason="running as another user needs root, setpriv and unshare (util-linux)")
 def test_the_unprivileged_run_reaches_a_virtual_environment_in_a_closed_directory(tmp_path):
     """The README's reader tests in a virtual environment, often under a 0700 directory (/root, `mktemp -d`):
