@@ -99,7 +99,10 @@ def held_bytes() -> int:
 
 def result_bytes(value: Any, seen: set[int] | None = None) -> int:
     """The bytes of data in `value`: its arrays, buffers and text, in dataclasses, dicts, tuples and lists,
-    and in any object with an ``nbytes`` (a chart's `Rows`, an Arrow table), each counted once."""
+    and in any object with an ``nbytes`` (a chart's `Rows`, an Arrow table), each counted once.
+
+    A chart's spec (a dict with ``datasets``) counts its datasets only: the rest is its structure, which the specs
+    of one shape share and `ui.charts.template.STRUCTURES` holds once, whatever the number of settings."""
     seen = set() if seen is None else seen
     if id(value) in seen:
         return 0
@@ -109,6 +112,8 @@ def result_bytes(value: Any, seen: set[int] | None = None) -> int:
     if isinstance(value, bytes | bytearray | str):
         return len(value)
     if isinstance(value, dict):
+        if "datasets" in value:
+            return result_bytes(value["datasets"], seen)
         return sum(result_bytes(v, seen) for v in value.values())
     if isinstance(value, tuple | list):
         return sum(result_bytes(v, seen) for v in value)

@@ -147,14 +147,55 @@ def show_chart(chart: alt.TopLevelMixin | dict, *, alt: str | ChartName | None =
 def _prepare(chart: alt.TopLevelMixin | dict, presenter: bool) -> tuple[dict, dict]:
     """The spec `show_chart` offers for export, and the spec it sends (datasets as Arrow, no ARIA on a canvas).
 
-    Both with every font at least `ui.charts.spec.MIN_FONT_PX` (readable on a phone).
+    Both with every font at least `ui.charts.spec.MIN_FONT_PX` (readable on a phone). For a spec dict the
+    structure is prepared once (`_prepared_structure`) and only its datasets are converted for each setting.
     """
-    spec = readable_text(stable_spec(chart) if isinstance(chart, dict) else to_spec(chart))  # no text below 11 px
-    spec = at_its_own_size(spec)
+    if not isinstance(chart, dict):
+        spec, drawn = _prepare_structure(to_spec(chart), presenter)
+        return spec, arrow_datasets(drawn)
+    datasets = chart.get("datasets") or {}
+    spec, drawn = _prepared_structure(chart, presenter)
+    # `stable_spec` may have renamed the datasets; in order, as `_prepare_structure` kept them
+    renamed = dict(zip(spec.get("datasets", {}), datasets.values(), strict=True))
+    if not renamed:
+        return spec, drawn
+    return {**spec, "datasets": renamed}, arrow_datasets({**drawn, "datasets": renamed})
+
+
+def _prepare_structure(spec: dict, presenter: bool) -> tuple[dict, dict]:
+    """`spec` made stable and readable (`_prepare` 's transformations, which read no dataset's values): the spec
+    offered for export, and the one sent (no ARIA on a canvas), their datasets still as given."""
+    spec = at_its_own_size(readable_text(stable_spec(spec)))  # no text below 11 px
     if presenter:
         spec = for_projector(spec)
-    drawn = without_aria(spec) if drawn_on_canvas(spec) else spec
-    return spec, arrow_datasets(drawn)
+    return spec, without_aria(spec) if drawn_on_canvas(spec) else spec
+
+
+#: `_prepare_structure` 's results by the identities of a spec's parts other than its datasets, the datasets'
+#: names and presenter mode. A page's charts of one shape share their structure's parts (`ui.charts.template`
+#: ``part_spec`` puts each setting's tables beside the same objects), so a new setting of a known shape finds its
+#: structure prepared. Each entry holds those parts, so their ids cannot be reused while it is here.
+_STRUCTURES_PREPARED: collections.OrderedDict[tuple, tuple[tuple, tuple[dict, dict]]] = collections.OrderedDict()
+
+
+def _prepared_structure(spec: dict, presenter: bool) -> tuple[dict, dict]:
+    """`_prepare_structure` of `spec` with its datasets' values left out (``None``), remembered by the identities
+    of the spec's other parts."""
+    parts = tuple((k, v) for k, v in spec.items() if k != "datasets")
+    names = tuple(spec.get("datasets") or ())
+    key = (tuple((k, id(v)) for k, v in parts), names, presenter)
+    with _PREPARED_LOCK:
+        found = _STRUCTURES_PREPARED.get(key)
+        if found is not None:
+            _STRUCTURES_PREPARED.move_to_end(key)
+            return found[1]
+    bare = dict(parts) | ({"datasets": dict.fromkeys(names)} if "datasets" in spec else {})
+    prepared = _prepare_structure(bare, presenter)
+    with _PREPARED_LOCK:
+        _STRUCTURES_PREPARED[key] = (parts, prepared)
+        while len(_STRUCTURES_PREPARED) > _PREPARED_MAX:
+            _STRUCTURES_PREPARED.popitem(last=False)
+    return prepared
 
 
 #: `_prepare` 's results for the specs drawn last, by the spec's identity and presenter mode. A page caches its

@@ -112,7 +112,14 @@ def test_result_bytes_counts_arrays_tables_and_text_once():
         same: np.ndarray
 
     spec = {"datasets": {"d0": Rows({"x": np.arange(4.0)})}, "title": "abc"}
-    assert result_bytes((Result(a, a), [a], spec)) == 80 + 32 + 3
+    assert result_bytes((Result(a, a), [a], spec, {"note": "abc"})) == 80 + 32 + 3
+
+
+def test_a_charts_structure_is_not_counted_with_each_setting():
+    """A spec's structure is held once for all the settings of its shape (`STRUCTURES`); its data, per setting."""
+    structure = {"layer": [{"mark": "rect", "title": "x" * 1000}] * 20, "config": {"axis": {"labelFontSize": 12}}}
+    spec = {**structure, "datasets": {"d0": Rows({"x": np.arange(4.0)})}}
+    assert result_bytes(spec) == 32
 
 
 def test_results_are_read_only():

@@ -89,6 +89,35 @@ def test_a_spec_drawn_again_is_prepared_once(monkeypatch):
     assert len(calls) == 5
 
 
+def test_a_new_setting_of_a_known_shape_converts_only_its_data(monkeypatch):
+    """Two settings of one chart share their structure (`part_spec`): the second is made readable, stable and
+    sized by the structure prepared for the first, and both are what preparing each anew gives, dataset names
+    included (Altair's hashed names become positional ones)."""
+    from ui import display
+    from ui.charts.heatmap import heatmap_part
+    from ui.charts.template import part_spec
+
+    monkeypatch.setattr(display, "_STRUCTURES_PREPARED", display.collections.OrderedDict())
+    specs = [part_spec(heatmap_part(np.random.default_rng(seed).normal(size=(3, 4)), title="X"), canvas=True)
+             for seed in (0, 1)]
+    hashed = {"mark": "rect", "encoding": {"x": {"field": "value"}}, "data": {"name": "data-" + "0" * 32},
+              "datasets": {"data-" + "0" * 32: [{"value": 1.0}]}}
+    expected = [display._prepare_structure(spec, presenter) for spec in (*specs, hashed) for presenter in (False, True)]
+    walks = []
+    real = display.readable_text
+    monkeypatch.setattr(display, "readable_text", lambda spec: walks.append(spec) or real(spec))
+    for presenter in (False, True):
+        for spec in specs:
+            sent, drawn = display._prepare(spec, presenter)
+            want_sent, want_drawn = expected[specs.index(spec) * 2 + presenter]
+            assert sent == want_sent and drawn == arrow_datasets(want_drawn)
+            assert "aria" in drawn["config"] and sent["datasets"]["d0"] is spec["datasets"]["d0"]
+    assert len(walks) == 2  # once per presenter mode, not once per setting
+    sent, drawn = display._prepare(hashed, False)
+    assert sent == expected[4][0] and list(sent["datasets"]) == ["d0"] and sent["data"] == {"name": "d0"}
+    assert drawn == arrow_datasets(expected[4][1])
+
+
 def test_the_remembered_specs_are_bounded(monkeypatch):
     from ui import display
 

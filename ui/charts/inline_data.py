@@ -114,10 +114,10 @@ class Rows(Sequence[dict[str, Any]]):
                 arrays.append(pa.array(a.astype(np.float64, copy=False), mask=None if finite.all() else ~finite))
             elif a.dtype.kind in "iu":
                 arrays.append(pa.array(a.astype(np.int64, copy=False)))
-            elif a.dtype.kind in "bU":
+            elif a.dtype.kind == "b":
                 arrays.append(pa.array(a))
-            else:  # text held as objects
-                arrays.append(pa.array(a.tolist(), type=pa.string()))
+            else:  # text, as NumPy's fixed-width strings or as objects: through Python strings, which Arrow copies
+                arrays.append(pa.array(a.tolist(), type=pa.string()))  # faster than reading fixed-width ones
         return pa.Table.from_arrays(arrays, names=list(self.columns))
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from core.masking import MaskedAttention
 from ui.charts.arrange import independent_colours, side_by_side
-from ui.charts.heatmap import DIVERGING_SCHEME, emphasis_encoding, extra_tooltip_lines, heatmap_part, matrix_frame
+from ui.charts.heatmap import DIVERGING_SCHEME, emphasis_encoding, extra_tooltip_lines, heatmap_part, matrix_columns
 from ui.charts.inline_data import Rows
 from ui.charts.palette import BAND_TINT, BLUE, REFERENCE_GREY, VERMILLION, ink, ink_on
 from ui.charts.raster import default_domain
@@ -51,12 +51,12 @@ def mask_part(
     m = np.asarray(mask)
     if m.dtype != np.bool_ or m.ndim != 2:
         raise ValueError(f"mask must be a 2-D boolean matrix, got dtype {m.dtype} and shape {m.shape}.")
-    df = matrix_frame(m.astype(np.float64), labels, labels)
+    df = matrix_columns(m.astype(np.float64), labels, labels)  # columns, made into `Rows` below
     df["state"] = np.where(m.ravel(), "may attend", "masked")
     df["ink"] = np.where(m.ravel(), ink_on(MASK_COLOURS[0]), ink_on(MASK_COLOURS[1]))
     extra_lines = extra_tooltip_lines(df, extra, m.shape, ".3f")
     emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
-    table = Rows.from_frame(df)
+    table = Rows(df)
 
     def make(data: DataSource) -> alt.LayerChart:
         x = alt.X(field="col", type="ordinal", sort=None, title="key token (attended to)",
@@ -109,8 +109,8 @@ def masked_heatmap_part(
     browser as null), so the colour uses a finite copy ``shade`` and the text a ``label``.
     `extra`, `highlight_rows` and `highlight_cols` work as in `ui.charts.heatmap`.
     """
-    df = matrix_frame(matrix, labels, labels)
-    v = df["value"].to_numpy()
+    df = matrix_columns(matrix, labels, labels)  # columns, made into `Rows` below
+    v = df["value"]
     masked = np.isneginf(v)
     if np.isnan(v).any() or np.isposinf(v).any():
         raise ValueError(f"masked_heatmap accepts finite values and -inf only (shape {np.shape(matrix)}).")
@@ -118,12 +118,12 @@ def masked_heatmap_part(
     df["masked"] = masked
     df["shade"] = np.where(masked, 0.0, v)
     df["label"] = [("−∞" if mk else format(x, value_format)) for x, mk in zip(v, masked, strict=True)]
-    on_scale = ink(DIVERGING_SCHEME, (df["shade"].to_numpy() - lo) / (hi - lo))  # black or white, as it reads better
+    on_scale = ink(DIVERGING_SCHEME, (df["shade"] - lo) / (hi - lo))  # black or white, as it reads better
     df["ink"] = np.where(masked, ink_on(MASKED_GREY), on_scale)
-    df["lo"], df["hi"] = lo, hi  # the colour domain, read by `domain_from_data`
+    df["lo"], df["hi"] = np.full(v.size, lo), np.full(v.size, hi)  # the colour domain, read by `domain_from_data`
     extra_lines = extra_tooltip_lines(df, extra, np.shape(matrix), value_format)
     emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
-    table = Rows.from_frame(df)
+    table = Rows(df)
 
     def make(data: DataSource) -> alt.LayerChart:
         scale = alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0)

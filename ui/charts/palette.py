@@ -55,11 +55,21 @@ def scheme_extent(scheme: str | dict) -> tuple[float, float]:
     return (0.0, 1.0) if isinstance(scheme, str) else tuple(scheme.get("extent", (0.0, 1.0)))
 
 
+def _rgb_stops(hexes: str) -> np.ndarray:
+    """Concatenated ``rrggbb`` colours as RGB, ``(n_stops, 3)`` in 0 … 255 (read-only)."""
+    stops = np.array([[int(hexes[i + c : i + c + 2], 16) for c in (0, 2, 4)] for i in range(0, len(hexes), 6)],
+                     dtype=np.float64)
+    stops.flags.writeable = False
+    return stops
+
+
+#: `SCHEME_STOPS` as RGB arrays, read once.
+_RGB_STOPS = {name: _rgb_stops(hexes) for name, hexes in SCHEME_STOPS.items()}
+
+
 def scheme_stops(scheme: str | dict) -> np.ndarray:
-    """The stops of `scheme` as RGB, ``(n_stops, 3)`` in 0 … 255."""
-    hexes = SCHEME_STOPS[scheme_name(scheme)]
-    return np.array([[int(hexes[i + c : i + c + 2], 16) for c in (0, 2, 4)] for i in range(0, len(hexes), 6)],
-                    dtype=np.float64)
+    """The stops of `scheme` as RGB, ``(n_stops, 3)`` in 0 … 255 (read-only)."""
+    return _RGB_STOPS[scheme_name(scheme)]
 
 
 def scheme_rgb(scheme: str | dict, t: np.ndarray) -> np.ndarray:

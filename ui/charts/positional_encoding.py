@@ -164,13 +164,14 @@ def waves_spec(waves: SampledWaves) -> dict:
     """The chosen dimensions' waves beside the wavelength of every dimension."""
     names = wave_names(waves)
     n_fine, positions = len(waves.fine_positions), len(waves.table_values)
-    curves = pd.DataFrame({"position": np.tile(waves.fine_positions, len(names)),
-                           "value": waves.fine_values.T.ravel(), "series": np.repeat(names, n_fine)})
-    samples = pd.DataFrame({"position": np.tile(np.arange(positions, dtype=np.float64), len(names)),
-                            "value": waves.table_values.T.ravel(), "series": np.repeat(names, positions)})
+    # the tables as columns (`frames_part`): no DataFrame of thousands of rows per setting
+    curves = {"position": np.tile(waves.fine_positions, len(names)), "value": waves.fine_values.T.ravel(),
+              "series": np.repeat(names, n_fine)}
+    samples = {"position": np.tile(np.arange(positions, dtype=np.float64), len(names)),
+               "value": waves.table_values.T.ravel(), "series": np.repeat(names, positions)}
     lam = waves.wavelengths
-    ladder = pd.DataFrame({"dimension": np.arange(len(lam)), "wavelength": lam})
-    chosen = pd.DataFrame({"dimension": list(waves.dims), "wavelength": lam[list(waves.dims)], "series": names})
+    ladder = {"dimension": np.arange(len(lam)), "wavelength": lam}
+    chosen = {"dimension": list(waves.dims), "wavelength": lam[list(waves.dims)], "series": names}
     waves = (frames_part(wave_chart, curves, samples, series_order=names, title="PE value against position")
              if positions <= MAX_DOTS else
              frames_part(wave_chart, curves, series_order=names, title="PE value against position"))
@@ -182,8 +183,7 @@ def similarity_spec(table: EncodingTable) -> dict:
     """PE · PEᵀ beside the similarity against the offset."""
     positions = len(table.pe)
     labels = [str(p) for p in range(positions)]
-    offset_df = pd.DataFrame({"offset k": np.arange(positions), "PE_0 · PE_k": table.similarity[0],
-                              "formula": table.offset_formula})
+    offset_df = {"offset k": np.arange(positions), "PE_0 · PE_k": table.similarity[0], "formula": table.offset_formula}
     sim_chart, _ = matrix_chart(table.similarity, row_labels=labels, col_labels=labels,
                                 title="PE · PEᵀ (position × position)", x_title="position q", y_title="position p",
                                 value_format=".2f", target_px=480)

@@ -49,6 +49,11 @@ class Panel:
 
 def sweep_frame(d_k: np.ndarray, panels: Sequence[Panel]) -> pd.DataFrame:
     """One long-form table for all panels: ``panel, role ("series"/"reference"), name, d_k, value``."""
+    return pd.DataFrame(sweep_columns(d_k, panels))
+
+
+def sweep_columns(d_k: np.ndarray, panels: Sequence[Panel]) -> dict[str, np.ndarray | list]:
+    """`sweep_frame` 's columns, ``{name: values}`` (what the chart's `Rows` are made of)."""
     d = np.asarray(d_k)
     labels: list[tuple[str, str, str]] = []  # (panel, role, name) of each curve
     curves: list[np.ndarray] = []  # its values, one per d_k
@@ -67,8 +72,7 @@ def sweep_frame(d_k: np.ndarray, panels: Sequence[Panel]) -> pd.DataFrame:
                 labels.append((p.title, role, name))
     n = d.size
     columns = {key: [label[k] for label in labels for _ in range(n)] for k, key in enumerate(("panel", "role", "name"))}
-    return pd.DataFrame({**columns, "d_k": np.tile(d, len(curves)),
-                         "value": np.concatenate(curves) if curves else np.empty(0)})
+    return {**columns, "d_k": np.tile(d, len(curves)), "value": np.concatenate(curves) if curves else np.empty(0)}
 
 
 def _where(**equal: object) -> str:
@@ -109,11 +113,11 @@ def sweep_part(
     current = int(current_d_k)
     if current not in d.tolist():
         raise ValueError(f"current_d_k={current} is not one of the swept widths {d.tolist()}.")
-    df = sweep_frame(d, panels)
+    df = sweep_columns(d, panels)
     names = list(dict.fromkeys(n for p in panels for n in p.series))
     if active is not None and active not in names:
         raise ValueError(f"active series {active!r} is not one of {names}.")
-    table = Rows.from_frame(df)
+    table = Rows(df)
 
     def make(data: DataSource) -> alt.FacetChart:
         domain = [n for n in SERIES_COLORS if n in names] + [n for n in names if n not in SERIES_COLORS]

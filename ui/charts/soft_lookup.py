@@ -12,7 +12,6 @@ from typing import Any
 
 import altair as alt
 import numpy as np
-import pandas as pd
 
 from core.lookup import LookupComparison, TinyDictionary
 from ui.charts.arrange import side_by_side
@@ -60,13 +59,13 @@ def key_space_part(
     if not (len(key_names) == len(weights) == len(scores) == len(values) == n):
         raise ValueError(f"need one name, weight, score and value per key ({n} keys).")
     x_name, y_name = dims
-    keys_df = pd.DataFrame({"name": list(key_names), "x": k[:, 0], "y": k[:, 1], "score": np.asarray(scores, float),
-                            "weight": np.asarray(weights, float), "value": np.asarray(values, float)})
-    query_df = pd.DataFrame({"name": [query_label], "x0": [0.0], "y0": [0.0], "x": [q[0]], "y": [q[1]]})
+    keys_table = Rows({"name": list(key_names), "x": k[:, 0], "y": k[:, 1], "score": np.asarray(scores, float),
+                       "weight": np.asarray(weights, float), "value": np.asarray(values, float)})
+    query_table = Rows({"name": [query_label], "x0": [0.0], "y0": [0.0], "x": [q[0]], "y": [q[1]]})
 
     lo = min(0.0, float(k.min()), float(q.min())) - 0.1
     hi = max(float(k.max()), float(q.max())) + 0.15
-    tables = (Rows.from_frame(keys_df), Rows.from_frame(query_df))
+    tables = (keys_table, query_table)
     key = ("key_space", frozen(key_names), lo, hi, dims, query_label, value_name, title, size)
 
     def make(data: DataSource) -> alt.LayerChart:
@@ -134,11 +133,11 @@ def lookup_weights_part(
     if hard.shape != (n,) or soft.shape != (n,):
         raise ValueError(f"need {n} hard and {n} soft weights, got shapes {hard.shape} and {soft.shape}.")
     kinds = list(LOOKUP_COLORS)
-    df = pd.DataFrame({
+    table = Rows({
         "key": list(key_names) * 2,
         "lookup": [kinds[0]] * n + [kinds[1]] * n,
         "weight": np.concatenate([hard, soft]),
-        "title": title,  # in the data, not the spec: the title quotes the temperature slider
+        "title": np.full(2 * n, title, dtype=object),  # in the data, not the spec: the title quotes the temperature
     })
     key = ("lookup_weights", frozen(key_names), bool(title), width, height)
 
@@ -163,7 +162,7 @@ def lookup_weights_part(
             .properties(width=width, height=height)
         )
 
-    return Part(key, make, (Rows.from_frame(df),))
+    return Part(key, make, (table,))
 
 
 def temperature_chart(*args: Any, **options: Any) -> alt.HConcatChart:
@@ -197,17 +196,17 @@ def temperature_part(
     n = len(key_names)
     if res.shape != taus.shape or w.shape != (taus.size, n):
         raise ValueError(f"need results {taus.shape} and weights ({taus.size}, {n}); got {res.shape} and {w.shape}.")
-    now = pd.DataFrame({"temperature": [float(current)], "label": [f"τ = {current:g}"]})
-    res_df = pd.DataFrame({"temperature": taus, "result": res})
-    refs = pd.DataFrame({"result": [float(hard_result), float(mean_value)],
-                         "label": [f"hard result {hard_result:.2f}", f"average of all values {mean_value:.2f}"],
-                         "dash": ["hard", "average"]})
-    w_df = pd.DataFrame({
+    now = Rows({"temperature": [float(current)], "label": [f"τ = {current:g}"]})
+    results_table = Rows({"temperature": taus, "result": res})
+    refs = Rows({"result": [float(hard_result), float(mean_value)],
+                 "label": [f"hard result {hard_result:.2f}", f"average of all values {mean_value:.2f}"],
+                 "dash": ["hard", "average"]})
+    weights_table = Rows({
         "temperature": np.repeat(taus, n),
         "key": list(key_names) * taus.size,
         "weight": w.ravel(),  # (n_temps, N) row-major: temperature-major, matching the two columns above
     })
-    tables = tuple(Rows.from_frame(f) for f in (now, res_df, refs, w_df))
+    tables = (now, results_table, refs, weights_table)
     key = ("temperature", float(taus.min()), float(taus.max()), taus.size, frozen(key_names), value_name,
            frozen(ticks), width, height)
 

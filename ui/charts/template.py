@@ -90,13 +90,18 @@ def part_builder(*, data: tuple[str, ...] = ()) -> Callable[[Callable[P, tuple[l
     """
 
     def decorate(builder: Callable[P, tuple[list[Rows], Make]]) -> Callable[P, Part]:
-        signature = inspect.signature(builder)
+        parameters = inspect.signature(builder).parameters
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY) for p in parameters.values()):
+            raise TypeError(f"{builder.__qualname__}: a part builder's arguments must all have names")
+        if unknown := set(data) - set(parameters):
+            raise TypeError(f"{builder.__qualname__} has no arguments {sorted(unknown)}")
+        names = list(parameters)
 
         @functools.wraps(builder)
         def build(*args: P.args, **kwargs: P.kwargs) -> Part:
-            tables, make = builder(*args, **kwargs)
-            if data:
-                named = signature.bind(*args, **kwargs).arguments
+            tables, make = builder(*args, **kwargs)  # raises for arguments it does not take
+            if data:  # the arguments given, by name, without those that only feed the tables
+                named = dict(zip(names, args, strict=False)) | kwargs  # the builder took them: no more args than names
                 args, kwargs = (), {name: value for name, value in named.items() if name not in data}
             return Part(_key(builder, args, kwargs), make, tuple(tables))
 
@@ -114,12 +119,16 @@ def compose(arrange: Callable[..., alt.TopLevelMixin], *parts: Part, **options: 
                 tuple(t for p in parts for t in p.tables))
 
 
-def frames_part(builder: Callable[..., alt.TopLevelMixin], *frames: pd.DataFrame, **options: Any) -> Part:
+def frames_part(builder: Callable[..., alt.TopLevelMixin], *frames: pd.DataFrame | Mapping[str, Any],
+                **options: Any) -> Part:
     """A `Part` of a builder that takes its data as DataFrames (``builder(*frames, **options)``): the frames become
     `Rows`, and the structure is keyed by the builder, the frames' columns and the options (a structure that
-    reads its data by reference does not depend on how many rows it has)."""
-    tables = tuple(Rows.from_frame(f) for f in frames)
-    options_key = _key(builder, tuple(tuple(f.columns) for f in frames), options)
+    reads its data by reference does not depend on how many rows it has).
+
+    A frame may also be given as its columns, ``{name: values}``: they become `Rows` as they are, with no
+    DataFrame made on the way (for a table of many rows, most of what it costs)."""
+    tables = tuple(Rows.from_frame(f) if isinstance(f, pd.DataFrame) else Rows(f) for f in frames)
+    options_key = _key(builder, tuple(tuple(t.columns) for t in tables), options)
     return Part(options_key, lambda data: builder(*(data() for _ in tables), **options), tables)
 
 
