@@ -104,7 +104,8 @@ def distinct_positions(pe: np.ndarray, decimals: int = 9) -> int:
     pe = as_float_array(pe, "pe", min_ndim=2)
     if pe.ndim != 2:
         raise ValueError(f"pe must be a (positions, d_model) matrix, got shape {pe.shape}.")
-    return int(np.unique(np.round(pe, decimals), axis=0).shape[0])
+    rounded = np.ascontiguousarray(np.round(pe, decimals) + 0.0)  # + 0.0: -0.0 becomes 0.0, equal as numbers
+    return len({row.tobytes() for row in rounded})  # rows equal as numbers are equal as bytes
 
 
 def position_similarity(pe: np.ndarray) -> np.ndarray:
@@ -148,11 +149,15 @@ def offset_invariance_error(pe: np.ndarray) -> float:
     even ``d_model``; for odd ``d_model`` the unpaired sine makes it larger.
     """
     pe = as_float_array(pe, "pe", min_ndim=2)
-    sim = position_similarity(pe)  # (T, T)
-    t, d_model = pe.shape
-    s = similarity_at_offset(np.arange(t), d_model)  # (T,)
-    p, q = np.triu_indices(t)  # every pair with q = p + k, k >= 0
-    return float(np.max(np.abs(sim[p, q] - s[q - p])))
+    return _offset_error(position_similarity(pe), pe.shape[1])
+
+
+def _offset_error(sim: np.ndarray, d_model: int) -> float:
+    """`offset_invariance_error` from the similarity matrix ``S = PE PEᵀ``, ``(T, T)``."""
+    t = len(sim)
+    s = similarity_at_offset(np.arange(t), d_model)  # (T,): s(k)
+    k = np.abs(np.arange(t)[None, :] - np.arange(t)[:, None])  # (T, T): k = |q - p|
+    return float(np.max(np.triu(np.abs(sim - s[k]))))  # the pairs q >= p; below the diagonal 0, never the max
 
 
 @dataclass(frozen=True)
@@ -169,9 +174,9 @@ class EncodingTable:
 def encoding_table(positions: int, d_model: int) -> EncodingTable:
     """`positional_encoding` with its similarity matrix and the offset-only check."""
     pe = positional_encoding(positions, d_model)
-    return EncodingTable(pe=pe, similarity=position_similarity(pe),
-                         offset_formula=similarity_at_offset(np.arange(positions), d_model),
-                         offset_error=offset_invariance_error(pe), distinct=distinct_positions(pe))
+    sim = position_similarity(pe)
+    return EncodingTable(pe=pe, similarity=sim, offset_formula=similarity_at_offset(np.arange(positions), d_model),
+                         offset_error=_offset_error(sim, d_model), distinct=distinct_positions(pe))
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from core import positional_encoding
 from core.positional_analysis import (
     angular_frequencies,
     distinct_positions,
+    encoding_table,
     offset_invariance_error,
     position_similarity,
     positional_encoding_at,
@@ -77,6 +78,15 @@ def test_odd_width_breaks_offset_invariance_but_not_at_position_0(d_model):
     assert offset_invariance_error(pe) > 1e-6
 
 
+@pytest.mark.parametrize(("t", "d_model"), [(1, 1), (9, 4), (23, 7), (40, 64)])
+def test_offset_invariance_error_is_the_largest_gap_over_every_pair(t, d_model):
+    pe = positional_encoding(t, d_model)
+    sim, s = position_similarity(pe), similarity_at_offset(np.arange(t), d_model)
+    gaps = [abs(sim[p, q] - s[q - p]) for p in range(t) for q in range(p, t)]  # every q = p + k, k >= 0
+    assert offset_invariance_error(pe) == max(gaps)
+    assert encoding_table(t, d_model).offset_error == max(gaps)
+
+
 def test_closed_form_sum_of_cosines():
     omega = angular_frequencies(6)[0::2]
     k = np.array([0.0, 1.0, 2.5])
@@ -88,6 +98,10 @@ def test_every_position_gets_its_own_row():
     assert distinct_positions(positional_encoding(512, 512)) == 512
     assert distinct_positions(positional_encoding(5, 8)) == 5
     assert distinct_positions(np.array([[0.0, 1.0], [0.0, 1.0 + 1e-12], [1.0, 0.0]])) == 2  # equal after rounding
+    assert distinct_positions(np.array([[-1e-12, 1.0], [1e-12, 1.0], [0.0, 1.0]])) == 1  # -0.0 and 0.0 alike
+    for shape in [(7, 3), (30, 2)]:
+        rows = np.random.default_rng(0).integers(0, 3, size=shape) / 3  # repeated rows, as np.unique counts them
+        assert distinct_positions(rows) == len(np.unique(rows, axis=0))
     with pytest.raises(ValueError, match=r"\(positions, d_model\) matrix"):
         distinct_positions(np.zeros(3)[None, None])
 

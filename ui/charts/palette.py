@@ -78,8 +78,16 @@ def scheme_rgb(scheme: str | dict, t: np.ndarray) -> np.ndarray:
     lo, hi = scheme_extent(scheme)
     s = (lo + np.clip(np.asarray(t, dtype=np.float64), 0.0, 1.0) * (hi - lo)) * (len(stops) - 1)
     k = np.minimum(s.astype(np.int64), len(stops) - 2)  # left stop of each position's segment
-    frac = (s - k)[..., None]
-    return stops[k] * (1 - frac) + stops[k + 1] * frac  # linear in RGB between the two stops
+    frac = s - k
+    rest = 1 - frac
+    rgb = np.empty(s.shape + (3,))
+    for c in range(3):  # one channel at a time: no (..., 3) copies of the stops for a big image
+        channel = stops[:, c]
+        left = channel[k]
+        left *= rest
+        left += channel[k + 1] * frac
+        rgb[..., c] = left  # linear in RGB between the two stops: left stop · (1 − frac) + right stop · frac
+    return rgb
 
 
 def relative_luminance(rgb: np.ndarray | str) -> np.ndarray:

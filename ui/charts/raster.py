@@ -38,7 +38,7 @@ def colorize(matrix: np.ndarray, *, signed: bool = True, domain: tuple[float, fl
     lo, hi = domain if domain is not None else default_domain(m, signed)
     t = (m - lo) / ((hi - lo) or 1.0)  # position on the scale, clipped to [0, 1] by scheme_rgb
     rgb = scheme_rgb(DIVERGING_SCHEME if signed else SEQUENTIAL_SCHEME, t)  # (rows, cols, 3)
-    return np.rint(rgb).astype(np.uint8)
+    return np.rint(rgb, out=rgb).astype(np.uint8)
 
 
 def raster_image_uri(matrix: np.ndarray, *, signed: bool = True, domain: tuple[float, float] | None = None) -> str:

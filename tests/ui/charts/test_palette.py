@@ -57,6 +57,21 @@ def test_viridis_in_full_would_not_do():
 
 
 @pytest.mark.parametrize("scheme", [DIVERGING_SCHEME, SEQUENTIAL_SCHEME], ids=["diverging", "sequential"])
+def test_a_colour_is_the_linear_blend_of_its_two_stops(scheme):
+    """Vega's interpolation between neighbouring stops, to the last bit, for a batch of any shape."""
+    stops = palette.scheme_stops(scheme)
+    lo, hi = palette.scheme_extent(scheme)
+    t = np.random.default_rng(0).uniform(-0.2, 1.2, size=(40, 30))  # outside [0, 1] too: clipped
+    t[0, :3] = [0.0, 1.0, 0.5]
+    s = (lo + np.clip(t, 0.0, 1.0) * (hi - lo)) * (len(stops) - 1)
+    k = np.minimum(s.astype(np.int64), len(stops) - 2)
+    frac = (s - k)[..., None]
+    expected = stops[k] * (1 - frac) + stops[k + 1] * frac  # (40, 30, 3)
+    assert np.array_equal(scheme_rgb(scheme, t), expected)
+    assert np.array_equal(scheme_rgb(scheme, t[0]), expected[0]) and scheme_rgb(scheme, 0.25).shape == (3,)
+
+
+@pytest.mark.parametrize("scheme", [DIVERGING_SCHEME, SEQUENTIAL_SCHEME], ids=["diverging", "sequential"])
 def test_text_in_a_cell_has_4_5_to_1_wherever_the_cell_is_on_the_scale(scheme):
     t = np.linspace(0.0, 1.0, 1001)
     cells = scheme_rgb(scheme, t)
