@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
 import altair as alt
@@ -171,11 +171,35 @@ def _prepare_structure(spec: dict, presenter: bool) -> tuple[dict, dict]:
     return spec, without_aria(spec) if drawn_on_canvas(spec) else spec
 
 
+class _ByIdentity:
+    """Results remembered by a key made of objects' identities, the `max_entries` used last. Each entry holds the
+    objects whose ids are in its key, so those ids cannot be reused while it is here."""
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self.entries: collections.OrderedDict[Hashable, tuple[Any, Any]] = collections.OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: Hashable, held: Any, make: Callable[[], Any]) -> Any:
+        """The result remembered for `key`, else ``make()``, remembered with `held`."""
+        with self.lock:
+            found = self.entries.get(key)
+            if found is not None:
+                self.entries.move_to_end(key)
+                return found[1]
+        made = make()  # outside the lock: two sessions may both make it, equally
+        with self.lock:
+            self.entries[key] = (held, made)
+            while len(self.entries) > self.max_entries:
+                self.entries.popitem(last=False)
+        return made
+
+
 #: `_prepare_structure` 's results by the identities of a spec's parts other than its datasets, the datasets'
 #: names and presenter mode. A page's charts of one shape share their structure's parts (`ui.charts.template`
 #: ``part_spec`` puts each setting's tables beside the same objects), so a new setting of a known shape finds its
-#: structure prepared. Each entry holds those parts, so their ids cannot be reused while it is here.
-_STRUCTURES_PREPARED: collections.OrderedDict[tuple, tuple[tuple, tuple[dict, dict]]] = collections.OrderedDict()
+#: structure prepared.
+_STRUCTURES_PREPARED = _ByIdentity(max_entries=512)
 
 
 def _prepared_structure(spec: dict, presenter: bool) -> tuple[dict, dict]:
@@ -184,45 +208,21 @@ def _prepared_structure(spec: dict, presenter: bool) -> tuple[dict, dict]:
     parts = tuple((k, v) for k, v in spec.items() if k != "datasets")
     names = tuple(spec.get("datasets") or ())
     key = (tuple((k, id(v)) for k, v in parts), names, presenter)
-    with _PREPARED_LOCK:
-        found = _STRUCTURES_PREPARED.get(key)
-        if found is not None:
-            _STRUCTURES_PREPARED.move_to_end(key)
-            return found[1]
     bare = dict(parts) | ({"datasets": dict.fromkeys(names)} if "datasets" in spec else {})
-    prepared = _prepare_structure(bare, presenter)
-    with _PREPARED_LOCK:
-        _STRUCTURES_PREPARED[key] = (parts, prepared)
-        while len(_STRUCTURES_PREPARED) > _PREPARED_MAX:
-            _STRUCTURES_PREPARED.popitem(last=False)
-    return prepared
+    return _STRUCTURES_PREPARED.get(key, parts, lambda: _prepare_structure(bare, presenter))
 
 
 #: `_prepare` 's results for the specs drawn last, by the spec's identity and presenter mode. A page caches its
 #: specs with `ui.cache.shared_cache`, which hands every session the same dict, never changed: a slider step
 #: back to a setting anyone has seen sends that setting's prepared spec again.
-#: Each entry holds the spec itself, so its id cannot be reused while it is here.
-_PREPARED: collections.OrderedDict[tuple[int, bool], tuple[dict, tuple[dict, dict]]] = collections.OrderedDict()
-_PREPARED_MAX = 512
-_PREPARED_LOCK = threading.Lock()
+_PREPARED = _ByIdentity(max_entries=512)
 
 
 def _as_drawn(chart: alt.TopLevelMixin | dict, presenter: bool) -> tuple[dict, dict]:
     """`_prepare(chart, presenter)`, remembered for a spec dict (an Altair chart is a new object on every call)."""
     if not isinstance(chart, dict):
         return _prepare(chart, presenter)
-    key = (id(chart), presenter)
-    with _PREPARED_LOCK:
-        found = _PREPARED.get(key)
-        if found is not None:
-            _PREPARED.move_to_end(key)
-            return found[1]
-    prepared = _prepare(chart, presenter)
-    with _PREPARED_LOCK:
-        _PREPARED[key] = (chart, prepared)
-        while len(_PREPARED) > _PREPARED_MAX:
-            _PREPARED.popitem(last=False)
-    return prepared
+    return _PREPARED.get((id(chart), presenter), chart, lambda: _prepare(chart, presenter))
 
 
 def clicked_cell(key: str, shape: tuple[int, ...], param: str = "cell",

@@ -97,7 +97,8 @@ def test_a_wide_chart_scrolls_by_keyboard_inside_its_box(phone, app_url):
     box.focus()
     for _ in range(5):
         phone.keyboard.press("ArrowRight")
-    assert box.evaluate("b => b.scrollLeft") > 0
+    # the browser scrolls smoothly: the box moves over the next frames, not by the time the last key is up
+    phone.wait_for_function("b => b.scrollLeft > 0", arg=box.element_handle(), timeout=3_000)
     assert phone.evaluate(OVERFLOW_JS) <= 0
 
 

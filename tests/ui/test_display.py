@@ -48,7 +48,7 @@ def test_streamlit_sends_the_bytes_as_they_are(monkeypatch):
     made = []
     real = display.arrow_bytes
     monkeypatch.setattr(display, "arrow_bytes", lambda table: made.append(table) or real(table))
-    monkeypatch.setattr(display, "_PREPARED", display.collections.OrderedDict())  # nothing drawn yet
+    monkeypatch.setattr(display, "_PREPARED", display._ByIdentity(512))  # nothing drawn yet
     at = run_page("app_pages/masked_attention.py", seed="23", seq_len="4")
     assert made  # the specs were new to `show_chart`: their datasets were serialised, once each
     sent = [d.data.data for el in at.get("vega_lite_chart") for d in el.proto.datasets]
@@ -76,7 +76,7 @@ def test_a_spec_drawn_again_is_prepared_once(monkeypatch):
 
     calls = []
     monkeypatch.setattr(display, "_prepare", lambda chart, presenter: calls.append((chart, presenter)) or ({}, {}))
-    monkeypatch.setattr(display, "_PREPARED", display.collections.OrderedDict())
+    monkeypatch.setattr(display, "_PREPARED", display._ByIdentity(512))
     spec = {"mark": "rect", "datasets": {"d0": [{"value": 1.0}]}}
     for _ in range(3):
         display._as_drawn(spec, False)
@@ -97,7 +97,7 @@ def test_a_new_setting_of_a_known_shape_converts_only_its_data(monkeypatch):
     from ui.charts.heatmap import heatmap_part
     from ui.charts.template import part_spec
 
-    monkeypatch.setattr(display, "_STRUCTURES_PREPARED", display.collections.OrderedDict())
+    monkeypatch.setattr(display, "_STRUCTURES_PREPARED", display._ByIdentity(512))
     specs = [part_spec(heatmap_part(np.random.default_rng(seed).normal(size=(3, 4)), title="X"), canvas=True)
              for seed in (0, 1)]
     hashed = {"mark": "rect", "encoding": {"x": {"field": "value"}}, "data": {"name": "data-" + "0" * 32},
@@ -121,12 +121,11 @@ def test_a_new_setting_of_a_known_shape_converts_only_its_data(monkeypatch):
 def test_the_remembered_specs_are_bounded(monkeypatch):
     from ui import display
 
-    monkeypatch.setattr(display, "_PREPARED", display.collections.OrderedDict())
-    monkeypatch.setattr(display, "_PREPARED_MAX", 3)
+    monkeypatch.setattr(display, "_PREPARED", display._ByIdentity(3))
     specs = [{"mark": "rect", "n": k} for k in range(5)]
     for spec in specs:
         display._as_drawn(spec, False)
-    assert [entry[0] for entry in display._PREPARED.values()] == specs[2:]
+    assert [entry[0] for entry in display._PREPARED.entries.values()] == specs[2:]
 
 
 def test_a_second_session_at_the_same_setting_gets_the_same_prepared_charts():
@@ -135,9 +134,9 @@ def test_a_second_session_at_the_same_setting_gets_the_same_prepared_charts():
     from ui import display
 
     run_page("app_pages/masked_attention.py", seed="17", seq_len="5")
-    remembered = set(display._PREPARED)
+    remembered = set(display._PREPARED.entries)
     run_page("app_pages/masked_attention.py", seed="17", seq_len="5")
-    assert remembered and set(display._PREPARED) == remembered
+    assert remembered and set(display._PREPARED.entries) == remembered
 
 
 CHART_PAGES = [p for p in router_pages() if p.name not in ("exercise", "training")]  # no chart until a student acts
