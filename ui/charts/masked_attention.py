@@ -51,12 +51,12 @@ def mask_part(
     m = np.asarray(mask)
     if m.dtype != np.bool_ or m.ndim != 2:
         raise ValueError(f"mask must be a 2-D boolean matrix, got dtype {m.dtype} and shape {m.shape}.")
-    df = matrix_columns(m.astype(np.float64), labels, labels)  # columns, made into `Rows` below
-    df["state"] = np.where(m.ravel(), "may attend", "masked")
-    df["ink"] = np.where(m.ravel(), ink_on(MASK_COLOURS[0]), ink_on(MASK_COLOURS[1]))
-    extra_lines = extra_tooltip_lines(df, extra, m.shape, ".3f")
-    emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
-    table = Rows(df)
+    columns = matrix_columns(m.astype(np.float64), labels, labels)
+    columns["state"] = np.where(m.ravel(), "may attend", "masked")
+    columns["ink"] = np.where(m.ravel(), ink_on(MASK_COLOURS[0]), ink_on(MASK_COLOURS[1]))
+    extra_lines = extra_tooltip_lines(columns, extra, m.shape, ".3f")
+    emphasis = emphasis_encoding(columns, highlight_rows, highlight_cols)
+    table = Rows(columns)
 
     def make(data: DataSource) -> alt.LayerChart:
         x = alt.X(field="col", type="ordinal", sort=None, title="key token (attended to)",
@@ -109,21 +109,22 @@ def masked_heatmap_part(
     browser as null), so the colour uses a finite copy ``shade`` and the text a ``label``.
     `extra`, `highlight_rows` and `highlight_cols` work as in `ui.charts.heatmap`.
     """
-    df = matrix_columns(matrix, labels, labels)  # columns, made into `Rows` below
-    v = df["value"]
+    columns = matrix_columns(matrix, labels, labels)
+    v = columns["value"]
     masked = np.isneginf(v)
     if np.isnan(v).any() or np.isposinf(v).any():
         raise ValueError(f"masked_heatmap accepts finite values and -inf only (shape {np.shape(matrix)}).")
     lo, hi = default_domain(v, signed=True)
-    df["masked"] = masked
-    df["shade"] = np.where(masked, 0.0, v)
-    df["label"] = [("−∞" if mk else format(x, value_format)) for x, mk in zip(v, masked, strict=True)]
-    on_scale = ink(DIVERGING_SCHEME, (df["shade"] - lo) / (hi - lo))  # black or white, as it reads better
-    df["ink"] = np.where(masked, ink_on(MASKED_GREY), on_scale)
-    df["lo"], df["hi"] = np.full(v.size, lo), np.full(v.size, hi)  # the colour domain, read by `domain_from_data`
-    extra_lines = extra_tooltip_lines(df, extra, np.shape(matrix), value_format)
-    emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
-    table = Rows(df)
+    columns["masked"] = masked
+    columns["shade"] = np.where(masked, 0.0, v)
+    columns["label"] = [("−∞" if mk else format(x, value_format)) for x, mk in zip(v, masked, strict=True)]
+    on_scale = ink(DIVERGING_SCHEME, (columns["shade"] - lo) / (hi - lo))  # black or white, as it reads better
+    columns["ink"] = np.where(masked, ink_on(MASKED_GREY), on_scale)
+    # the colour domain, read by `domain_from_data`
+    columns["lo"], columns["hi"] = np.full(v.size, lo), np.full(v.size, hi)
+    extra_lines = extra_tooltip_lines(columns, extra, np.shape(matrix), value_format)
+    emphasis = emphasis_encoding(columns, highlight_rows, highlight_cols)
+    table = Rows(columns)
 
     def make(data: DataSource) -> alt.LayerChart:
         scale = alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0)

@@ -183,10 +183,10 @@ def similarity_spec(table: EncodingTable) -> dict:
     """PE · PEᵀ beside the similarity against the offset."""
     positions = len(table.pe)
     labels = [str(p) for p in range(positions)]
-    offset_df = {"offset k": np.arange(positions), "PE_0 · PE_k": table.similarity[0], "formula": table.offset_formula}
+    offset = {"offset k": np.arange(positions), "PE_0 · PE_k": table.similarity[0], "formula": table.offset_formula}
     sim_chart, _ = matrix_chart(table.similarity, row_labels=labels, col_labels=labels,
                                 title="PE · PEᵀ (position × position)", x_title="position q", y_title="position p",
                                 value_format=".2f", target_px=480)
-    offset_chart = frames_part(line_chart, offset_df, x="offset k", y="PE_0 · PE_k", title="similarity against offset",
+    offset_chart = frames_part(line_chart, offset, x="offset k", y="PE_0 · PE_k", title="similarity against offset",
                                x_title="offset k", y_title="PE_0 · PE_k", points=positions <= MAX_DOTS)
     return part_spec(compose(side_by_side, sim_chart, offset_chart), canvas=True)

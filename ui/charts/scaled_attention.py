@@ -15,7 +15,6 @@ from typing import Any
 
 import altair as alt
 import numpy as np
-import pandas as pd
 
 from core.scaling import ScalingExample, ScoreSweep
 from ui.charts.arrange import side_by_side
@@ -47,13 +46,9 @@ class Panel:
     references: Mapping[str, np.ndarray | float] = field(default_factory=dict)
 
 
-def sweep_frame(d_k: np.ndarray, panels: Sequence[Panel]) -> pd.DataFrame:
-    """One long-form table for all panels: ``panel, role ("series"/"reference"), name, d_k, value``."""
-    return pd.DataFrame(sweep_columns(d_k, panels))
-
-
 def sweep_columns(d_k: np.ndarray, panels: Sequence[Panel]) -> dict[str, np.ndarray | list]:
-    """`sweep_frame` 's columns, ``{name: values}`` (what the chart's `Rows` are made of)."""
+    """One long-form table for all panels, as its columns: ``panel, role ("series"/"reference"), name, d_k,
+    value``."""
     d = np.asarray(d_k)
     labels: list[tuple[str, str, str]] = []  # (panel, role, name) of each curve
     curves: list[np.ndarray] = []  # its values, one per d_k
@@ -103,9 +98,8 @@ def sweep_part(
 
     Every panel marks ``current_d_k`` with a vertical rule and rings (and prints)
     the value of the ``active`` series there. This is one faceted layer chart
-    over one table (`sweep_frame`), not a grid of separate charts: Altair deep-copies
-    every sub-chart when it composes layers and concatenations, which made a
-    four-panel grid cost about half a second per rerun.
+    over one table (`sweep_columns`), not a grid of separate charts: Altair deep-copies
+    every sub-chart when it composes layers and concatenations.
     """
     if not panels:
         raise ValueError("sweep_chart needs at least one panel.")
@@ -113,11 +107,10 @@ def sweep_part(
     current = int(current_d_k)
     if current not in d.tolist():
         raise ValueError(f"current_d_k={current} is not one of the swept widths {d.tolist()}.")
-    df = sweep_columns(d, panels)
+    table = Rows(sweep_columns(d, panels))
     names = list(dict.fromkeys(n for p in panels for n in p.series))
     if active is not None and active not in names:
         raise ValueError(f"active series {active!r} is not one of {names}.")
-    table = Rows(df)
 
     def make(data: DataSource) -> alt.FacetChart:
         domain = [n for n in SERIES_COLORS if n in names] + [n for n in names if n not in SERIES_COLORS]

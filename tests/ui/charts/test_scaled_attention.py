@@ -1,10 +1,19 @@
 """Chart builders of the soft-lookup and scaling pages, tested through `to_dict()`."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ui.charts.palette import SEQUENTIAL_SCHEME
-from ui.charts.scaled_attention import SCALED, SERIES_COLORS, UNSCALED, Panel, attention_maps, sweep_chart, sweep_frame
+from ui.charts.scaled_attention import (
+    SCALED,
+    SERIES_COLORS,
+    UNSCALED,
+    Panel,
+    attention_maps,
+    sweep_chart,
+    sweep_columns,
+)
 
 D = np.array([1, 2, 4, 8])
 PANELS = [
@@ -13,15 +22,15 @@ PANELS = [
 ]
 
 
-def test_sweep_frame_is_one_long_form_table():
-    df = sweep_frame(D, PANELS)
+def test_the_sweep_is_one_long_form_table():
+    df = pd.DataFrame(sweep_columns(D, PANELS))
     assert list(df.columns) == ["panel", "role", "name", "d_k", "value"] and len(df) == 4 * 6
     var = df[(df["panel"] == "Variance") & (df["role"] == "reference") & (df["name"] == "one")]
     assert list(var["value"]) == [1.0] * 4 and list(var["d_k"]) == [1, 2, 4, 8]
     with pytest.raises(ValueError, match="series 'a' of panel 'P' has shape"):
-        sweep_frame(D, [Panel("P", {"a": np.arange(3.0)})])
+        sweep_columns(D, [Panel("P", {"a": np.arange(3.0)})])
     with pytest.raises(ValueError, match="reference 'r' of panel 'P' has shape"):
-        sweep_frame(D, [Panel("P", {"a": D * 1.0}, references={"r": np.ones(3)})])
+        sweep_columns(D, [Panel("P", {"a": D * 1.0}, references={"r": np.ones(3)})])
 
 
 def test_sweep_chart_is_one_facet_per_panel_with_the_current_d_k_marked():
