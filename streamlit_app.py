@@ -43,6 +43,7 @@ def main() -> None:
         st.Page("app_pages/training.py", title="Watch attention learn", icon=":material/model_training:"),
         st.Page("app_pages/pretrained.py", title="A real model's attention", icon=":material/psychology:"),
         st.Page("app_pages/attention_cost.py", title="What attention costs", icon=":material/speed:"),
+        st.Page("app_pages/decoder.py", title="A decoder that writes", icon=":material/edit_note:"),
     ]
 
     page = st.navigation({"The lesson": lesson, "Build this": build, "Beyond the lesson": beyond})

@@ -33,6 +33,7 @@ HEAVIEST: dict[str, dict[str, str]] = {
     "exercise": {},
     "pretrained": {},
     "attention_cost": {},
+    "decoder": {"layers": "2", "heads": "4"},
     "cross_attention": {"src": " ".join(f"w{i}" for i in range(16)), "tgt": " ".join(f"v{i}" for i in range(16))},
 }
 TARGETS = {"rerun_default_ms": 100, "rerun_heaviest_ms": 300, "repaint_ms": 250, "cold_start_s": 5, "rss_mb": 500}

@@ -17,16 +17,39 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import Protocol, TypeVar
 
 import torch
 from torch import nn
 
 from core.positional import positional_encoding
-from training.config import TrainConfig
+
+
+class KeyValueCache:
+    """One layer's keys and values of the positions already read, kept so a decoder reads each position once."""
+
+    def __init__(self) -> None:
+        self.k: torch.Tensor | None = None
+        self.v: torch.Tensor | None = None
+
+    @property
+    def length(self) -> int:
+        """Positions held."""
+        return 0 if self.k is None else self.k.shape[-2]
+
+    def extend(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Append the new positions' keys and values ``(B, H, T_new, d_k)``; every position's, ``(B, H, T, d_k)``."""
+        self.k = k if self.k is None else torch.cat([self.k, k], dim=-2)  # (B, H, T_past + T_new, d_k)
+        self.v = v if self.v is None else torch.cat([self.v, v], dim=-2)
+        return self.k, self.v
 
 
 class MultiHeadSelfAttention(nn.Module):
-    r"""``softmax(Q K^T / sqrt(d_k)) V`` in every head, returning the weights so they can be drawn."""
+    r"""``softmax(Q K^T / sqrt(d_k)) V`` in every head, returning the weights so they can be drawn.
+
+    A ``mask`` ``(T_q, T_k)`` marks with True the keys each query may read (a decoder's causal mask); a ``cache``
+    holds the earlier positions' keys and values, so only the new positions are projected.
+    """
 
     def __init__(self, d_model: int, n_heads: int) -> None:
         super().__init__()
@@ -36,16 +59,21 @@ class MultiHeadSelfAttention(nn.Module):
         self.W_v = nn.Linear(d_model, d_model, bias=False)
         self.W_o = nn.Linear(d_model, d_model, bias=False)
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
+                cache: KeyValueCache | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         B, T, d_model = x.shape
 
         def split(t: torch.Tensor) -> torch.Tensor:  # (B, T, d_model) -> (B, H, T, d_k)
             return t.view(B, T, self.n_heads, self.d_k).transpose(1, 2)
 
         q, k, v = split(self.W_q(x)), split(self.W_k(x)), split(self.W_v(x))  # each (B, H, T, d_k)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, H, T, d_k) @ (B, H, d_k, T) -> (B, H, T, T)
-        weights = scores.softmax(dim=-1)  # (B, H, T, T), each row sums to 1
-        heads = weights @ v  # (B, H, T, T) @ (B, H, T, d_k) -> (B, H, T, d_k)
+        if cache is not None:
+            k, v = cache.extend(k, v)  # each (B, H, T_k, d_k): the cached positions, then these
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, H, T, d_k) @ (B, H, d_k, T_k) -> (B, H, T, T_k)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))  # a masked key gets weight exactly 0
+        weights = scores.softmax(dim=-1)  # (B, H, T, T_k), each row sums to 1
+        heads = weights @ v  # (B, H, T, T_k) @ (B, H, T_k, d_k) -> (B, H, T, d_k)
         merged = heads.transpose(1, 2).reshape(B, T, d_model)  # (B, H, T, d_k) -> (B, T, d_model)
         return self.W_o(merged), weights
 
@@ -59,8 +87,9 @@ class Block(nn.Module):
         self.attn = MultiHeadSelfAttention(d_model, n_heads)
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.ReLU(), nn.Linear(4 * d_model, d_model))
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        a, weights = self.attn(self.ln1(x))  # (B, T, d_model), (B, H, T, T)
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
+                cache: KeyValueCache | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        a, weights = self.attn(self.ln1(x), mask, cache)  # (B, T, d_model), (B, H, T, T_k)
         x = x + a
         return x + self.mlp(self.ln2(x)), weights
 
@@ -91,21 +120,33 @@ class TinyTransformer(nn.Module):
         return self.out(self.ln_f(x)), torch.stack(maps, dim=1)  # (B, T, vocab), (B, L, H, T, T)
 
 
+M = TypeVar("M", bound=TinyTransformer)
+
+
+class ModelConfig(Protocol):
+    """What building a model reads of a run's config (`training.config.TrainConfig`, `decoder.config.DecoderConfig`)."""
+
+    seed: int
+
+    @property
+    def architecture(self) -> tuple[int, int, int, int, int, str]: ...
+
 #: PyTorch's layers draw their initial weights from its one global generator, which every thread shares. Each
 #: session of the app runs in a thread of its own, so seeding that generator and drawing a model's weights from it
 #: happen under this lock: no other build can draw from (or reseed) the generator in between.
 _GLOBAL_GENERATOR_LOCK = threading.Lock()
 
 
-def build_model(config: TrainConfig) -> TinyTransformer:
-    """The untrained model of `config`, its weights drawn from PyTorch's CPU generator seeded with ``config.seed``.
+def build_model(config: ModelConfig, kind: type[M] = TinyTransformer) -> M:
+    """The untrained model of `config` (a `TinyTransformer`, or its subclass `kind`), its weights drawn from
+    PyTorch's CPU generator seeded with ``config.seed``.
 
     The global random state is restored afterwards, so building a model never disturbs other code, and builds in
     several threads at once each get the weights of their own seed.
     """
     with _GLOBAL_GENERATOR_LOCK, torch.random.fork_rng(devices=[]):
         torch.default_generator.manual_seed(config.seed)  # the CPU generator only: the model is built on the CPU
-        return TinyTransformer(*config.architecture)
+        return kind(*config.architecture)
 
 
 def parameter_count(model: nn.Module) -> int:

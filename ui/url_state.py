@@ -28,7 +28,7 @@ MAX_WORD_CHARS = 40
 QUERY_KEYS: dict[str, str] = {
     "seed": "random seed of the weight matrices / inputs (0 = the lesson's numbers on the worked example)",
     "token": "selected token (its label)",
-    "temp": "softmax temperature of the soft lookup",
+    "temp": "softmax temperature (the soft lookup; the decoder's sampling, where 0 is greedy)",
     "query": "which query is looked up (soft-lookup page)",
     "seq_len": "sequence length T (number of tokens)",
     "d_k": "width of queries and keys",
@@ -61,6 +61,11 @@ QUERY_KEYS: dict[str, str] = {
     "head": "head of that layer shown up close (1-based)",
     "max_len": "longest sequence length measured on the cost page",
     "arch": "model whose depth and width size the attention-memory table (cost page)",
+    "prompt": "the words the decoder writes after (decoder page)",
+    "top_k": "top-k: how many of the likeliest words the decoder may draw from, 0 for all (decoder page)",
+    "top_p": "top-p: the probability mass of the likeliest words kept, the nucleus (decoder page)",
+    "draw": "seed of the decoder's random draws (decoder page)",
+    "words": "how many words the decoder has written after the prompt (decoder page)",
 }
 
 

@@ -21,7 +21,7 @@ PAGES = router_pages()
 #: The keyboard-focusable element of a Streamlit slider (react-aria renders a hidden range input).
 SLIDER = '[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]'
 #: Pages that, by design, draw no chart until the student acts (check code; press Train), and the one without sliders.
-NO_CHART_AT_LOAD = {"exercise", "training"}
+NO_CHART_AT_LOAD = {"exercise", "training", "decoder"}
 NO_SLIDER = {"exercise"}
 SIZES = {"laptop": (1440, 900), "projector": (1920, 1080)}
 

@@ -454,6 +454,7 @@ PROBES: dict[str, Probe] = {
     "cross_attention": Probe(dict(src="the cat sat on the mat", tgt="le chat s'est assis", seed=0, d_model=16),
                              cross_maps, cross_expected),
     "exercise": Probe({}, lambda at: None, lambda p: None),  # no page control: only presenter mode (checked apart)
+    "decoder": Probe({}, lambda at: None, lambda p: None),  # untrained: its numbers are tests/pages/test_decoder.py's
     "training": Probe(TRAINING_DEFAULTS, training_shown, training_expected),
     "pretrained": Probe(dict(text=PRETRAINED_DEFAULT_TEXT, layer=1, head=1), pretrained_shown, pretrained_expected),
     "attention_cost": Probe(dict(max_len=2048, d_k=64, arch=next(iter(COST_ARCHS))), cost_shown, cost_expected),
@@ -464,6 +465,7 @@ TRAINED = Probe({**TRAINING_DEFAULTS, "ckpt": 50, "digits": "3 1 4 1 5 9 2 6"}, 
 EXPLANATION_HIDDEN_IN_PRESENTER_MODE = {
     "exercise": "The lesson ends with an exercise",
     "training": "Every other page uses random W_q",
+    "decoder": "The lesson ends with this",
 }
 
 
@@ -549,6 +551,8 @@ VALID_CASES = [
     Case("cross_attention", {"src": "the dog barked", "tgt": "le chien", "present": "true"},
          {"src": "the dog barked", "tgt": "le chien", "present": True}),
     Case("exercise", {"present": "true"}, {"present": True}),
+    Case("decoder", dict(layers="1", heads="4", steps="1200", seed="5", present="true"),
+         dict(layers=1, heads=4, steps=1200, seed=5, present=True)),
     # Before training, every setting shows in the description of the model; a link with a trained run's
     # settings opens on that run (so steps, lr and seed are used), at the linked checkpoint, on the linked digits.
     Case("training", dict(task="sort", pos="learned", seq_len="5", vocab="6", d_model="64", heads="8", layers="2",
@@ -587,6 +591,8 @@ MALFORMED_CASES = [
     Case("cross_attention", {"seed": "100", "d_model": "17", "present": "maybe"},
          {"seed": 0, "d_model": 16, "present": False}),
     Case("exercise", {"present": "maybe"}, {"present": False}),
+    Case("decoder", dict(layers="3", heads="3", steps="7", seed="abc", present="maybe"),
+         dict(layers=2, heads=2, steps=500, seed=0, present=False)),
     Case("training", dict(task="dance", pos="rope", seq_len="2", vocab="11", d_model="48", heads="3", layers="3",
                           steps="7", lr="0.5", seed="abc", present="maybe"),
          {**TRAINING_DEFAULTS, "present": False}),
@@ -605,7 +611,22 @@ MALFORMED_CASES = [
 ]
 
 #: Round trips already checked elsewhere, as ``(page, key, kind): tests that together check them``.
+DECODER_VALID = "tests/pages/test_decoder.py::test_every_writing_control_is_read_from_the_link_and_used"
+DECODER_MALFORMED = "tests/pages/test_decoder.py::test_malformed_link_values_fall_back_with_a_notice"
 ELSEWHERE: dict[tuple[str, str, str], tuple[str, ...]] = {
+    ("decoder", "prompt", VALID): (DECODER_VALID,),
+    ("decoder", "prompt", MALFORMED): (
+        "tests/pages/test_decoder.py::test_a_bad_prompt_gets_a_clear_message_and_the_last_good_prompt_is_kept",),
+    ("decoder", "temp", VALID): (DECODER_VALID,),
+    ("decoder", "temp", MALFORMED): (DECODER_MALFORMED,),
+    ("decoder", "top_k", VALID): (DECODER_VALID,),
+    ("decoder", "top_k", MALFORMED): (DECODER_MALFORMED,),
+    ("decoder", "top_p", VALID): (DECODER_VALID,),
+    ("decoder", "top_p", MALFORMED): (DECODER_MALFORMED,),
+    ("decoder", "draw", VALID): (DECODER_VALID,),
+    ("decoder", "draw", MALFORMED): (DECODER_MALFORMED,),
+    ("decoder", "words", VALID): (DECODER_VALID,),
+    ("decoder", "words", MALFORMED): (DECODER_MALFORMED,),
     ("worked_example", "seed", VALID): ("tests/test_streamlit_app.py::test_seed_from_the_url_is_restored",),
     ("worked_example", "seed", MALFORMED): (
         "tests/test_streamlit_app.py::test_malformed_seed_falls_back_to_the_default",

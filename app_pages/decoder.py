@@ -1,0 +1,370 @@
+"""A decoder that writes: a small decoder-only Transformer, trained here, picks the next word one at a time."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import streamlit as st
+
+from decoder.baselines import Quality, quality
+from decoder.config import CONTEXT, DecoderConfig
+from decoder.cost import pass_multiply_adds, step_costs
+from decoder.language import ADJECTIVES, ANIMALS, PLACES, SPECIES, all_sentences, split
+from decoder.model import Decoder, causal_mask
+from decoder.sampling import Sampling, next_word, top_p_cut
+from decoder.trainer import DecoderRun, DecoderTrainer
+from decoder.writing import (
+    MAX_PROMPT,
+    WORDS,
+    PromptError,
+    Written,
+    every_way,
+    inference_model,
+    prompt_ids,
+    text_attention,
+    write,
+)
+from training.model import KeyValueCache, MultiHeadSelfAttention
+from ui.cache import shared_cache
+from ui.chart_names import ChartName
+from ui.charts import decoder as charts
+from ui.charts.template import part_spec
+from ui.display import show_chart
+from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source, static_table
+from ui.quiz import predict_then_reveal
+from ui.shared_runs import SharedRuns, shared_runs
+from ui.url_state import bound_select_slider, bound_slider, seed_slider, tokens_input
+
+#: Every session's runs, one per setting: a class trains each setting once.
+RUNS: SharedRuns[DecoderTrainer] = shared_runs("decoder", DecoderTrainer, max_runs=8)
+CHUNK_S = 0.25  # training runs in chunks of this much time, the progress drawn between them
+STEPS = [100, 200, 300, 500, 800, 1200]
+TEMPERATURES = [0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0]
+TOP_PS = [round(p, 2) for p in np.arange(0.05, 1.0001, 0.05)]
+DEFAULT_PROMPT = "the cat"
+WORDS_KEY = "words"  # how many words have been written after the prompt (in the URL)
+
+
+def temperature_text(tau: float) -> str:
+    return "0 (greedy)" if tau == 0 else f"{tau:g}"
+
+
+@shared_cache(16)
+def corpus_summary(held_out_share: float, seed: int) -> tuple[int, int, tuple[str, ...]]:
+    """``(sentences to train on, held-out sentences, a few held-out sentences)`` of a split."""
+    corpus = split(held_out_share, seed)
+    return len(corpus.train), len(corpus.held_out), tuple(" ".join(s) for s in corpus.held_out_sentences[:4])
+
+
+@shared_cache(8)
+def trained_model(config: DecoderConfig, _run: DecoderRun) -> Decoder:
+    """The finished run's decoder in float64, built once per setting for every session."""
+    return inference_model(config, _run.state)
+
+
+@shared_cache(8)
+def model_quality(config: DecoderConfig, _model: Decoder) -> Quality:
+    return quality(_model, split(config.held_out_share, config.seed))
+
+
+@shared_cache(256)
+def written(config: DecoderConfig, prompt: tuple[str, ...], sampling: Sampling, draw_seed: int, n_words: int,
+            _model: Decoder) -> Written:
+    """The text written from `prompt` at these settings, computed once per input for every session."""
+    return write(_model, prompt_ids(prompt), sampling, draw_seed, n_words)
+
+
+@shared_cache(256)
+def next_word_spec(config: DecoderConfig, prompt: tuple[str, ...], sampling: Sampling, draw_seed: int,
+                   n_words: int, _text: Written) -> dict:
+    step = _text.pending
+    order = np.argsort(-step.probs, kind="stable")[: charts.TOP_WORDS]
+    return part_spec(charts.next_word_part(
+        [WORDS[i] for i in order], step.logits[order], step.scaled[order], step.probs[order], step.final[order],
+        charts.word_status(step.cut_by_k, step.cut_by_p)[order]))
+
+
+@shared_cache(64)
+def attention_spec(config: DecoderConfig, ids: tuple[int, ...], _model: Decoder) -> tuple[dict, np.ndarray]:
+    """The whole text's attention ``(L, H, T, T)`` in one masked pass, and its chart."""
+    maps = text_attention(_model, ids)
+    labels = [f"{t}:{WORDS[i]}" for t, i in enumerate(ids)]
+    return part_spec(charts.attention_part(maps, labels)), maps
+
+
+introduction(
+    "A decoder that writes",
+    "The lesson ends with this: a modern language model is a **decoder-only Transformer**, the masked "
+    "self-attention stack alone, trained to predict the next word. Here is one, small enough to train in "
+    "seconds on this server and to show every number. It learns a made-up language, then writes: it turns its "
+    "scores for every word into probabilities, draws one word, appends it, and starts again.",
+    r"p(x_{t+1} \mid x_{\le t}) = \operatorname{softmax}\!\left(\frac{z_t}{\tau}\right),\qquad "
+    r"z_t = h_t W_{out},\qquad h_t = \operatorname{Decoder}(x_0, \dots, x_t)",
+)
+
+
+def language_section() -> None:
+    """Section 1: the language the decoder learns, how it is made and how it is split."""
+    n_train, n_held, examples = corpus_summary(DecoderConfig.held_out_share, 0)
+    section(
+        "1 · The language",
+        f"Every sentence is made by a small grammar: an animal ({', '.join(ANIMALS)}), optionally "
+        f"{' or '.join(ADJECTIVES)}, sits on, runs near or chases something ({', '.join(PLACES)}, another animal). "
+        "Two rules need context, not just the previous word: a plural animal takes *they*, *sleep*, *run*, a "
+        "singular one *it*, *sleeps*, *runs*; and *it* or *they* always means the first animal, whose own sound "
+        f"follows ({', '.join(f'{a} → {s}' for a, s in SPECIES.items())}). The grammar makes "
+        f"{len(all_sentences()):,} sentences; each setting's seed deals {n_held} of them aside (held out, never "
+        f"trained on) and trains on the other {n_train}.",
+    )
+    st.caption(f"The vocabulary, {len(WORDS)} words (“.” ends a sentence): " + " · ".join(WORDS))
+    st.caption("Held out at seed 0, for example: " + " / ".join(f"“{s}”" for s in examples))
+
+
+def model_controls() -> DecoderConfig:
+    with controls_row():
+        n_layers = int(bound_select_slider("Layers", "layers", [1, 2], 2, help="Masked attention + MLP blocks."))
+        n_heads = int(bound_select_slider("Heads H", "heads", [1, 2, 4], 2,
+                                          help="Attention heads per layer; d_model = 32, so d_k = 32 / H."))
+        steps = int(bound_select_slider("Training steps", "steps", STEPS, 500,
+                                        help="Adam steps, each on 32 training sentences drawn at random."))
+        seed = seed_slider(lesson_seed=False)
+    return DecoderConfig(n_layers=n_layers, n_heads=n_heads, steps=steps, seed=seed)
+
+
+def train_section(config: DecoderConfig) -> DecoderRun | None:
+    """Section 2: train (or find) the shared run of `config`; its curves and what it reached."""
+    section("2 · Training", "Each step shows the decoder whole training sentences. Masked self-attention lets "
+            "every position see only the words before it, so one pass scores its guess of every next word at once.",
+            r"\mathcal{L} = -\frac{1}{N}\sum_{t} \log p(x_{t+1} \mid x_{\le t})")
+    trainer = RUNS.existing(config)
+    done = trainer is not None and trainer.result.complete
+    if st.button("Trained" if done else "Train", key="train", type="primary", disabled=done,
+                 icon=":material/model_training:",
+                 help="Train this setting once for the whole server: everyone who asks for it shares the run."):
+        trainer = train_live(config)
+    if trainer is None or not trainer.result.complete:
+        st.info("Not trained yet at these settings: press **Train** (a few seconds). Once trained, a setting is "
+                "ready for every student on this server.", icon=":material/play_arrow:")
+        return None
+    run = trainer.result
+    model = trained_model(config, run)
+    quality_metrics(run, model_quality(config, model), config)
+    return run
+
+
+def train_live(config: DecoderConfig) -> DecoderTrainer:
+    bar = st.progress(0.0, text="building the decoder…")
+    while True:
+        trainer = RUNS.advance(config, CHUNK_S)
+        r = trainer.result
+        bar.progress(r.steps_done / config.steps, text=f"step {r.steps_done} / {config.steps} · batch loss "
+                     f"{r.train_loss[-1]:.3f} · {r.elapsed_s:.1f} s")
+        if r.complete:
+            bar.empty()
+            return trainer
+
+
+def quality_metrics(run: DecoderRun, q: Quality, config: DecoderConfig) -> None:
+    steps = np.asarray(run.checkpoint_steps)
+    held = np.array([s.loss for s in run.held_out])
+    window = max(1, config.steps // 25)
+    losses = np.asarray(run.train_loss)
+    train_steps = np.arange(window, len(losses) + 1, window)
+    train = np.array([losses[s - window:s].mean() for s in train_steps])
+    show_chart(part_spec(charts.loss_curves_part(steps, held, train_steps, train, q.bigram.loss, q.grammar.loss)),
+               alt=ChartName(f"Line chart of the next-word loss over {config.steps} training steps, with the "
+                             "bigram's and the grammar's loss as dashed rules",
+                             f"Held-out loss {held[-1]:.3f} at step {steps[-1]}; bigram {q.bigram.loss:.3f}, "
+                             f"grammar {q.grammar.loss:.3f}."))
+    with st.container(horizontal=True):
+        st.metric("Held-out perplexity", f"{q.model.perplexity:.2f}", border=True,
+                  help=f"exp(loss): the best bigram model gets {q.bigram.perplexity:.2f}, the grammar itself "
+                       f"{q.grammar.perplexity:.2f}, the least anything can.")
+        st.metric("Held-out next-word accuracy", f"{q.model.accuracy:.1%}", border=True,
+                  help=f"Bigram {q.bigram.accuracy:.1%}, grammar {q.grammar.accuracy:.1%}: many next words are a free "
+                       "choice of the language, so nothing gets them all.")
+        st.metric("Words that need context", f"{q.model_context:.1%}", border=True,
+                  help=f"The {q.context_words} held-out words the grammar fixes but the previous word does not "
+                       f"(it/they, the sound, sleeps/sleep). The best bigram gets {q.bigram_context:.1%}.")
+        st.metric("Training time", f"{run.elapsed_s:.1f} s", border=True,
+                  help=f"Wall time on this server; {run.cpu_s:.1f} s of CPU in the training thread.")
+
+
+def sampling_controls() -> tuple[Sampling, int]:
+    with controls_row():
+        tau = float(bound_select_slider("Temperature τ", "temp", TEMPERATURES, 1.0, format_func=temperature_text,
+                                        help="Divides the logits before the softmax: near 0 the likeliest word "
+                                             "takes everything (0 is exactly greedy), large τ flattens."))
+        top_k = int(bound_slider("Top-k", "top_k", 0, 10, 0,
+                                 help="Keep only the k likeliest words (0 keeps all)."))
+        top_p = float(bound_select_slider("Top-p", "top_p", TOP_PS, 1.0, format_func=lambda p: f"{p:.2f}",
+                                          help="Keep the fewest likeliest words whose probabilities add up to p "
+                                               "(the nucleus; 1 keeps all)."))
+        draw_seed = int(bound_slider("Sampling seed", "draw", 0, 99, 0,
+                                     help="Seeds the random draws: the same seed and settings write the same text."))
+    return Sampling(tau, top_k, top_p), draw_seed
+
+
+def read_prompt() -> tuple[str, ...]:
+    """The prompt, lower-cased; a prompt the decoder cannot read shows why and keeps the last good one."""
+    words = [w.lower() for w in tokens_input("Prompt", "prompt", DEFAULT_PROMPT, max_tokens=MAX_PROMPT,
+                                             help=f"Words of the language, at most {MAX_PROMPT}, e.g. “the dogs”.")]
+    last = st.session_state.get("_decoder_prompt", tuple(DEFAULT_PROMPT.split()))
+    with fixed_slot():
+        try:
+            prompt_ids(words)
+        except PromptError as err:
+            st.error(f"{err} Writing from the last prompt that worked: “{' '.join(last)}”.", icon=":material/edit_off:")
+            return last
+    st.session_state["_decoder_prompt"] = tuple(words)
+    return tuple(words)
+
+
+def set_words(n: int) -> None:
+    st.session_state[WORDS_KEY] = max(0, min(n, CONTEXT - 1))
+
+
+def writing_controls() -> int:
+    """The number of words to write, and the buttons that change it one word at a time or to the end."""
+    now = int(st.session_state.get(WORDS_KEY, 0))
+    with st.container(horizontal=True):
+        st.button("Next word", key="next_word", icon=":material/add:", on_click=set_words, args=(now + 1,),
+                  help="Append the word drawn from the probabilities below.")
+        st.button("Write to the end", key="write_all", icon=":material/fast_forward:",
+                  on_click=set_words, args=(CONTEXT - 1,), help="Keep drawing until “.” or the last position.")
+        st.button("Start over", key="start_over", icon=":material/restart_alt:", on_click=set_words, args=(0,),
+                  help="Back to the prompt alone.")
+    return int(bound_slider("Words written after the prompt", WORDS_KEY, 0, CONTEXT - 1, 0,
+                            help="The text stops earlier if the decoder writes “.”."))
+
+
+def writing_section(config: DecoderConfig, model: Decoder) -> tuple[Written, tuple[str, ...], Sampling, int]:
+    """Section 3: the prompt, the sampling knobs, the text written so far and the next word's probabilities."""
+    section("3 · Writing, one word at a time",
+            "The decoder's scores z for every word (logits) are divided by the temperature, turned into "
+            "probabilities by the softmax, cut by top-k and top-p, renormalised, and one word is drawn. "
+            "The bars: each likely word's probability after the temperature, and beside it the probability it "
+            "is drawn with. Hover a bar for its arithmetic.",
+            r"p_\tau = \operatorname{softmax}(z/\tau),\qquad q(w) = \frac{p_\tau(w)\,[w\ \text{kept}]}"
+            r"{\sum_{v\ \text{kept}} p_\tau(v)}")
+    prompt = read_prompt()
+    sampling, draw_seed = sampling_controls()
+    n_words = writing_controls()
+    text = written(config, prompt, sampling, draw_seed, n_words, model)
+    words = text.words
+    shown = " ".join(f"**{w}**" if i >= text.n_prompt else w for i, w in enumerate(words))
+    st.markdown(f"Text: {shown}" + (" — *the end*" if text.ended else " …"))
+    with fixed_slot():
+        if text.ended:
+            st.caption("The text has ended: the decoder wrote “.” or filled its " f"{CONTEXT} positions. "
+                       "Start over, or change the temperature, top-k, top-p or seed to write another.")
+        else:
+            next_word_chart(config, prompt, sampling, draw_seed, n_words, text)
+    return text, prompt, sampling, draw_seed
+
+
+def next_word_chart(config: DecoderConfig, prompt: tuple[str, ...], sampling: Sampling, draw_seed: int,
+                    n_words: int, text: Written) -> None:
+    step = text.pending
+    chosen = WORDS[step.choice]
+    cut = [WORDS[i] for i in np.flatnonzero(step.cut_by_k | step.cut_by_p) if step.probs[i] >= 0.005]
+    show_chart(next_word_spec(config, prompt, sampling, draw_seed, n_words, text),
+               alt=ChartName(f"Bar chart of the {charts.TOP_WORDS} likeliest next words' probabilities",
+                             f"Likeliest “{WORDS[int(np.argmax(step.probs))]}” at {step.probs.max():.2f}; "
+                             f"drawn: “{chosen}”."))
+    st.caption(f"Next word drawn: **{chosen}** (uniform draw {step.draw:.3f} from the seed). "
+               + (f"Cut off: {', '.join(cut)}." if cut else "Nothing likely was cut off."))
+
+
+def attention_section(config: DecoderConfig, model: Decoder, text: Written) -> None:
+    """Section 4: the attention of every word of the text, and the three ways of computing its logits agree."""
+    section("4 · Where each word looked",
+            "Row t is the position that chose word t + 1; its weights cover the words before it and none after "
+            "(the mask). Computed in one masked pass over the whole text, they equal what each step saw while "
+            "writing.")
+    spec, maps = attention_spec(config, text.ids, model)
+    labels = [f"{t}:{WORDS[i]}" for t, i in enumerate(text.ids)]
+    newest = maps[:, :, -1, :]  # (L, H, T): the last word's query over every word
+    show_chart(spec, alt=ChartName(
+        f"Attention maps of every layer and head over the text's {len(labels)} words",
+        f"The last word “{WORDS[text.ids[-1]]}” looks most at " + "; ".join(
+            f"layer {layer + 1} head {h + 1}: “{WORDS[text.ids[int(np.argmax(newest[layer, h]))]]}”"
+            for layer in range(newest.shape[0]) for h in range(newest.shape[1])) + "."))
+    ways = every_way(model, text.ids)
+    above = float(np.abs(np.triu(maps, k=1)).max()) if len(labels) > 1 else 0.0
+    c1, c2, c3 = st.columns(3)
+    c1.metric("max weight on a later word", f"{above:.1f}", help="Exactly 0: the mask hides the future.")
+    c2.metric("max |one pass − cached steps|", f"{np.abs(ways['whole'] - ways['cached']).max():.1e}",
+              help="Logits of the whole text in one masked pass (training) vs one word at a time with the cache.")
+    c3.metric("max |one pass − recomputed steps|", f"{np.abs(ways['whole'] - ways['recomputed']).max():.1e}",
+              help="vs one word at a time, reading the whole text again at every step (float64 rounding only).")
+
+
+def cache_section(config: DecoderConfig, model: Decoder, text: Written) -> None:
+    """Section 5: the key-value cache: rows reused and computed per step, the work counted and timed."""
+    section("5 · The key-value cache",
+            "A word's key and value never change once it is read (nothing after it can reach it), so writing "
+            "keeps them: each step computes the newest word's row of K and V and reuses every earlier one. "
+            "Without the cache every step reads the whole text again.")
+    costs = step_costs(config, text.n_prompt, len(text.ids))
+    static_table({
+        "step (words read)": [c.keys for c in costs],
+        "K, V rows computed": [c.computed for c in costs],
+        "K, V rows reused": [c.reused for c in costs],
+        "multiply-adds with cache": [c.with_cache for c in costs],
+        "without cache": [c.without_cache for c in costs],
+    }, {"multiply-adds with cache": "{:,}", "without cache": "{:,}"})
+    with_cache, without = sum(c.with_cache for c in costs), sum(c.without_cache for c in costs)
+    st.caption(f"In all: {with_cache:,} multiply-adds with the cache, {without:,} without "
+               f"({without / with_cache:.1f} times as many). Matrix products only; counted per pass as "
+               f"`pass_multiply_adds`, checked against PyTorch's own count.")
+    if st.button("Measure both on this server", key="measure_cache", icon=":material/timer:",
+                 help="Writes this text's logits both ways, five times each, and reports the median."):
+        timings = {way: measure(model, text.ids, way) for way in ("cached", "recomputed")}
+        st.caption(f"Median of 5: {timings['cached'] * 1e3:.2f} ms with the cache, "
+                   f"{timings['recomputed'] * 1e3:.2f} ms without, for {len(text.ids)} positions (a text this "
+                   "short is dominated by PyTorch's fixed cost per call; the count above is what grows).")
+
+
+def measure(model: Decoder, ids: tuple[int, ...], way: str) -> float:
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        every_way(model, ids, only=way)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def next_word_quiz(config: DecoderConfig, model: Decoder, prompt: tuple[str, ...], draw_seed: int) -> None:
+    """At temperature 0.1, which word follows the prompt? Computed from the decoder at these settings."""
+    cold = write(model, prompt_ids(prompt), Sampling(0.1), draw_seed, 0).pending
+    with fixed_slot():
+        if cold is not None:
+            order = np.argsort(-cold.probs, kind="stable")[:4]
+            options = sorted(WORDS[i] for i in order)
+            answer = WORDS[cold.choice]
+            predict_then_reveal(
+                f"At temperature 0.1, which word does the decoder write after “{' '.join(prompt)}”?", options,
+                answer, f"“{answer}”: at τ = 0.1 the logits are multiplied by 10 before the softmax, so the "
+                        f"likeliest word takes {cold.probs[cold.choice]:.1%} of the probability.",
+                key="decoder_next")
+
+
+@page_fragment
+def page_body() -> None:
+    language_section()
+    show_source(causal_mask, MultiHeadSelfAttention, KeyValueCache, Decoder.forward, next_word, top_p_cut, write,
+                pass_multiply_adds, title="Show the decoder, the cache and the sampling")
+    config = model_controls()
+    run = train_section(config)
+    if run is None:
+        return
+    model = trained_model(config, run)
+    text, prompt, sampling, draw_seed = writing_section(config, model)
+    attention_section(config, model, text)
+    cache_section(config, model, text)
+    next_word_quiz(config, model, prompt, draw_seed)
+
+
+page_body()

@@ -1,0 +1,1 @@
+"""A decoder that writes: a small decoder-only Transformer trained on a made-up language, and its sampling."""

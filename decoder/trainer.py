@@ -1,0 +1,171 @@
+r"""Train the decoder on the language's training sentences: next-word cross-entropy with teacher forcing.
+
+Each batch is whole sentences. The decoder reads a sentence's words ``x_0..x_{n-2}`` in one pass and is scored on
+every next word at once (the true previous words are fed in, never its own guesses: teacher forcing),
+
+.. math:: \mathcal L = -\frac{1}{N}\sum_{b,t} \log p(x_{b,t+1} \mid x_{b,\le t}),
+
+over the ``N`` positions that hold a word (padding is not scored). Runs are resumable and deterministic, like
+`training.trainer.Trainer`'s, whose thread settings they share.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from decoder.config import DecoderConfig
+from decoder.language import PAD_ID, Corpus, split
+from decoder.model import Decoder, build_decoder
+from training.optimiser import Adam
+from training.trainer import deterministic_torch
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Next-word loss, perplexity and accuracy over the positions of some sentences that hold a word."""
+
+    loss: float
+    accuracy: float
+
+    @property
+    def perplexity(self) -> float:
+        r"""``exp(loss)``: as unsure as a uniform choice among this many words."""
+        return math.exp(self.loss)
+
+
+@dataclass(frozen=True)
+class DecoderProgress:
+    """What `DecoderTrainer.run` reports to its `on_step` callback after every optimisation step."""
+
+    step: int
+    steps: int
+    loss: float
+    elapsed_s: float
+
+
+@dataclass
+class DecoderRun:
+    """A (possibly partial) run: training-batch losses, held-out scores at checkpoints, the latest weights.
+
+    Attributes:
+        train_loss: ``(steps_done,)`` cross-entropy of each training batch.
+        checkpoint_steps: steps at which the held-out sentences were scored (0 = the random model).
+        held_out: the held-out `Scores` at each checkpoint.
+        state: the model's weights after the latest step.
+        cpu_s: CPU time of this process's training threads so far (``time.thread_time``, summed over chunks).
+    """
+
+    config: DecoderConfig
+    train_loss: list[float] = field(default_factory=list)
+    checkpoint_steps: list[int] = field(default_factory=list)
+    held_out: list[Scores] = field(default_factory=list)
+    state: dict[str, torch.Tensor] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    cpu_s: float = 0.0
+
+    @property
+    def steps_done(self) -> int:
+        return len(self.train_loss)
+
+    @property
+    def complete(self) -> bool:
+        return self.steps_done >= self.config.steps
+
+
+def next_word_logits(model: Decoder, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Teacher forcing: logits ``(B, T-1, vocab)`` for the next word after each of the first ``T-1`` words of
+    `ids` ``(B, T)``, and the targets ``(B, T-1)``, the words that do come next."""
+    logits, _ = model(ids[:, :-1])  # (B, T-1, vocab)
+    return logits, ids[:, 1:]
+
+
+def next_word_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy over the targets that are words (padding is ignored)."""
+    return nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=PAD_ID)  # (B*T, V)
+
+
+@torch.no_grad()
+def score(model: Decoder, ids: np.ndarray) -> Scores:
+    """Next-word loss and accuracy of `model` on the padded sentences `ids` ``(N, T)``."""
+    logits, targets = next_word_logits(model, torch.as_tensor(ids))
+    words = targets != PAD_ID  # (N, T-1)
+    right = (logits.argmax(-1) == targets) & words
+    return Scores(float(next_word_loss(logits, targets)), float(right.sum() / words.sum()))
+
+
+def checkpoint_schedule(config: DecoderConfig) -> list[int]:
+    """Steps at which the held-out sentences are scored: 0 to ``steps``, evenly."""
+    return sorted(set(np.round(np.linspace(0, config.steps, config.n_checkpoints + 1)).astype(int).tolist()))
+
+
+class DecoderTrainer:
+    """Adam on random batches of training sentences, resumable: ``run`` can be called repeatedly, in chunks,
+    and gives the same run however it is chunked."""
+
+    def __init__(self, config: DecoderConfig) -> None:
+        self.config = config
+        self.corpus: Corpus = split(config.held_out_share, config.seed)
+        self.model = build_decoder(config)
+        self.optimiser = Adam(self.model.parameters(), lr=config.lr)
+        self.generator = torch.Generator().manual_seed(config.seed)
+        self.checkpoints = set(checkpoint_schedule(config))
+        self.train_ids = torch.as_tensor(self.corpus.train)  # (N_train, T)
+        self.result = DecoderRun(config=config)
+        with deterministic_torch():
+            self._record(0)
+
+    def _record(self, step: int) -> None:
+        """After every step the latest weights; at a checkpoint also the held-out scores."""
+        r = self.result
+        r.state = copy.deepcopy(self.model.state_dict())
+        if step in self.checkpoints:
+            r.checkpoint_steps.append(step)
+            r.held_out.append(score(self.model, self.corpus.held_out))
+
+    def step(self) -> float:
+        """One optimisation step on a batch of training sentences drawn at random; returns the batch's loss."""
+        rows = torch.randint(len(self.train_ids), (self.config.batch,), generator=self.generator)  # (batch,)
+        logits, targets = next_word_logits(self.model, self.train_ids[rows])  # (batch, T-1, vocab), (batch, T-1)
+        loss = next_word_loss(logits, targets)
+        self.optimiser.zero_grad()
+        loss.backward()
+        self.optimiser.step()
+        return loss.item()
+
+    def run(self, max_seconds: float | None = None,
+            on_step: Callable[[DecoderProgress], bool | None] | None = None) -> DecoderRun:
+        """Train until ``config.steps`` are done, `max_seconds` have passed, or `on_step` returns True.
+
+        Returns the run so far (the same object every call, updated in place).
+        """
+        r = self.result
+        start, cpu_start = time.perf_counter(), time.thread_time()
+        with deterministic_torch():
+            while not r.complete:
+                r.train_loss.append(self.step())
+                if r.complete or r.steps_done in self.checkpoints:
+                    self._record(r.steps_done)
+                now = time.perf_counter()
+                if on_step is not None and on_step(
+                        DecoderProgress(r.steps_done, self.config.steps, r.train_loss[-1], r.elapsed_s + now - start)):
+                    break
+                if max_seconds is not None and now - start >= max_seconds:
+                    break
+        if r.state is not None and r.steps_done not in r.checkpoint_steps:
+            r.state = copy.deepcopy(self.model.state_dict())
+        r.elapsed_s += time.perf_counter() - start
+        r.cpu_s += time.thread_time() - cpu_start
+        return r
+
+
+def train_decoder(config: DecoderConfig) -> DecoderRun:
+    """Train `config`'s decoder from scratch to the end; see `DecoderTrainer`."""
+    return DecoderTrainer(config).run()

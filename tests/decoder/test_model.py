@@ -1,0 +1,101 @@
+"""The decoder is causal to the last bit, writes the same with and without its cache, and its work is counted."""
+
+import numpy as np
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from decoder.config import CONTEXT, DecoderConfig
+from decoder.cost import pass_multiply_adds, step_costs
+from decoder.language import END_ID, TOKEN_ID
+from decoder.model import build_decoder, causal_mask
+from decoder.sampling import Sampling
+from decoder.trainer import DecoderTrainer
+from decoder.writing import PromptError, every_way, inference_model, prompt_ids, text_attention, write
+
+CONFIG = DecoderConfig(steps=60, n_heads=4)
+TEXT = prompt_ids("the small cats chased the dog and then they".split())
+
+
+@pytest.fixture(scope="module")
+def model():
+    return inference_model(CONFIG, DecoderTrainer(CONFIG).run().state)
+
+
+def test_the_causal_mask_lets_each_position_read_itself_and_the_past():
+    assert torch.equal(causal_mask(3), torch.tensor([[1, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=torch.bool))
+    assert torch.equal(causal_mask(1, 2), torch.ones(1, 3, dtype=torch.bool))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_a_later_word_never_changes_an_earlier_logit_to_the_last_bit(model, dtype):
+    m = model.to(dtype)
+    x = torch.tensor([TEXT])
+    changed = x.clone()
+    changed[0, 6:] = TOKEN_ID["mat"]
+    with torch.no_grad():
+        a, maps = m(x)
+        b, _ = m(changed)
+    assert torch.equal(a[0, :6], b[0, :6])
+    assert not torch.equal(a[0, 6:], b[0, 6:])
+    assert torch.all(torch.triu(maps[0], diagonal=1) == 0)
+    model.double()
+
+
+def test_the_whole_masked_text_gives_the_logits_of_writing_one_word_at_a_time(model):
+    ways = every_way(model, TEXT)
+    assert np.abs(ways["cached"] - ways["whole"]).max() <= 1e-12
+    assert np.abs(ways["recomputed"] - ways["whole"]).max() <= 1e-12
+
+
+def test_writing_with_the_cache_equals_writing_without_it(model):
+    text = write(model, prompt_ids(["the", "dog"]), Sampling(1.5), 3, CONTEXT)
+    recomputed = every_way(model, text.ids, only="recomputed")["recomputed"]  # (T, V): no cache, prefix by prefix
+    for t, step in enumerate(text.steps):
+        assert np.abs(step.logits - recomputed[text.n_prompt - 1 + t, :-1]).max() <= 1e-6
+    assert text.ended and (text.ids[-1] == END_ID or len(text.ids) == CONTEXT)
+
+
+def test_a_step_attends_over_what_a_masked_pass_shows(model):
+    text = write(model, prompt_ids(["the", "cats"]), Sampling(0.0), 0, 4)
+    maps = text_attention(model, text.ids)  # (L, H, T, T)
+    for t, weights in enumerate(text.attention[: len(text.ids) - text.n_prompt]):
+        row = text.n_prompt - 1 + t
+        assert np.allclose(weights, maps[:, :, row, : row + 1], atol=1e-12)
+
+
+def test_greedy_writing_is_the_argmax_at_every_step_and_a_link_writes_the_same(model):
+    text = write(model, prompt_ids(["the", "bird"]), Sampling(0.0), 0, CONTEXT)
+    whole = every_way(model, text.ids, only="whole")["whole"]
+    for t in range(text.n_prompt, len(text.ids)):
+        assert text.ids[t] == int(np.argmax(whole[t - 1, :-1]))
+    again = [write(model, prompt_ids(["the", "bird"]), Sampling(0.7, 5, 0.9), 11, CONTEXT) for _ in range(2)]
+    assert again[0].ids == again[1].ids
+    assert all(np.array_equal(a.final, b.final) for a, b in zip(again[0].steps, again[1].steps, strict=True))
+
+
+@pytest.mark.parametrize(("n_read", "n_keys"), [(5, 5), (1, 5), (3, 3)])
+def test_multiply_adds_are_pytorchs_own_count(model, n_read, n_keys):
+    m = build_decoder(CONFIG)
+    x = torch.tensor([TEXT[:n_keys]])
+    caches = m.new_caches()
+    if n_keys > n_read:
+        m(x[:, : n_keys - n_read], caches)
+    with FlopCounterMode(display=False) as counter:
+        m(x[:, n_keys - n_read :], caches)
+    assert counter.get_total_flops() == 2 * pass_multiply_adds(CONFIG, n_read, n_keys)
+
+
+def test_the_cache_reads_each_word_once():
+    costs = step_costs(CONFIG, 2, 6)
+    assert [(c.keys, c.computed, c.reused) for c in costs] == [(2, 2, 0), (3, 1, 2), (4, 1, 3), (5, 1, 4), (6, 1, 5)]
+    assert all(c.with_cache <= c.without_cache for c in costs)
+
+
+@pytest.mark.parametrize(("words", "message"), [
+    ([], "empty"), (["the", "zebra"], "“zebra”.*vocabulary: the small big cat"),
+    (["the"] * CONTEXT, "at most 14 words"),
+])
+def test_a_prompt_the_decoder_cannot_read_says_why(words, message):
+    with pytest.raises(PromptError, match=message):
+        prompt_ids(words)

@@ -1,0 +1,144 @@
+"""AppTests of app_pages/decoder.py: trains once per server, writes what `decoder.writing` writes, refuses bad
+input with a message, round-trips every control through the link, and never retrains for a sampling knob."""
+
+import numpy as np
+import pytest
+
+from decoder.config import CONTEXT, DecoderConfig
+from decoder.sampling import Sampling
+from decoder.trainer import DecoderTrainer
+from decoder.writing import WORDS, inference_model, prompt_ids, write
+from tests.helpers.apptest import chart_specs, open_code
+from ui.shared_runs import shared_runs
+
+PAGE = "app_pages/decoder.py"
+SHORT = {"steps": "100"}
+SHORT_CONFIG = DecoderConfig(steps=100)
+TIMEOUT = 300  # a loaded machine trains slowly; the time is not what these tests check
+#: A link that sets every control of the writing section to a value other than its default.
+LINK = {**SHORT, "prompt": "the dogs", "temp": "0.5", "top_k": "3", "top_p": "0.5", "draw": "5", "words": "3"}
+
+
+def open_page(**query: str):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.helpers.apptest import APP
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.switch_page(PAGE)
+    at.query_params.update(query)
+    return at.run()
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """The short run, trained through the page once for this test process (the server's shared runs)."""
+    at = open_page(**SHORT)
+    if at.button(key="train").label == "Train":
+        at.button(key="train").click().run()
+    assert not at.exception
+    return inference_model(SHORT_CONFIG, shared_runs("decoder", DecoderTrainer, 8).existing(SHORT_CONFIG).result.state)
+
+
+def next_word_table(at):
+    """The next word's bar chart's table: one row per likely word, the most likely first."""
+    frames = next(frames for spec, frames in chart_specs(at) if "final" in str(spec))
+    return next(iter(frames.values()))
+
+
+def text_shown(at) -> str:
+    line = next(m.value for m in at.markdown if m.value.startswith("Text: "))
+    return line.removeprefix("Text: ").split(" —")[0].removesuffix(" …").replace("**", "")
+
+
+def test_untrained_the_page_describes_its_language_and_offers_training():
+    at = open_page(steps="1200", seed="97")
+    assert not at.exception
+    assert at.button(key="train").label == "Train"
+    assert any("The vocabulary, 32 words" in c.value for c in at.caption)
+    assert any("Not trained yet" in i.value for i in at.info)
+    assert open_code(at, "Show the decoder, the cache and the sampling").code
+
+
+def test_a_run_is_shared_by_every_session_and_a_sampling_knob_never_retrains(trained):
+    runs = shared_runs("decoder", DecoderTrainer, 8)
+    trainer = runs.existing(SHORT_CONFIG)
+    at = open_page(**SHORT)  # a new session: the run is there, no Train press needed
+    assert at.button(key="train").label == "Trained" and at.button(key="train").disabled
+    steps = list(trainer.result.train_loss)
+    at.select_slider(key="temp").set_value(2.0).run()
+    at.slider(key="top_k").set_value(4).run()
+    assert runs.existing(SHORT_CONFIG) is trainer and trainer.result.train_loss == steps
+    assert not at.exception
+
+
+def test_every_writing_control_is_read_from_the_link_and_used(trained):
+    at = open_page(**LINK)
+    assert at.text_input(key="prompt").value == "the dogs"
+    assert at.select_slider(key="temp").value == 0.5 and at.slider(key="top_k").value == 3
+    assert at.select_slider(key="top_p").value == 0.5 and at.slider(key="draw").value == 5
+    assert at.slider(key="words").value == 3
+    expected = write(trained, prompt_ids(["the", "dogs"]), Sampling(0.5, 3, 0.5), 5, 3)
+    assert text_shown(at) == " ".join(expected.words)
+    for key, value in (("temp", "1.0"), ("top_k", "0"), ("top_p", "1.0")):  # each knob on its own matters
+        other = open_page(**{**LINK, key: value})
+        assert not next_word_table(other).equals(next_word_table(at)) or text_shown(other) != text_shown(at), key
+    table = next_word_table(at)
+    assert np.allclose(table["p"].to_numpy(), np.sort(expected.pending.probs)[::-1][: len(table)])
+
+
+def test_malformed_link_values_fall_back_with_a_notice(trained):
+    at = open_page(**SHORT, temp="0.25", top_k="11", top_p="0", draw="abc", words="99", layers="3", heads="3")
+    assert not at.exception
+    assert at.select_slider(key="temp").value == 1.0 and at.slider(key="top_k").value == 0
+    assert at.select_slider(key="top_p").value == 1.0 and at.slider(key="draw").value == 0
+    assert at.slider(key="words").value == 0
+    notices = " ".join(i.value for i in at.info)
+    for key in ("temp", "top_k", "top_p", "draw", "words", "layers", "heads"):
+        assert f"`{key}`" in notices
+
+
+@pytest.mark.parametrize(("prompt", "message"), [
+    ("the zebra", "not “zebra”. Its vocabulary: the small big"),
+    (" ".join(["the"] * CONTEXT), "more than the 14"),
+    ("", "the sentence is empty"),
+])
+def test_a_bad_prompt_gets_a_clear_message_and_the_last_good_prompt_is_kept(trained, prompt, message):
+    at = open_page(**SHORT, prompt="the birds")
+    at.text_input(key="prompt").input(prompt).run()
+    assert not at.exception
+    assert any(message in e.value for e in at.error)
+    assert text_shown(at).startswith("the birds")
+
+
+def test_next_word_appends_the_drawn_word_and_write_to_the_end_finishes(trained):
+    at = open_page(**SHORT, prompt="The cat", temp="0.0")
+    pending = write(trained, prompt_ids(["the", "cat"]), Sampling(0.0), 0, 0).pending
+    at.button(key="next_word").click().run()
+    assert text_shown(at).split() == ["the", "cat", WORDS[pending.choice]]
+    at.button(key="write_all").click().run()
+    finished = write(trained, prompt_ids(["the", "cat"]), Sampling(0.0), 0, CONTEXT)
+    assert text_shown(at) == " ".join(finished.words) and finished.ended
+    assert any("has ended" in c.value for c in at.caption)
+    at.button(key="start_over").click().run()
+    assert text_shown(at) == "the cat"
+
+
+def test_the_cache_table_and_the_measure_button(trained):
+    at = open_page(**LINK)
+    at.button(key="measure_cache").click().run()
+    assert not at.exception
+    assert any("Median of 5" in c.value for c in at.caption)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["max weight on a later word"] == "0.0"
+    assert float(metrics["max |one pass − cached steps|"]) <= 1e-12
+
+
+def test_every_chart_after_training_is_named_with_its_numbers_and_readable_on_a_phone(trained):
+    from ui.charts.spec import MIN_FONT_PX, font_sizes
+
+    at = open_page(**LINK)
+    charts = at.get("vega_lite_chart")
+    assert len(charts) == 3  # the loss curves, the next word, the attention maps
+    assert all(any(ch.isdigit() for ch in c.proto.alt) for c in charts)
+    assert not [size for spec, _ in chart_specs(at) for size in font_sizes(spec) if size < MIN_FONT_PX]
