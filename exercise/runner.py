@@ -20,6 +20,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from exercise.reading import read_source
+
 SOURCE_NAME = "<your code>"
 FUNCTION_NAME = "scaled_dot_product_attention"
 #: Tensors with more elements than this come back as a shape only (the tests use at most 160).
@@ -179,8 +181,8 @@ def run_case(fn: Callable[..., Any], case: dict[str, Any]) -> dict[str, Any]:
 def run_source(source: str, cases: list[dict[str, Any]], send: Callable[[dict[str, Any]], None]) -> None:
     """Compile and execute `source`, then call its ``scaled_dot_product_attention`` on every case.
 
-    Messages, in order: ``load`` (``ok``, or the error, or the callables found instead), one
-    ``case`` per case (see `run_case`), and ``done`` with ``used_builtin``: whether the
+    Messages, in order: ``load`` (``ok`` with what `read_source` found in the source, or the error, or the
+    callables found instead), one ``case`` per case (see `run_case`), and ``done`` with ``used_builtin``: whether the
     function called PyTorch's own ``F.scaled_dot_product_attention``. Never raises because of
     the source; code under ``if __name__ == "__main__":`` is not run.
     """
@@ -199,6 +201,7 @@ def run_source(source: str, cases: list[dict[str, Any]], send: Callable[[dict[st
     try:
         try:
             code = compile(source, SOURCE_NAME, "exec", dont_inherit=True)
+            reading = read_source(source)  # before the source runs and could change what reads it
             exec(code, namespace)  # noqa: S102 - the caller has put this process in the sandbox (or trusts it)
             fn = namespace.get(FUNCTION_NAME)
         except BaseException as exc:  # noqa: BLE001 - SyntaxError, SystemExit, MemoryError, ...
@@ -208,7 +211,7 @@ def run_source(source: str, cases: list[dict[str, Any]], send: Callable[[dict[st
             names = sorted(k for k, v in namespace.items() if callable(v) and not k.startswith("__"))
             send({"stage": "load", "ok": False, "found": fn is not None, "callables": names[:20], "error": None})
             return
-        send({"stage": "load", "ok": True})
+        send({"stage": "load", "ok": True, "reading": reading})
         for case in cases:
             send(run_case(fn, case))
         send({"stage": "done", "used_builtin": calls[0] > 0})

@@ -24,8 +24,9 @@ from exercise.cases import (
     WORKED_ATOL,
     Case,
 )
-from exercise.diagnosis import after_softmax_diagnosis, diagnose, lengths_diagnosis, mask_diagnosis
+from exercise.diagnosis import diagnose
 from exercise.limits import OUTPUT_CAP_BYTES, bytes_in_words
+from exercise.mask_diagnosis import after_softmax_diagnosis, lengths_diagnosis, mask_diagnosis
 from exercise.measures import normalised_axes
 from exercise.mistakes import same_values
 from exercise.numbers import message_template, number, numbers

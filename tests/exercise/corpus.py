@@ -1,4 +1,5 @@
-"""Attention functions as people write them: correct ones in several styles, and the bugs of issues #26 and #38.
+"""Attention functions as people write them: correct ones in several styles, and the bugs students and published
+code make.
 
 Each entry is a whole submission, the verdict it must get (does every check pass?) and phrases its checklist or
 diagnosis must contain. They are modelled on public tutorials, textbooks and libraries, rewritten for the
@@ -265,4 +266,75 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     weights = torch.softmax(scores, dim=-1)
     return (weights @ v).transpose(0, 1), weights
 ''', False, ("first dimension", "sequence")),
+    "masked_fill whose result is thrown away": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    d_k = Q.size(-1)
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)
+    if mask is not None:
+        scores.masked_fill(mask == 0, float('-inf'))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, weights
+''', False, ("`masked_fill` returns a new tensor; assign it: `scores = scores.masked_fill(mask == 0, float('-inf'))` "
+              "on line 9",)),
+    "masked_fill thrown away, on the if's line": Submission('''
+import math
+import torch.nn.functional as F
+import torch
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    d_k = query.size()[-1]
+    attn_logits = torch.matmul(query, key.transpose(-2, -1))
+    attn_logits = attn_logits / math.sqrt(d_k)
+    if mask is not None: attn_logits.masked_fill(mask == 0, -9e15)
+    attention = F.softmax(attn_logits, dim=-1)
+    values = torch.matmul(attention, value)
+    return values, attention
+''', False, ("assign it: `attn_logits = attn_logits.masked_fill(mask == 0, -9e15)` on line 10",)),
+    "torch.masked_fill thrown away": Submission('''
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.einsum("bqd,bkd->bqk", Q, K) / Q.shape[-1] ** 0.5
+    if mask is not None:
+        torch.masked_fill(scores, mask.logical_not(), float("-inf"))
+    attn = scores.softmax(-1)
+    return torch.einsum("bqk,bkd->bqd", attn, V), attn
+''', False, ("assign it: `scores = torch.masked_fill(scores, mask.logical_not(), float(\"-inf\"))` on line 7",)),
+    "a misspelled masked_fill": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    d_k = query.size(-1)
+    energy = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)
+    if mask is not None:
+        energy = energy.mask_fill(mask == 0, float('-inf'))
+    attention = torch.softmax(energy, dim=-1)
+    return torch.matmul(attention, value), attention
+''', False, ("no attribute 'mask_fill'", "Did you mean `masked_fill`?", "correct the name on line 9")),
+    "a misspelled transpose": Submission('''
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.tranpose(-1, -2) / Q.size(-1) ** 0.5
+    if mask is not None:
+        scores = scores.masked_fil(mask == 0, float("-inf"))
+    weights = scores.softmax(dim=-1)
+    return weights @ V, weights
+''', False, ("no attribute 'tranpose'", "Did you mean `transpose`?", "correct the name on line 5")),
+    "a misspelled softmax of torch.nn.functional": Submission('''
+import math
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.matmul(Q, K.transpose(-2, -1)) / math.sqrt(Q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = F.soft_max(scores, dim=-1)
+    return torch.matmul(weights, V), weights
+''', False, ("Did you mean `softmax`?", "`torch.nn.functional` has no `soft_max`: correct the name on line 10")),
 }
