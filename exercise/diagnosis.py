@@ -9,7 +9,13 @@ import math
 import numpy as np
 
 from exercise.cases import Case
-from exercise.measures import named_number, recovered_scale, sequence_first_attention
+from exercise.measures import (
+    D_K_POWERS,
+    named_number,
+    recovered_scale,
+    scale_after_softmax,
+    sequence_first_attention,
+)
 from exercise.mistakes import match_mistake, mistaken_attention, same_values
 from exercise.numbers import message_template, number
 from exercise.results import RunResult
@@ -33,6 +39,43 @@ def scale_message(factor: float, d_k: int) -> str:
         said = f"Your scores are multiplied by {named_number(factor)}, while {right}."
     return (said + " d_k is the size of the last dimension of Q and K: `Q.size(-1)`, and the divisor is its "
                    "square root: `Q.size(-1) ** 0.5`.")
+
+
+def scale_after_softmax_diagnosis(run: RunResult, case: Case, output: np.ndarray,
+                                  weights: np.ndarray | None) -> str | None:
+    """The scale multiplied into the weights after a softmax of unscaled scores; the softmax's line when the
+    source has one softmax."""
+    p = scale_after_softmax(case, output, weights)
+    if p is None:
+        return None
+    d_k = np.shape(case.Q)[-1]
+    softmax = run.reading.softmax
+    where = f"on {softmax[0].shown()}, " if len(softmax) == 1 else ""
+    return scale_after_softmax_message(float(d_k**p), d_k, D_K_POWERS[p], weights is not None, where)
+
+
+@message_template
+def power_said(value: float, d_k: int, power_name: str) -> str:
+    """``0.25 = 1/√16 = 1/√d_k``: a power of d_k, its value and its name."""
+    return f"{number(value)} = {power_name.replace('d_k', str(d_k))} = {power_name}"
+
+
+@message_template
+def scale_after_softmax_message(row_sum: float, d_k: int, power_name: str, has_weights: bool, where: str) -> str:
+    """The weights (or the output) of a softmax of unscaled scores multiplied by `row_sum`, a power of d_k."""
+    said = power_said(row_sum, d_k, power_name)
+    seen = (f"Every row of your weights sums to {said}, not 1 (d_k = {d_k})" if has_weights else
+            f"Your output is that of unscaled scores multiplied by {said} (d_k = {d_k}), so your weights sum to "
+            f"{number(row_sum)}, not 1")
+    return (f"{seen}: the scale was applied after the softmax, to the weights, where it multiplies every weight by "
+            "the same number. It belongs on the scores, before the softmax: "
+            f"{where}take the softmax of `scores / Q.size(-1) ** 0.5`, and leave the weights as it gives them.")
+
+
+def scaled_rows_message(row_sum: float, d_k: int, power_name: str) -> str:
+    """Rows of weights that all sum to `row_sum`, a power of d_k: the scale applied after the softmax."""
+    return (f"Every row sums to {power_said(row_sum, d_k, power_name)} (d_k = {d_k}): a softmax multiplied by "
+            "the scale after it. The scale belongs on the scores, before the softmax (see the diagnosis).")
 
 
 def sequence_first_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None) -> str | None:
@@ -75,7 +118,8 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
             break
         mistake = match_mistake(by_name[name], res.output)
         measured = (sequence_first_diagnosis(by_name[name], res.output, weights)
-                    or scale_diagnosis(by_name[name], res.output, weights))
+                    or scale_diagnosis(by_name[name], res.output, weights)
+                    or scale_after_softmax_diagnosis(run, by_name[name], res.output, weights))
         if mistake is not None:
             found.extend(mistake.describe())
         elif measured is not None:

@@ -11,7 +11,9 @@ r"""What a student's numbers say about how they were computed: measured, not onl
 * `added_mask_weights`: the weights when a 0/1 mask is *added* to the scores, as PyTorch's documented
   reference does with a float mask;
 * `masked_after_softmax`: the weights when the mask is applied to the weights, after the softmax, instead of
-  to the scores, with or without a renormalisation afterwards.
+  to the scores, with or without a renormalisation afterwards;
+* `scale_after_softmax`: the power of d_k the weights were multiplied by after a softmax of unscaled scores,
+  :math:`d_k^p \operatorname{softmax}(Q K^\top)`, so that every row sums to :math:`d_k^p`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import math
 import numpy as np
 
 from exercise.cases import Case
-from exercise.mistakes import same_values, softmax_over
+from exercise.mistakes import Mistake, mistaken_attention, same_values, softmax_over
 from exercise.numbers import message_template, number
 
 
@@ -128,3 +130,23 @@ def masked_after_softmax(weights: np.ndarray, allowed: np.ndarray, fill: float, 
         if renormalise == "softmax":
             return softmax_over(masked, -1)
         return masked
+
+
+#: The powers of d_k a scale is written as, and how each is said: 1/d_k, 1/√d_k, √d_k, d_k.
+D_K_POWERS = {-1.0: "1/d_k", -0.5: "1/√d_k", 0.5: "√d_k", 1.0: "d_k"}
+
+
+def d_k_power(x: float, d_k: int, rtol: float = 1e-4) -> float | None:
+    """The p in `D_K_POWERS` with ``x = d_k ** p``, or None."""
+    return next((p for p in D_K_POWERS if math.isclose(x, d_k**p, rel_tol=rtol)), None)
+
+
+def scale_after_softmax(case: Case, output: np.ndarray, weights: np.ndarray | None) -> float | None:
+    """The power p of d_k when the student's output (and weights) are those of ``d_k**p · softmax(Q Kᵀ)``, the
+    case's mask applied: the scale multiplied into the weights after a softmax of unscaled scores."""
+    d_k = np.shape(case.Q)[-1]
+    out, w = mistaken_attention(case.Q, case.K, case.V, Mistake(scale="none"), case.mask)
+    for p in D_K_POWERS:
+        if same_values(output, out * d_k**p) and (weights is None or same_values(weights, w * d_k**p)):
+            return p
+    return None

@@ -337,4 +337,42 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     weights = F.soft_max(scores, dim=-1)
     return torch.matmul(weights, V), weights
 ''', False, ("Did you mean `softmax`?", "`torch.nn.functional` has no `soft_max`: correct the name on line 10")),
+    "the scale after the softmax": Submission('''
+import math
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    d_k = Q.size(-1)
+    scores = torch.matmul(Q, K.transpose(-2, -1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float('-inf'))
+    weights = F.softmax(scores, dim=-1) / math.sqrt(d_k)
+    return torch.matmul(weights, V), weights
+''', False, ("Every row sums to 0.25 = 1/√16 = 1/√d_k", "as they should be. Every row sums to 0.5 = 1/√4",
+              "the scale was applied after the softmax",
+              "on line 11 (`weights = F.softmax(scores, dim=-1) / math.sqrt(d_k)`), take the softmax of")),
+    "the scale after the softmax, as a power": Submission('''
+import torch
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scale = q.shape[-1] ** -0.5
+    attn = q @ k.transpose(-2, -1)
+    if mask is not None:
+        attn = attn.masked_fill(~mask.bool(), float("-inf"))
+    attn = attn.softmax(dim=-1) * scale
+    return attn @ v, attn
+''', False, ("Every row of your weights sums to 0.25 = 1/√16 = 1/√d_k",
+              "on line 9 (`attn = attn.softmax(dim=-1) * scale`)")),
+    "the scale after the softmax, output only": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ V / math.sqrt(Q.size(-1))
+''', False, ("Your output is that of unscaled scores multiplied by 0.25 = 1/√16 = 1/√d_k", "on line 9",
+              "the scale was applied after the softmax")),
 }

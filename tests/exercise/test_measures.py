@@ -12,9 +12,11 @@ from exercise.cases import exercise_cases
 from exercise.measures import (
     added_mask_weights,
     attention_with_factor,
+    d_k_power,
     named_number,
     normalised_axes,
     recovered_scale,
+    scale_after_softmax,
     sequence_first_attention,
 )
 
@@ -61,3 +63,25 @@ def test_an_added_mask_is_a_bias_of_one_on_the_allowed_scores():
     q, k = (torch.from_numpy(a.astype(np.float64)) for a in (case.Q, case.K))
     expected = torch.softmax(q @ k.T / 2 + torch.from_numpy(case.mask.astype(np.float64)), dim=-1)
     np.testing.assert_allclose(added_mask_weights(case), expected.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["random", "worked_causal"])
+@pytest.mark.parametrize("power", [-1.0, -0.5, 0.5, 1.0])
+def test_a_scale_after_the_softmax_is_read_off_as_a_power_of_d_k(name, power):
+    case = CASES[name]
+    q, k, v = (torch.from_numpy(a) for a in (case.Q, case.K, case.V))
+    scores = q @ k.transpose(-2, -1)  # unscaled: (..., T, d_k) @ (..., d_k, T) -> (..., T, T)
+    if case.mask is not None:
+        scores = scores.masked_fill(torch.from_numpy(case.mask) == 0, float("-inf"))
+    weights = torch.softmax(scores, dim=-1) * q.size(-1) ** power
+    output = (weights @ v).numpy().astype(np.float64)  # (..., T, T) @ (..., T, d_v)
+    assert scale_after_softmax(case, output, weights.numpy().astype(np.float64)) == power
+    assert scale_after_softmax(case, output, None) == power
+    assert d_k_power(float(weights.sum(-1).flatten()[0]), q.size(-1)) == power
+
+
+def test_no_scale_after_the_softmax_is_claimed_for_right_or_otherwise_wrong_weights():
+    output, weights = attention_with_factor(RANDOM, 1 / 4)
+    assert scale_after_softmax(RANDOM, output, weights) is None
+    assert scale_after_softmax(RANDOM, output * 0.3, weights * 0.3) is None
+    assert d_k_power(0.3, 16) is None and d_k_power(1.0, 16) is None
