@@ -11,22 +11,46 @@ import numpy as np
 from exercise.cases import Case
 from exercise.measures import (
     D_K_POWERS,
+    causal_attention,
     named_number,
     recovered_scale,
     scale_after_softmax,
     sequence_first_attention,
+    transposed_products,
 )
 from exercise.mistakes import match_mistake, mistaken_attention, same_values
 from exercise.numbers import message_template, number
-from exercise.results import RunResult
+from exercise.results import CaseResult, RunResult
 
 
-def scale_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None) -> str | None:
-    """The factor the scores were scaled by, when a wrong constant factor is the whole mistake."""
+def scale_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None,
+                    other: tuple[Case, CaseResult | None] | None = None) -> str | None:
+    """The factor the scores were scaled by, when a wrong constant factor is the whole mistake; said to be a
+    constant when the `other` case, with another d_k, was scaled by the same factor."""
     factor = recovered_scale(case, output, weights)
     if factor is None or factor <= 0:
         return None
-    return scale_message(factor, np.shape(case.Q)[-1])
+    d_k = np.shape(case.Q)[-1]
+    other_case, res = other or (None, None)
+    if other_case is not None and res is not None and res.ok and res.output is not None:
+        other_d_k = np.shape(other_case.Q)[-1]
+        other_factor = recovered_scale(other_case, res.output, res.weights if res.kind == "pair" else None)
+        if other_d_k != d_k and other_factor is not None and math.isclose(factor, other_factor, rel_tol=1e-3):
+            return constant_scale_message(factor, d_k, other_d_k)
+    return scale_message(factor, d_k)
+
+
+@message_template
+def constant_scale_message(factor: float, d_k: int, other_d_k: int) -> str:
+    """Scores scaled by the same `factor` whatever d_k is (`d_k` on one case, `other_d_k` on another)."""
+    divisor = 1 / factor if factor > 0 else math.inf
+    whole = math.isfinite(divisor) and divisor > 1 and abs(divisor - round(divisor)) < 1e-3 * divisor
+    how = f"divided by {number(divisor)}" if whole else f"multiplied by {number(factor)}"
+    return (f"Your scores are {how} on every test, whatever d_k is: with d_k = {d_k}, and the same on the worked "
+            f"example, where d_k = {other_d_k}. That is a constant, not 1/√d_k: the formula divides them by "
+            f"√d_k = √{d_k} = {number(math.sqrt(d_k))} here and √{other_d_k} = {number(math.sqrt(other_d_k))} "
+            "there. d_k is the size of the last dimension of Q and K: `Q.size(-1)`, and the divisor is its square "
+            "root: `Q.size(-1) ** 0.5`.")
 
 
 @message_template
@@ -78,6 +102,37 @@ def scaled_rows_message(row_sum: float, d_k: int, power_name: str) -> str:
             "the scale after it. The scale belongs on the scores, before the softmax (see the diagnosis).")
 
 
+def always_causal_diagnosis(run: RunResult, case: Case, output: np.ndarray,
+                            weights: np.ndarray | None) -> str | None:
+    """An output without a mask that equals the causally masked one: a function that masks the future whatever its
+    `mask` argument, as ``F.scaled_dot_product_attention(..., is_causal=True)`` does."""
+    out, w = causal_attention(case)
+    if not same_values(output, out) or (weights is not None and not same_values(weights, w)):
+        return None
+    said = ("Called without a mask, your function still masks the future: its output is exactly that of causal "
+            "attention, `tril(ones(T, T))`, so the unmasked output is wrong and the `mask` argument is ignored.")
+    if run.used_builtin:
+        causal = run.reading.is_causal
+        where = f" on {causal[0].shown()}" if len(causal) == 1 else ""
+        return (said + " `is_causal=True` makes `F.scaled_dot_product_attention` mask the future whether or not a "
+                f"mask is given: drop it{where}, and pass the mask you are given, when there is one, as "
+                "`attn_mask=mask.bool()`.")
+    return said + " Apply the mask your function is given, and none when it is None."
+
+
+def transposed_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None) -> str | None:
+    """An output that is the right weights multiplied by V the wrong way (`transposed_products`), the weights
+    themselves being right when returned."""
+    if weights is not None and not same_values(weights, mistaken_attention(case.Q, case.K, case.V)[1]):
+        return None
+    written = next((how for how, product in transposed_products(case).items() if same_values(output, product)), None)
+    if written is None:
+        return None
+    return (f"Your output is `{written}`: the weights multiply V the wrong way round. Each query's output is its "
+            "row of weights times V, the weights on the left and as they are: `output = weights @ V`, "
+            "`(..., T, T) @ (..., T, d_v) -> (..., T, d_v)`.")
+
+
 def sequence_first_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None) -> str | None:
     """Attention computed over the first dimension, as if the tensors were ``(seq_len, batch, d_k)``."""
     if np.ndim(case.Q) != 3:
@@ -116,10 +171,15 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
                 found.append("Your output is right, but the second value you return is not the attention weights: "
                              "return the weights after the softmax.")
             break
-        mistake = match_mistake(by_name[name], res.output)
-        measured = (sequence_first_diagnosis(by_name[name], res.output, weights)
-                    or scale_diagnosis(by_name[name], res.output, weights)
-                    or scale_after_softmax_diagnosis(run, by_name[name], res.output, weights))
+        case = by_name[name]
+        # Weights multiplied the wrong way first: the known mistakes explain WᵀV as two (K Qᵀ, softmax over dim=-2).
+        transposed = transposed_diagnosis(case, res.output, weights)
+        mistake = None if transposed else match_mistake(case, res.output)
+        measured = transposed or (None if mistake else (
+            always_causal_diagnosis(run, case, res.output, weights)
+            or sequence_first_diagnosis(case, res.output, weights)
+            or scale_diagnosis(case, res.output, weights, (by_name["worked"], run.cases.get("worked")))
+            or scale_after_softmax_diagnosis(run, case, res.output, weights)))
         if mistake is not None:
             found.extend(mistake.describe())
         elif measured is not None:

@@ -375,4 +375,105 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     return torch.softmax(scores, dim=-1) @ V / math.sqrt(Q.size(-1))
 ''', False, ("Your output is that of unscaled scores multiplied by 0.25 = 1/√16 = 1/√d_k", "on line 9",
               "the scale was applied after the softmax")),
+    "is_causal=True with the mask ignored": Submission('''
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    return F.scaled_dot_product_attention(Q, K, V, is_causal=True)
+''', False, ("your masked output does match PyTorch's", "Called without a mask, your function still masks the future",
+              "`is_causal=True` makes `F.scaled_dot_product_attention` mask the future whether or not a mask is given",
+              "drop it on line 5 (`return F.scaled_dot_product_attention(Q, K, V, is_causal=True)`)")),
+    "is_causal=True on a line of its own, weights returned": Submission('''
+import math
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    out = F.scaled_dot_product_attention(
+        query, key, value, attn_mask=None, dropout_p=0.0,
+        is_causal=True)
+    T = query.size(-2)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
+    scores = scores.masked_fill(torch.ones(T, T).tril() == 0, float("-inf"))
+    return out, scores.softmax(dim=-1)
+''', False, ("whether or not a mask is given", "drop it on line 7 (`out = F.scaled_dot_product_attention(`)")),
+    "a causal mask of its own, the mask ignored": Submission('''
+import math
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    T = q.size(-2)
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+    bias = torch.tril(torch.ones(T, T))
+    att = att.masked_fill(bias == 0, float('-inf'))
+    att = F.softmax(att, dim=-1)
+    return att @ v, att
+''', False, ("Called without a mask, your function still masks the future", "the `mask` argument is ignored")),
+    "the weights transposed": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float('-inf'))
+    weights = torch.softmax(scores, dim=-1)
+    return weights.transpose(-2, -1) @ V, weights
+''', False, ("Your output is `weights.transpose(-2, -1) @ V`", "`output = weights @ V`")),
+    "the weights transposed by einsum, output only": Submission('''
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.einsum("bqd,bkd->bqk", Q, K) / Q.shape[-1] ** 0.5
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    attn = torch.softmax(scores, dim=-1)
+    return torch.einsum("bqk,bqd->bkd", attn, V)
+''', False, ("Your output is `weights.transpose(-2, -1) @ V`",)),
+    "V on the wrong side": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.matmul(Q, K.transpose(-2, -1)) / math.sqrt(Q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float('-inf'))
+    weights = torch.softmax(scores, dim=-1)
+    return torch.matmul(V, weights), weights
+''', False, ("Your output is `V @ weights`", "`output = weights @ V`")),
+    "V transposed on the wrong side": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(1, 2) / math.sqrt(K.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, -1e9)
+    p_attn = scores.softmax(dim=-1)
+    return V.transpose(1, 2) @ p_attn, p_attn
+''', False, ("Your output is `V.transpose(-2, -1) @ weights`",)),
+    "a constant scale": Submission('''
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) * 0.06
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float('-inf'))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, weights
+''', False, ("multiplied by 0.06 on every test", "a constant, not 1/√d_k", "√16 = 4 here and √4 = 2 there")),
+    "a constant scale written as a square root": Submission('''
+import math
+import torch
+
+D_K = 64
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.bmm(Q, K.transpose(1, 2)) / math.sqrt(D_K)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = torch.softmax(scores, dim=2)
+    return torch.bmm(weights, V), weights
+''', False, ("divided by 8 on every test", "a constant, not 1/√d_k")),
 }
