@@ -12,7 +12,7 @@ from exercise.cases import Case
 from exercise.measures import added_mask_weights, masked_after_softmax
 from exercise.mistakes import mistaken_attention, same_values, softmax_over
 from exercise.numbers import message_template, number
-from exercise.results import CaseResult, RunResult, SourceLine
+from exercise.results import CaseResult, RunResult, SourceLine, error_line
 
 
 def mask_diagnosis(run: RunResult, case: Case, w: np.ndarray) -> str:
@@ -149,6 +149,38 @@ def future_weights_message(largest: float) -> str:
     """Forbidden weights that are not 0, for no reason the checker recognises."""
     return (f"The weights above the diagonal are not zero (the largest is {number(largest)}): "
             "tokens still attend to the future.")
+
+
+def padding_diagnosis(case: Case, res: CaseResult, error: str) -> str | None:
+    """A function that reads its fourth argument as a key-padding mask, one value per key: given a ``(batch, T)``
+    mask that pads the last key (the runner's ``as_padding``), it returns attention without that key (or, reading
+    1 as padding, with that key alone)."""
+    assert case.mask is not None
+    probe = res.as_padding
+    if probe is None:
+        return None
+    T = case.mask.shape[0]
+    batch = np.shape(case.Q)[0] if np.ndim(case.Q) == 3 else 1
+    last = np.arange(T) == T - 1  # (T,): the padded key
+    polarity = None
+    for ones_mean, allowed in (("a real token", ~last), ("padding", last)):
+        out, w = mistaken_attention(case.Q, case.K, case.V, mask=np.broadcast_to(allowed, (T, T)))
+        if same_values(probe.output, out) and (probe.weights is None or same_values(probe.weights, w)):
+            polarity = ones_mean
+    if polarity is None:
+        return None
+    line = error_line(error)
+    where = "" if line is None else f" on line {line}"
+    reversed_ones = "" if polarity == "a real token" else (
+        " It also reads 1 as padding, like nn.MultiheadAttention's `key_padding_mask`, where the lesson's 1 means "
+        "may attend.")
+    return (f"Your function reads its fourth argument as a key-padding mask: one value per key, of shape "
+            f"(batch, seq_len) = ({batch}, {T}), like BERT's `attention_mask`. The lesson's mask has one value per "
+            f"(query, key) pair, of shape (seq_len, seq_len) = ({T}, {T}): row i says which keys query i may see; "
+            f"read as one row per sequence, it made your code fail{where}. Given a ({batch}, {T}) mask that "
+            f"marks the last key as padding, it returns exactly attention without that key: your masking works, "
+            f"on padding.{reversed_ones} Use the ({T}, {T}) mask as it is, which broadcasts over the batch: "
+            "`scores.masked_fill(mask == 0, float('-inf'))`.")
 
 
 def lengths_diagnosis(case: Case, res: CaseResult) -> str | None:

@@ -39,6 +39,7 @@ class CaseResult:
     batch_note: str | None = None  # the error without a batch dimension, when a batch of one worked
     batched_error: str | None = None  # the error with a batch of one too, when both raised
     as_lengths: CaseResult | None = None  # what the function returned given the mask's valid lengths instead
+    as_padding: CaseResult | None = None  # ... and given a key-padding mask, (batch, T) with the last key padded
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,12 @@ _NO_ATTRIBUTE = re.compile(r"^AttributeError: (.+?) has no attribute '(\w+)'")
 _LINE = re.compile(r"\(line (\d+)")
 
 
+def error_line(error: str) -> int | None:
+    """The line of the student's code an error came from, as `exercise.runner.describe_error` writes it."""
+    found = _LINE.findall(error)
+    return int(found[-1]) if found else None
+
+
 def misspelled_name(error: str) -> str | None:
     """For an AttributeError on a tensor or a module of PyTorch's: the closest real name, as Python's own
     tracebacks suggest one (``Did you mean `masked_fill`?``), and the line to correct it on."""
@@ -149,8 +156,8 @@ def misspelled_name(error: str) -> str | None:
     best = difflib.get_close_matches(name, names, n=1)
     if not best:
         return None
-    line = _LINE.search(error)
-    where = f" on line {line.group(1)}" if line else ""
+    line = error_line(error)
+    where = "" if line is None else f" on line {line}"
     has = "A tensor has" if owner is torch.Tensor else f"`{found.group(1).removeprefix('module ')[1:-1]}` has"
     return f"Did you mean `{best[0]}`? {has} no `{name}`: correct the name{where}."
 
@@ -195,8 +202,9 @@ def decode_case(msg: dict[str, Any]) -> CaseResult:
         res = CaseResult(ok=False, error=student_error(str(msg.get("error") or "failed")[:800]))
         if isinstance(msg.get("batched_error"), str):
             res.batched_error = student_error(msg["batched_error"][:800])
-        if isinstance(msg.get("as_lengths"), dict):
-            res.as_lengths = decode_case({**msg["as_lengths"], "ok": True})
+        for probe in ("as_lengths", "as_padding"):
+            if isinstance(msg.get(probe), dict):
+                setattr(res, probe, decode_case({**msg[probe], "ok": True}))
         return res
     kind = msg.get("kind") if msg.get("kind") in ("pair", "single", "other") else "other"
     res = CaseResult(ok=True, kind=kind, output=_decode_array(msg.get("output")),

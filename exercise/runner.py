@@ -114,6 +114,16 @@ def valid_lengths(mask: Any, batch: int) -> Any:
     return mask.sum(dim=-1).to(torch.int64).expand(batch, -1)  # (T, T) -> (T,) -> (batch, T)
 
 
+def key_padding(mask: Any, batch: int) -> Any:
+    """A key-padding mask, one value per key, ``(batch, T)``: 1 for every key but the last, which is padding (the form
+    of BERT's ``attention_mask``)."""
+    import torch
+
+    padding = torch.ones(batch, mask.shape[-1], dtype=mask.dtype)  # (batch, T_k)
+    padding[:, -1] = 0
+    return padding
+
+
 def run_case(fn: Callable[..., Any], case: dict[str, Any]) -> dict[str, Any]:
     """Call ``fn(Q, K, V)`` (or ``fn(Q, K, V, mask)``) on one test case, in float32, never raising.
 
@@ -125,7 +135,8 @@ def run_case(fn: Callable[..., Any], case: dict[str, Any]) -> dict[str, Any]:
     results; the first error is kept as ``batch_note``. A function written for batches only is then judged on
     its formula. If the batch of one raises too, the case fails with the first error, and the batch's is kept
     as ``batched_error``. When every call with the mask raised, the function is called once more with the
-    mask's valid lengths (`valid_lengths`, on the batched input) and what it returned is kept as ``as_lengths``.
+    mask's valid lengths (`valid_lengths`, on the batched input) and once with a key-padding mask (`key_padding`),
+    and what they returned is kept as ``as_lengths`` and ``as_padding``.
     """
     import torch
 
@@ -146,14 +157,17 @@ def run_case(fn: Callable[..., Any], case: dict[str, Any]) -> dict[str, Any]:
                 raise first from None
 
     def probe_lengths(q: Any, k: Any, v: Any, unbatch: bool) -> None:
-        """Call `fn` on batched q, k, v with the mask's valid lengths; keep what it returns, if it returns."""
+        """Call `fn` on batched q, k, v with the mask's valid lengths, then with a key-padding mask; keep what each
+        call returns, if it returns."""
         if mask is None:
             return
-        try:
-            result = fn(q, k, v, valid_lengths(mask, q.shape[0]))
-        except Exception:  # noqa: BLE001 - the probe only adds a note
-            return
-        out["as_lengths"] = split_result(_without_batch(result) if unbatch else result)
+        for key, other in (("as_lengths", valid_lengths(mask, q.shape[0])),
+                           ("as_padding", key_padding(mask, q.shape[0]))):
+            try:
+                result = fn(q, k, v, other)
+            except Exception:  # noqa: BLE001 - the probe only adds a note
+                continue
+            out[key] = split_result(_without_batch(result) if unbatch else result)
 
     q, k, v = (torch.tensor(case[name], dtype=torch.float32) for name in ("Q", "K", "V"))
     try:

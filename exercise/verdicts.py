@@ -26,7 +26,7 @@ from exercise.cases import (
 )
 from exercise.diagnosis import diagnose, scaled_rows_message
 from exercise.limits import OUTPUT_CAP_BYTES, bytes_in_words
-from exercise.mask_diagnosis import after_softmax_diagnosis, lengths_diagnosis, mask_diagnosis
+from exercise.mask_diagnosis import after_softmax_diagnosis, lengths_diagnosis, mask_diagnosis, padding_diagnosis
 from exercise.measures import D_K_POWERS, d_k_power, normalised_axes, scale_after_softmax
 from exercise.mistakes import same_values
 from exercise.numbers import message_template, number, numbers
@@ -320,8 +320,8 @@ def _causal_error(run: RunResult, case: Case, res: CaseResult) -> str:
                "too (`Q.unsqueeze(0)`, the mask as it is). " + msg)
     if "positional argument" in error:
         msg += ". Add a fourth parameter, `mask=None`, as in the skeleton."
-    lengths = lengths_diagnosis(case, res)
-    return msg if lengths is None else f"{msg}. {lengths}"
+    explained = lengths_diagnosis(case, res) or padding_diagnosis(case, res, error)
+    return msg if explained is None else f"{msg}. {explained}"
 
 
 def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.ndarray | None]:

@@ -476,4 +476,32 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     weights = torch.softmax(scores, dim=2)
     return torch.bmm(weights, V), weights
 ''', False, ("divided by 8 on every test", "a constant, not 1/√d_k")),
+    "a key-padding mask reshaped": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    # mask: (batch, seq_len), 1 for real tokens and 0 for padding
+    batch, seq_len, d_k = Q.shape
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)
+    if mask is not None:
+        mask = mask.view(batch, 1, seq_len)  # one row, broadcast over the queries
+        scores = scores.masked_fill(mask == 0, float('-inf'))
+    weights = scores.softmax(dim=-1)
+    return weights @ V, weights
+''', False, ("shape '[1, 1, 3]' is invalid for input of size 9", "reads its fourth argument as a key-padding mask",
+              "of shape (batch, seq_len) = (1, 3)", "of shape (seq_len, seq_len) = (3, 3)", "fail on line 10",
+              "returns exactly attention without that key")),
+    "nn.MultiheadAttention's key_padding_mask": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(query, key, value, key_padding_mask=None):
+    scores = torch.bmm(query, key.transpose(1, 2)) / math.sqrt(query.size(-1))
+    if key_padding_mask is not None:
+        scores = scores.masked_fill(key_padding_mask.unsqueeze(1).bool(), float('-inf'))
+    weights = torch.softmax(scores, dim=-1)
+    return torch.bmm(weights, value), weights
+''', False, ("reads its fourth argument as a key-padding mask", "(batch, seq_len) = (1, 3)",
+              "(seq_len, seq_len) = (3, 3)", "It also reads 1 as padding")),
 }
