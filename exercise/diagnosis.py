@@ -24,33 +24,40 @@ from exercise.results import CaseResult, RunResult
 
 
 def scale_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None,
-                    other: tuple[Case, CaseResult | None] | None = None) -> str | None:
+                    worked: tuple[Case, CaseResult | None]) -> str | None:
     """The factor the scores were scaled by, when a wrong constant factor is the whole mistake; said to be a
-    constant when the `other` case, with another d_k, was scaled by the same factor."""
+    constant when the `worked` example, with another d_k, was scaled by the same factor."""
     factor = recovered_scale(case, output, weights)
     if factor is None or factor <= 0:
         return None
-    d_k = np.shape(case.Q)[-1]
-    other_case, res = other or (None, None)
-    if other_case is not None and res is not None and res.ok and res.output is not None:
-        other_d_k = np.shape(other_case.Q)[-1]
-        other_factor = recovered_scale(other_case, res.output, res.weights if res.kind == "pair" else None)
-        if other_d_k != d_k and other_factor is not None and math.isclose(factor, other_factor, rel_tol=1e-3):
-            return constant_scale_message(factor, d_k, other_d_k)
-    return scale_message(factor, d_k)
+    return constant_scale_diagnosis((case, factor), worked) or scale_message(factor, np.shape(case.Q)[-1])
+
+
+def constant_scale_diagnosis(measured: tuple[Case, float], worked: tuple[Case, CaseResult | None]) -> str | None:
+    """A scale that is one constant, whatever d_k: the factor `measured` on one case, recovered again on the
+    `worked` example, whose d_k differs. Right for one of them, at most."""
+    case, factor = measured
+    worked_case, res = worked
+    if res is None or not res.ok or res.output is None or factor <= 0:
+        return None
+    d_k, worked_d_k = np.shape(case.Q)[-1], np.shape(worked_case.Q)[-1]
+    worked_factor = recovered_scale(worked_case, res.output, res.weights if res.kind == "pair" else None)
+    if worked_d_k == d_k or worked_factor is None or not math.isclose(factor, worked_factor, rel_tol=1e-3):
+        return None
+    return constant_scale_message(factor, d_k, worked_d_k)
 
 
 @message_template
-def constant_scale_message(factor: float, d_k: int, other_d_k: int) -> str:
-    """Scores scaled by the same `factor` whatever d_k is (`d_k` on one case, `other_d_k` on another)."""
+def constant_scale_message(factor: float, d_k: int, worked_d_k: int) -> str:
+    """Scores scaled by the same `factor` on the lesson's test (`d_k`) and on the worked example (`worked_d_k`)."""
     divisor = 1 / factor if factor > 0 else math.inf
     whole = math.isfinite(divisor) and divisor > 1 and abs(divisor - round(divisor)) < 1e-3 * divisor
     how = f"divided by {number(divisor)}" if whole else f"multiplied by {number(factor)}"
-    return (f"Your scores are {how} on every test, whatever d_k is: with d_k = {d_k}, and the same on the worked "
-            f"example, where d_k = {other_d_k}. That is a constant, not 1/√d_k: the formula divides them by "
-            f"√d_k = √{d_k} = {number(math.sqrt(d_k))} here and √{other_d_k} = {number(math.sqrt(other_d_k))} "
-            "there. d_k is the size of the last dimension of Q and K: `Q.size(-1)`, and the divisor is its square "
-            "root: `Q.size(-1) ** 0.5`.")
+    return (f"Your scores are {how} on every test, whatever d_k is: the same with d_k = {d_k} as on the worked "
+            f"example, where d_k = {worked_d_k}. That is a constant, not 1/√d_k: the formula divides them by "
+            f"√d_k = √{d_k} = {number(math.sqrt(d_k))} on the one and √{worked_d_k} = "
+            f"{number(math.sqrt(worked_d_k))} on the other. d_k is the size of the last dimension of Q and K: "
+            "`Q.size(-1)`, and the divisor is its square root: `Q.size(-1) ** 0.5`.")
 
 
 @message_template
@@ -170,6 +177,10 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
             if res.kind == "pair" and res.weights is not None and not same_values(res.weights, exp_w):
                 found.append("Your output is right, but the second value you return is not the attention weights: "
                              "return the weights after the softmax.")
+            else:  # right for this d_k: a constant that happens to be √d_k here is still a constant
+                constant = constant_scale_diagnosis((by_name[name], 1 / math.sqrt(np.shape(by_name[name].Q)[-1])),
+                                                    (by_name["worked"], run.cases.get("worked")))
+                found.extend([constant] if constant else [])
             break
         case = by_name[name]
         # Weights multiplied the wrong way first: the known mistakes explain WᵀV as two (K Qᵀ, softmax over dim=-2).

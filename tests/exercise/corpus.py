@@ -462,7 +462,8 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
         scores = scores.masked_fill(mask == 0, float('-inf'))
     weights = torch.softmax(scores, dim=-1)
     return weights @ V, weights
-''', False, ("multiplied by 0.06 on every test", "a constant, not 1/√d_k", "√16 = 4 here and √4 = 2 there")),
+''', False, ("multiplied by 0.06 on every test", "a constant, not 1/√d_k",
+              "√16 = 4 on the one and √4 = 2 on the other")),
     "a constant scale written as a square root": Submission('''
 import math
 import torch
@@ -504,4 +505,14 @@ def scaled_dot_product_attention(query, key, value, key_padding_mask=None):
     return torch.bmm(weights, value), weights
 ''', False, ("reads its fourth argument as a key-padding mask", "(batch, seq_len) = (1, 3)",
               "(seq_len, seq_len) = (3, 3)", "It also reads 1 as padding")),
+    "a constant scale, right for the lesson's d_k only": Submission('''
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / 4  # sqrt(16)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float('-inf'))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, weights
+''', False, ("divided by 4 on every test", "a constant, not 1/√d_k", "√4 = 2 on the other")),
 }
