@@ -8,6 +8,7 @@ What the exercise is:
 running a submission:
 
 * `exercise.runner`: how the function is called and what it reports (runs next to the student's code);
+* `exercise.reading`: the lines of the source a diagnosis points to, read without running it;
 * `exercise.sandbox`: the server's side (`check_submission`, the queue, the self-test);
 * `exercise.zygote`: the warm worker that forks one filtered child per submission;
 * `exercise.syscall_filter`: the seccomp allowlist the kernel enforces in that child;
@@ -16,7 +17,8 @@ running a submission:
 
 judging it:
 
-* `exercise.verdicts`: the checklist (`evaluate`); `exercise.diagnosis`: which mistake it was;
+* `exercise.verdicts`: the checklist (`evaluate`); `exercise.diagnosis`: which mistake it was, and
+  `exercise.mask_diagnosis`: what went wrong with the mask;
 * `exercise.measures`: what a student's numbers say about how they were computed;
 * `exercise.numbers`: how every message writes a number (`number`), and the list of message templates;
 * `exercise.demos`: known mistakes through the same checks, for the page's quizzes;

@@ -11,7 +11,11 @@ r"""What a student's numbers say about how they were computed: measured, not onl
 * `added_mask_weights`: the weights when a 0/1 mask is *added* to the scores, as PyTorch's documented
   reference does with a float mask;
 * `masked_after_softmax`: the weights when the mask is applied to the weights, after the softmax, instead of
-  to the scores, with or without a renormalisation afterwards.
+  to the scores, with or without a renormalisation afterwards;
+* `causal_attention`: attention with the causal mask, to compare an unmasked case's output with;
+* `transposed_products`: the output when the weights multiply V transposed or from the wrong side;
+* `scale_after_softmax`: the power of d_k the weights were multiplied by after a softmax of unscaled scores,
+  :math:`d_k^p \operatorname{softmax}(Q K^\top)`, so that every row sums to :math:`d_k^p`.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import math
 import numpy as np
 
 from exercise.cases import Case
-from exercise.mistakes import same_values, softmax_over
+from exercise.mistakes import Mistake, mistaken_attention, same_values, softmax_over
 from exercise.numbers import message_template, number
 
 
@@ -128,3 +132,41 @@ def masked_after_softmax(weights: np.ndarray, allowed: np.ndarray, fill: float, 
         if renormalise == "softmax":
             return softmax_over(masked, -1)
         return masked
+
+
+#: The powers of d_k a scale is written as, and how each is said: 1/d_k, 1/√d_k, √d_k, d_k.
+D_K_POWERS = {-1.0: "1/d_k", -0.5: "1/√d_k", 0.5: "√d_k", 1.0: "d_k"}
+
+
+def d_k_power(x: float, d_k: int, rtol: float = 1e-4) -> float | None:
+    """The p in `D_K_POWERS` with ``x = d_k ** p``, or None."""
+    return next((p for p in D_K_POWERS if math.isclose(x, d_k**p, rel_tol=rtol)), None)
+
+
+def scale_after_softmax(case: Case, output: np.ndarray, weights: np.ndarray | None) -> float | None:
+    """The power p of d_k when the student's output (and weights) are those of ``d_k**p · softmax(Q Kᵀ)``, the
+    case's mask applied: the scale multiplied into the weights after a softmax of unscaled scores."""
+    d_k = np.shape(case.Q)[-1]
+    out, w = mistaken_attention(case.Q, case.K, case.V, Mistake(scale="none"), case.mask)
+    for p in D_K_POWERS:
+        if same_values(output, out * d_k**p) and (weights is None or same_values(weights, w * d_k**p)):
+            return p
+    return None
+
+
+def causal_attention(case: Case) -> tuple[np.ndarray, np.ndarray]:
+    """``(output, weights)`` of the case's Q, K, V with the causal mask ``tril(ones(T, T))``, whatever its own."""
+    T = np.shape(case.Q)[-2]
+    return mistaken_attention(case.Q, case.K, case.V, mask=np.tril(np.ones((T, T))))
+
+
+def transposed_products(case: Case) -> dict[str, np.ndarray]:
+    """The outputs of the right weights W of an unmasked case multiplied by V the wrong way, by how it is written:
+    ``W.transpose(-2, -1) @ V``, ``V @ W`` (square shapes only) and ``V.transpose(-2, -1) @ W``."""
+    _, w = mistaken_attention(case.Q, case.K, case.V)
+    V = np.asarray(case.V, dtype=np.float64)
+    products = {"weights.transpose(-2, -1) @ V": np.swapaxes(w, -1, -2) @ V,  # (..., T_k, T_q) @ (..., T_k, d_v)
+                "V.transpose(-2, -1) @ weights": np.swapaxes(V, -1, -2) @ w}  # (..., d_v, T) @ (..., T, T)
+    if V.shape[-1] == w.shape[-2]:
+        products["V @ weights"] = V @ w  # (..., T, d_v) @ (..., T, T): runs only when d_v == T
+    return products

@@ -18,7 +18,7 @@ from typing import Any
 
 from exercise.limits import MEMORY_BUDGET_BYTES, OUTPUT_CAP_BYTES, RESULT_CAP_BYTES
 from exercise.numbers import message_template, number
-from exercise.results import RunResult, decode_case, student_error
+from exercise.results import RunResult, decode_case, decode_reading, student_error
 
 
 @dataclass
@@ -152,6 +152,7 @@ def absorb_messages(messages: list[dict[str, Any]], run: RunResult, timeout_s: f
             run.load_error = (None if msg.get("ok") or not msg.get("error")
                               else student_error(str(msg["error"])[:800]))
             run.found = bool(msg.get("found", True))
+            run.reading = decode_reading(msg.get("reading"))
             if isinstance(msg.get("callables"), list):
                 run.callables = [str(c)[:60] for c in msg["callables"][:20]]
         elif stage == "case" and isinstance(msg.get("name"), str):

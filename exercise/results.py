@@ -8,14 +8,18 @@ escapes it for Markdown, `ui.layout.as_markdown`).
 
 from __future__ import annotations
 
+import difflib
 import json
+import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
 
-from exercise import runner
+from exercise import reading, runner
 from exercise.cases import Case, exercise_cases
 from exercise.limits import FILE_SIZE_BYTES, MEMORY_BUDGET_BYTES, bytes_in_words
 
@@ -35,6 +39,31 @@ class CaseResult:
     batch_note: str | None = None  # the error without a batch dimension, when a batch of one worked
     batched_error: str | None = None  # the error with a batch of one too, when both raised
     as_lengths: CaseResult | None = None  # what the function returned given the mask's valid lengths instead
+    as_padding: CaseResult | None = None  # ... and given a key-padding mask, (batch, T) with the last key padded
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """A line of the student's source that a diagnosis points to (`exercise.reading`). Its texts came from the
+    student's process: capped, and empty when they could not be shown as code (a backtick or a line break)."""
+
+    number: int
+    text: str = ""  # the whole line, stripped
+    tensor: str = ""  # an unassigned masked_fill's: the tensor it was called on
+    call: str = ""  # ... and the call itself
+
+    def shown(self) -> str:
+        """``line 8 (`scores.masked_fill(mask == 0, -1e9)`)``, or ``line 8`` when the text cannot be shown."""
+        return f"line {self.number}" + (f" (`{self.text}`)" if self.text else "")
+
+
+@dataclass(frozen=True)
+class SourceReading:
+    """What `exercise.reading.read_source` found in the source: the lines of each kind, in order."""
+
+    unassigned: tuple[SourceLine, ...] = ()
+    softmax: tuple[SourceLine, ...] = ()
+    is_causal: tuple[SourceLine, ...] = ()
 
 
 @dataclass
@@ -47,6 +76,7 @@ class RunResult:
     found: bool = True
     callables: list[str] = field(default_factory=list)
     cases: dict[str, CaseResult] = field(default_factory=dict)
+    reading: SourceReading = SourceReading()
     done: bool = False
     used_builtin: bool = False
     incident: str | None = None
@@ -99,13 +129,71 @@ _HINTS = (
 )
 
 
+#: What a misspelled name is looked up in, by the owner an AttributeError names (``'Tensor' object``,
+#: ``module 'torch'``): the tensor's methods, and the functions of the modules attention code uses.
+_NAMES_OF = {"'Tensor' object": torch.Tensor, "'Parameter' object": torch.Tensor, "module 'torch'": torch,
+             "module 'torch.nn.functional'": torch.nn.functional, "module 'torch.nn'": torch.nn,
+             "module 'math'": math}
+_NO_ATTRIBUTE = re.compile(r"^AttributeError: (.+?) has no attribute '(\w+)'")
+_LINE = re.compile(r"\(line (\d+)")
+
+
+def error_line(error: str) -> int | None:
+    """The line of the student's code an error came from, as `exercise.runner.describe_error` writes it."""
+    found = _LINE.findall(error)
+    return int(found[-1]) if found else None
+
+
+def misspelled_name(error: str) -> str | None:
+    """For an AttributeError on a tensor or a module of PyTorch's: the closest real name, as Python's own
+    tracebacks suggest one (``Did you mean `masked_fill`?``), and the line to correct it on."""
+    found = _NO_ATTRIBUTE.match(error)
+    owner = None if found is None else _NAMES_OF.get(found.group(1))
+    if owner is None:
+        return None
+    name = found.group(2)
+    names = [n for n in dir(owner) if not n.startswith("_") or name.startswith("_")]
+    best = difflib.get_close_matches(name, names, n=1)
+    if not best:
+        return None
+    line = error_line(error)
+    where = "" if line is None else f" on line {line}"
+    has = "A tensor has" if owner is torch.Tensor else f"`{found.group(1).removeprefix('module ')[1:-1]}` has"
+    return f"Did you mean `{best[0]}`? {has} no `{name}`: correct the name{where}."
+
+
 def student_error(error: str) -> str:
     """An error reported by the submission, plus a plain-words reason when it comes from one of the sandbox's
-    limits."""
+    limits, or the right name when it is a misspelled one."""
     for needles, hint in _HINTS:
         if any(n in error for n in needles):
             return f"{error}. In other words: {hint}."
-    return error
+    suggestion = misspelled_name(error)
+    return error if suggestion is None else f"{error}. {suggestion}"
+
+
+def _code_text(value: Any) -> str:
+    """A text from the student's process that can be shown inside a code span, or ""."""
+    if not isinstance(value, str) or any(c in value for c in "`\n\r") or len(value) > reading.MAX_TEXT:
+        return ""
+    return value
+
+
+def decode_reading(msg: Any) -> SourceReading:
+    """The ``reading`` of a ``load`` message as a `SourceReading` (never raises: the data is untrusted)."""
+    if not isinstance(msg, dict):
+        return SourceReading()
+
+    def lines(kind: str) -> tuple[SourceLine, ...]:
+        entries = msg.get(kind)
+        if not isinstance(entries, list):
+            return ()
+        return tuple(SourceLine(e["line"], _code_text(e.get("text")), _code_text(e.get("tensor")),
+                                _code_text(e.get("call")))
+                     for e in entries[: reading.MAX_LINES]
+                     if isinstance(e, dict) and type(e.get("line")) is int and 0 < e["line"] < 1_000_000)
+
+    return SourceReading(lines("unassigned"), lines("softmax"), lines("is_causal"))
 
 
 def decode_case(msg: dict[str, Any]) -> CaseResult:
@@ -114,8 +202,9 @@ def decode_case(msg: dict[str, Any]) -> CaseResult:
         res = CaseResult(ok=False, error=student_error(str(msg.get("error") or "failed")[:800]))
         if isinstance(msg.get("batched_error"), str):
             res.batched_error = student_error(msg["batched_error"][:800])
-        if isinstance(msg.get("as_lengths"), dict):
-            res.as_lengths = decode_case({**msg["as_lengths"], "ok": True})
+        for probe in ("as_lengths", "as_padding"):
+            if isinstance(msg.get(probe), dict):
+                setattr(res, probe, decode_case({**msg[probe], "ok": True}))
         return res
     kind = msg.get("kind") if msg.get("kind") in ("pair", "single", "other") else "other"
     res = CaseResult(ok=True, kind=kind, output=_decode_array(msg.get("output")),

@@ -20,6 +20,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from exercise.reading import read_source
+
 SOURCE_NAME = "<your code>"
 FUNCTION_NAME = "scaled_dot_product_attention"
 #: Tensors with more elements than this come back as a shape only (the tests use at most 160).
@@ -112,6 +114,16 @@ def valid_lengths(mask: Any, batch: int) -> Any:
     return mask.sum(dim=-1).to(torch.int64).expand(batch, -1)  # (T, T) -> (T,) -> (batch, T)
 
 
+def key_padding(mask: Any, batch: int) -> Any:
+    """A key-padding mask, one value per key, ``(batch, T)``: 1 for every key but the last, which is padding (the form
+    of BERT's ``attention_mask``)."""
+    import torch
+
+    padding = torch.ones(batch, mask.shape[-1], dtype=mask.dtype)  # (batch, T_k)
+    padding[:, -1] = 0
+    return padding
+
+
 def run_case(fn: Callable[..., Any], case: dict[str, Any]) -> dict[str, Any]:
     """Call ``fn(Q, K, V)`` (or ``fn(Q, K, V, mask)``) on one test case, in float32, never raising.
 
@@ -123,7 +135,8 @@ def run_case(fn: Callable[..., Any], case: dict[str, Any]) -> dict[str, Any]:
     results; the first error is kept as ``batch_note``. A function written for batches only is then judged on
     its formula. If the batch of one raises too, the case fails with the first error, and the batch's is kept
     as ``batched_error``. When every call with the mask raised, the function is called once more with the
-    mask's valid lengths (`valid_lengths`, on the batched input) and what it returned is kept as ``as_lengths``.
+    mask's valid lengths (`valid_lengths`, on the batched input) and once with a key-padding mask (`key_padding`),
+    and what they returned is kept as ``as_lengths`` and ``as_padding``.
     """
     import torch
 
@@ -144,14 +157,17 @@ def run_case(fn: Callable[..., Any], case: dict[str, Any]) -> dict[str, Any]:
                 raise first from None
 
     def probe_lengths(q: Any, k: Any, v: Any, unbatch: bool) -> None:
-        """Call `fn` on batched q, k, v with the mask's valid lengths; keep what it returns, if it returns."""
+        """Call `fn` on batched q, k, v with the mask's valid lengths, then with a key-padding mask; keep what each
+        call returns, if it returns."""
         if mask is None:
             return
-        try:
-            result = fn(q, k, v, valid_lengths(mask, q.shape[0]))
-        except Exception:  # noqa: BLE001 - the probe only adds a note
-            return
-        out["as_lengths"] = split_result(_without_batch(result) if unbatch else result)
+        for key, other in (("as_lengths", valid_lengths(mask, q.shape[0])),
+                           ("as_padding", key_padding(mask, q.shape[0]))):
+            try:
+                result = fn(q, k, v, other)
+            except Exception:  # noqa: BLE001 - the probe only adds a note
+                continue
+            out[key] = split_result(_without_batch(result) if unbatch else result)
 
     q, k, v = (torch.tensor(case[name], dtype=torch.float32) for name in ("Q", "K", "V"))
     try:
@@ -179,8 +195,8 @@ def run_case(fn: Callable[..., Any], case: dict[str, Any]) -> dict[str, Any]:
 def run_source(source: str, cases: list[dict[str, Any]], send: Callable[[dict[str, Any]], None]) -> None:
     """Compile and execute `source`, then call its ``scaled_dot_product_attention`` on every case.
 
-    Messages, in order: ``load`` (``ok``, or the error, or the callables found instead), one
-    ``case`` per case (see `run_case`), and ``done`` with ``used_builtin``: whether the
+    Messages, in order: ``load`` (``ok`` with what `read_source` found in the source, or the error, or the
+    callables found instead), one ``case`` per case (see `run_case`), and ``done`` with ``used_builtin``: whether the
     function called PyTorch's own ``F.scaled_dot_product_attention``. Never raises because of
     the source; code under ``if __name__ == "__main__":`` is not run.
     """
@@ -199,6 +215,7 @@ def run_source(source: str, cases: list[dict[str, Any]], send: Callable[[dict[st
     try:
         try:
             code = compile(source, SOURCE_NAME, "exec", dont_inherit=True)
+            reading = read_source(source)  # before the source runs and could change what reads it
             exec(code, namespace)  # noqa: S102 - the caller has put this process in the sandbox (or trusts it)
             fn = namespace.get(FUNCTION_NAME)
         except BaseException as exc:  # noqa: BLE001 - SyntaxError, SystemExit, MemoryError, ...
@@ -208,7 +225,7 @@ def run_source(source: str, cases: list[dict[str, Any]], send: Callable[[dict[st
             names = sorted(k for k, v in namespace.items() if callable(v) and not k.startswith("__"))
             send({"stage": "load", "ok": False, "found": fn is not None, "callables": names[:20], "error": None})
             return
-        send({"stage": "load", "ok": True})
+        send({"stage": "load", "ok": True, "reading": reading})
         for case in cases:
             send(run_case(fn, case))
         send({"stage": "done", "used_builtin": calls[0] > 0})

@@ -24,9 +24,10 @@ from exercise.cases import (
     WORKED_ATOL,
     Case,
 )
-from exercise.diagnosis import after_softmax_diagnosis, diagnose, lengths_diagnosis, mask_diagnosis
+from exercise.diagnosis import diagnose, scaled_rows_message
 from exercise.limits import OUTPUT_CAP_BYTES, bytes_in_words
-from exercise.measures import normalised_axes
+from exercise.mask_diagnosis import after_softmax_diagnosis, lengths_diagnosis, mask_diagnosis, padding_diagnosis
+from exercise.measures import D_K_POWERS, d_k_power, normalised_axes, scale_after_softmax
 from exercise.mistakes import same_values
 from exercise.numbers import message_template, number, numbers
 from exercise.results import CaseResult, RunResult
@@ -216,6 +217,10 @@ def _softmax_axis_hint(weights: np.ndarray) -> str:
     if axes and axes[0] == -weights.ndim:
         return (f"The weights sum to 1 across the batch (dim=0) instead, over {weights.shape[0]} different "
                 "sequences. Use `dim=-1`.")
+    sums = weights.sum(axis=-1)
+    p = d_k_power(float(sums.flat[0]), D_K)
+    if p is not None and np.allclose(sums, sums.flat[0], rtol=1e-4, atol=0):
+        return scaled_rows_message(float(D_K**p), D_K, D_K_POWERS[p])
     return "No axis of the weights sums to 1: is there a softmax at all?"
 
 
@@ -315,8 +320,8 @@ def _causal_error(run: RunResult, case: Case, res: CaseResult) -> str:
                "too (`Q.unsqueeze(0)`, the mask as it is). " + msg)
     if "positional argument" in error:
         msg += ". Add a fourth parameter, `mask=None`, as in the skeleton."
-    lengths = lengths_diagnosis(case, res)
-    return msg if lengths is None else f"{msg}. {lengths}"
+    explained = lengths_diagnosis(case, res) or padding_diagnosis(case, res, error)
+    return msg if explained is None else f"{msg}. {explained}"
 
 
 def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.ndarray | None]:
@@ -351,6 +356,11 @@ def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.n
         if -2 in normalised_axes(w, atol=ROW_SUM_ATOL):
             return False, ("The weights above the diagonal are exactly 0, but each column sums to 1 instead of "
                            "each row: the softmax ran over dim=-2, the queries (see the rows check)." + note), w
+        p = scale_after_softmax(case, res.output, w)
+        if p is not None:
+            d_k = np.shape(case.Q)[-1]
+            return False, ("The weights above the diagonal are exactly 0, as they should be. "
+                           + scaled_rows_message(float(d_k**p), d_k, D_K_POWERS[p]) + note), w
         after = after_softmax_diagnosis(run, case, w)
         if after is not None:
             return False, after + note, w

@@ -1,4 +1,5 @@
-"""Attention functions as people write them: correct ones in several styles, and the bugs of issues #26 and #38.
+"""Attention functions as people write them: correct ones in several styles, and the bugs students and published
+code make.
 
 Each entry is a whole submission, the verdict it must get (does every check pass?) and phrases its checklist or
 diagnosis must contain. They are modelled on public tutorials, textbooks and libraries, rewritten for the
@@ -265,4 +266,253 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     weights = torch.softmax(scores, dim=-1)
     return (weights @ v).transpose(0, 1), weights
 ''', False, ("first dimension", "sequence")),
+    "masked_fill whose result is thrown away": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    d_k = Q.size(-1)
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)
+    if mask is not None:
+        scores.masked_fill(mask == 0, float('-inf'))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, weights
+''', False, ("`masked_fill` returns a new tensor; assign it: `scores = scores.masked_fill(mask == 0, float('-inf'))` "
+              "on line 9",)),
+    "masked_fill thrown away, on the if's line": Submission('''
+import math
+import torch.nn.functional as F
+import torch
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    d_k = query.size()[-1]
+    attn_logits = torch.matmul(query, key.transpose(-2, -1))
+    attn_logits = attn_logits / math.sqrt(d_k)
+    if mask is not None: attn_logits.masked_fill(mask == 0, -9e15)
+    attention = F.softmax(attn_logits, dim=-1)
+    values = torch.matmul(attention, value)
+    return values, attention
+''', False, ("assign it: `attn_logits = attn_logits.masked_fill(mask == 0, -9e15)` on line 10",)),
+    "torch.masked_fill thrown away": Submission('''
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.einsum("bqd,bkd->bqk", Q, K) / Q.shape[-1] ** 0.5
+    if mask is not None:
+        torch.masked_fill(scores, mask.logical_not(), float("-inf"))
+    attn = scores.softmax(-1)
+    return torch.einsum("bqk,bkd->bqd", attn, V), attn
+''', False, ("assign it: `scores = torch.masked_fill(scores, mask.logical_not(), float(\"-inf\"))` on line 7",)),
+    "a misspelled masked_fill": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    d_k = query.size(-1)
+    energy = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)
+    if mask is not None:
+        energy = energy.mask_fill(mask == 0, float('-inf'))
+    attention = torch.softmax(energy, dim=-1)
+    return torch.matmul(attention, value), attention
+''', False, ("no attribute 'mask_fill'", "Did you mean `masked_fill`?", "correct the name on line 9")),
+    "a misspelled transpose": Submission('''
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.tranpose(-1, -2) / Q.size(-1) ** 0.5
+    if mask is not None:
+        scores = scores.masked_fil(mask == 0, float("-inf"))
+    weights = scores.softmax(dim=-1)
+    return weights @ V, weights
+''', False, ("no attribute 'tranpose'", "Did you mean `transpose`?", "correct the name on line 5")),
+    "a misspelled softmax of torch.nn.functional": Submission('''
+import math
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.matmul(Q, K.transpose(-2, -1)) / math.sqrt(Q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = F.soft_max(scores, dim=-1)
+    return torch.matmul(weights, V), weights
+''', False, ("Did you mean `softmax`?", "`torch.nn.functional` has no `soft_max`: correct the name on line 10")),
+    "the scale after the softmax": Submission('''
+import math
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    d_k = Q.size(-1)
+    scores = torch.matmul(Q, K.transpose(-2, -1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float('-inf'))
+    weights = F.softmax(scores, dim=-1) / math.sqrt(d_k)
+    return torch.matmul(weights, V), weights
+''', False, ("Every row sums to 0.25 = 1/√16 = 1/√d_k", "as they should be. Every row sums to 0.5 = 1/√4",
+              "the scale was applied after the softmax",
+              "on line 11 (`weights = F.softmax(scores, dim=-1) / math.sqrt(d_k)`), take the softmax of")),
+    "the scale after the softmax, as a power": Submission('''
+import torch
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scale = q.shape[-1] ** -0.5
+    attn = q @ k.transpose(-2, -1)
+    if mask is not None:
+        attn = attn.masked_fill(~mask.bool(), float("-inf"))
+    attn = attn.softmax(dim=-1) * scale
+    return attn @ v, attn
+''', False, ("Every row of your weights sums to 0.25 = 1/√16 = 1/√d_k",
+              "on line 9 (`attn = attn.softmax(dim=-1) * scale`)")),
+    "the scale after the softmax, output only": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ V / math.sqrt(Q.size(-1))
+''', False, ("Your output is that of unscaled scores multiplied by 0.25 = 1/√16 = 1/√d_k", "on line 9",
+              "the scale was applied after the softmax")),
+    "is_causal=True with the mask ignored": Submission('''
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    return F.scaled_dot_product_attention(Q, K, V, is_causal=True)
+''', False, ("your masked output does match PyTorch's", "Called without a mask, your function still masks the future",
+              "`is_causal=True` makes `F.scaled_dot_product_attention` mask the future whether or not a mask is given",
+              "drop it on line 5 (`return F.scaled_dot_product_attention(Q, K, V, is_causal=True)`)")),
+    "is_causal=True on a line of its own, weights returned": Submission('''
+import math
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    out = F.scaled_dot_product_attention(
+        query, key, value, attn_mask=None, dropout_p=0.0,
+        is_causal=True)
+    T = query.size(-2)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
+    scores = scores.masked_fill(torch.ones(T, T).tril() == 0, float("-inf"))
+    return out, scores.softmax(dim=-1)
+''', False, ("whether or not a mask is given", "drop it on line 7 (`out = F.scaled_dot_product_attention(`)")),
+    "a causal mask of its own, the mask ignored": Submission('''
+import math
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    T = q.size(-2)
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+    bias = torch.tril(torch.ones(T, T))
+    att = att.masked_fill(bias == 0, float('-inf'))
+    att = F.softmax(att, dim=-1)
+    return att @ v, att
+''', False, ("Called without a mask, your function still masks the future", "the `mask` argument is ignored")),
+    "the weights transposed": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float('-inf'))
+    weights = torch.softmax(scores, dim=-1)
+    return weights.transpose(-2, -1) @ V, weights
+''', False, ("Your output is `weights.transpose(-2, -1) @ V`", "`output = weights @ V`")),
+    "the weights transposed by einsum, output only": Submission('''
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.einsum("bqd,bkd->bqk", Q, K) / Q.shape[-1] ** 0.5
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    attn = torch.softmax(scores, dim=-1)
+    return torch.einsum("bqk,bqd->bkd", attn, V)
+''', False, ("Your output is `weights.transpose(-2, -1) @ V`",)),
+    "V on the wrong side": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.matmul(Q, K.transpose(-2, -1)) / math.sqrt(Q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float('-inf'))
+    weights = torch.softmax(scores, dim=-1)
+    return torch.matmul(V, weights), weights
+''', False, ("Your output is `V @ weights`", "`output = weights @ V`")),
+    "V transposed on the wrong side": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(1, 2) / math.sqrt(K.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, -1e9)
+    p_attn = scores.softmax(dim=-1)
+    return V.transpose(1, 2) @ p_attn, p_attn
+''', False, ("Your output is `V.transpose(-2, -1) @ weights`",)),
+    "a constant scale": Submission('''
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) * 0.06
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float('-inf'))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, weights
+''', False, ("multiplied by 0.06 on every test", "a constant, not 1/√d_k",
+              "√16 = 4 on the one and √4 = 2 on the other")),
+    "a constant scale written as a square root": Submission('''
+import math
+import torch
+
+D_K = 64
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.bmm(Q, K.transpose(1, 2)) / math.sqrt(D_K)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = torch.softmax(scores, dim=2)
+    return torch.bmm(weights, V), weights
+''', False, ("divided by 8 on every test", "a constant, not 1/√d_k")),
+    "a key-padding mask reshaped": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    # mask: (batch, seq_len), 1 for real tokens and 0 for padding
+    batch, seq_len, d_k = Q.shape
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)
+    if mask is not None:
+        mask = mask.view(batch, 1, seq_len)  # one row, broadcast over the queries
+        scores = scores.masked_fill(mask == 0, float('-inf'))
+    weights = scores.softmax(dim=-1)
+    return weights @ V, weights
+''', False, ("shape '[1, 1, 3]' is invalid for input of size 9", "reads its fourth argument as a key-padding mask",
+              "of shape (batch, seq_len) = (1, 3)", "of shape (seq_len, seq_len) = (3, 3)", "fail on line 10",
+              "returns exactly attention without that key")),
+    "nn.MultiheadAttention's key_padding_mask": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(query, key, value, key_padding_mask=None):
+    scores = torch.bmm(query, key.transpose(1, 2)) / math.sqrt(query.size(-1))
+    if key_padding_mask is not None:
+        scores = scores.masked_fill(key_padding_mask.unsqueeze(1).bool(), float('-inf'))
+    weights = torch.softmax(scores, dim=-1)
+    return torch.bmm(weights, value), weights
+''', False, ("reads its fourth argument as a key-padding mask", "(batch, seq_len) = (1, 3)",
+              "(seq_len, seq_len) = (3, 3)", "It also reads 1 as padding")),
+    "a constant scale, right for the lesson's d_k only": Submission('''
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / 4  # sqrt(16)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float('-inf'))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, weights
+''', False, ("divided by 4 on every test", "a constant, not 1/√d_k", "√4 = 2 on the other")),
 }

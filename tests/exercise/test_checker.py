@@ -327,6 +327,18 @@ def test_the_runner_keeps_the_batched_error_and_calls_with_valid_lengths():
     assert "batched_error" not in batched and np.shape(batched["as_lengths"]["weights"]["data"]) == (2, 5, 5)
 
 
+def test_the_runner_calls_a_function_that_refuses_the_mask_with_a_key_padding_mask():
+    from exercise.runner import run_case
+    from tests.exercise.corpus import BUGS
+
+    attention = trusted_function(BUGS["a key-padding mask reshaped"].source)
+    result = run_case(attention, {c.name: c for c in CASES}["random_causal"].as_json())
+    assert not result["ok"] and "invalid for input of size 25" in result["error"]
+    weights = np.array(result["as_padding"]["weights"]["data"])  # (2, 5, 5): the last key padded for every query
+    assert weights.shape == (2, 5, 5) and np.all(weights[..., -1] == 0)
+    np.testing.assert_allclose(weights.sum(-1), 1, atol=1e-6)
+
+
 def test_a_mask_refused_as_floats_and_as_booleans_reports_the_lessons_float_mask():
     from exercise.runner import run_case
 
