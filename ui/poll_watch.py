@@ -3,7 +3,7 @@
 A fragment with ``run_every`` would cost the server a fragment run per student per interval, round or not, and a
 class is mostly idle. Instead the browser asks a small HTTP route, `ROUND_STATE_PATH`, for the quiz's
 `poll.round_state` every `STUDENT_EVERY_S` seconds. The route answers from the process's `poll.RoundStates`
-(no script, no session; the store at most once per quiz per `ui.class_poll.VERSION_MAX_AGE_S`). Only when the
+(no script, no session; the store at most once per quiz per `ui.poll_services.VERSION_MAX_AGE_S`). Only when the
 answer differs from the state the page was drawn at does `watch_round` set its trigger, which reruns the student's
 poll fragment alone (`ui.class_poll.student_round`); the page's charts never rerun.
 
@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from poll import MalformedInputError, PollError
 from poll.limits import checked_name
+from ui.poll_services import services
 
 #: The route's path: under the app's root, beside the pages (and its ``server.baseUrlPath``, if one is set).
 ROUND_STATE_PATH = "api/poll/round-state"
@@ -82,8 +83,6 @@ async def round_state_endpoint(request: Request) -> Response:
     400 for a malformed name, 503 while the poll's database cannot be read. The answer is what every student's
     screen shows anyway (no round, or its number and stage), so it needs no key.
     """
-    from ui.class_poll import services
-
     try:
         quiz = checked_name(request.query_params.get("quiz", ""), "quiz")
     except MalformedInputError as error:
