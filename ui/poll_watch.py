@@ -33,8 +33,14 @@ WATCH_KEY_PREFIX = "poll_watch_"
 #: How often a student's browser asks whether its round changed (seconds).
 STUDENT_EVERY_S = 2.0
 
+#: Streamlit calls the component's function again on every run of its fragment, without calling the cleanup the
+#: last call returned (that runs only when the element is removed). So the timer is kept per watcher in the page
+#: (`window.__attentionPollWatch`, by the quiz's name): each call stops the one before, and one timer asks at a time,
+#: always against the state just drawn.
 _WATCH_JS = """
 export default function ({ data, setTriggerValue }) {
+  const timers = (window.__attentionPollWatch ??= new Map());
+  clearInterval(timers.get(data.url));
   let asking = false;
   const timer = setInterval(async () => {
     if (asking || document.hidden) return;
@@ -42,14 +48,18 @@ export default function ({ data, setTriggerValue }) {
     try {
       const response = await fetch(data.url, { cache: "no-store" });
       const state = response.ok ? (await response.text()).trim() : null;
-      if (state !== data.state) setTriggerValue("changed", state ?? "unknown");
+      if (timers.get(data.url) === timer && state !== data.state) setTriggerValue("changed", state ?? "unknown");
     } catch (error) {
-      setTriggerValue("changed", "unreachable");
+      if (timers.get(data.url) === timer) setTriggerValue("changed", "unreachable");
     } finally {
       asking = false;
     }
   }, data.every_ms);
-  return () => clearInterval(timer);
+  timers.set(data.url, timer);
+  return () => {
+    clearInterval(timer);
+    if (timers.get(data.url) === timer) timers.delete(data.url);
+  };
 }
 """
 
