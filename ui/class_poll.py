@@ -30,7 +30,7 @@ import streamlit as st
 from poll import Counts, PollError, Round, new_browser_token, round_state
 from poll.limits import BROWSER_TOKEN
 from ui.poll_services import services, voter_hasher
-from ui.poll_watch import watch_round
+from ui.poll_watch import BrowserCookie, watch_round
 from ui.url_state import QUERY_KEYS, query_snapshot
 
 #: The cookie that holds a browser's voter token (random; the server stores only its keyed hash).
@@ -49,25 +49,27 @@ def token_from_cookie(value: object) -> str | None:
 
 
 def browser_token() -> str:
-    """This browser's voter token: from its cookie, else made now (and written to the cookie, see `_keep_token`)."""
+    """This browser's voter token: from its cookie, else made now (and written to the cookie, see `voter_cookie`)."""
     token = st.session_state.get("_poll_token")
     if token is None:
-        token = token_from_cookie(st.context.cookies.get(VOTER_COOKIE))
-        st.session_state["_poll_cookie_read"] = token is not None
-        token = token or new_browser_token()
-        st.session_state["_poll_token"] = token
+        token = st.session_state["_poll_token"] = (token_from_cookie(st.context.cookies.get(VOTER_COOKIE))
+                                                   or new_browser_token())
     return token
 
 
-def _keep_token() -> None:
-    """Write a token made in this session to the browser's cookie, once, so a reload or a second tab reuse it."""
-    if st.session_state.get("_poll_cookie_read", True) or st.session_state.get("_poll_cookie_sent"):
-        return
-    st.session_state["_poll_cookie_sent"] = True
-    secure = "; Secure" if (st.context.url or "").startswith("https:") else ""
-    st.html(f"<script>document.cookie = '{VOTER_COOKIE}={st.session_state['_poll_token']}; Path=/; "
-            f"Max-Age={COOKIE_MAX_AGE_S}; SameSite=Lax{secure}';</script>", unsafe_allow_javascript=True,
-            width="content")
+def voter_cookie() -> BrowserCookie:
+    """The cookie that keeps this session's token in the browser (`ui.poll_watch` writes it at the first visit)."""
+    return BrowserCookie(VOTER_COOKIE, browser_token(), COOKIE_MAX_AGE_S)
+
+
+def adopt_token(value: str) -> None:
+    """The browser holds another token (a tab opened at the same moment wrote its own first): take the browser's,
+    so that all its tabs are one voter, and read this session's recorded answers again under it."""
+    token = token_from_cookie(value)
+    if token is not None and token != st.session_state.get("_poll_token"):
+        st.session_state["_poll_token"] = token
+        for key in [k for k in st.session_state if k.startswith("_poll_") and k.endswith("_mine")]:
+            del st.session_state[key]
 
 
 # --- what both sides read ---------------------------------------------------------------------------------------
@@ -152,7 +154,7 @@ def student_round(quiz: str) -> None:
                 feedback(quiz)  # what became of their last send, which says why
             else:
                 st.warning(f"Class poll: {error}", icon=":material/cloud_off:")
-    watch_round(quiz, state)
+    watch_round(quiz, state, voter_cookie(), adopt_token)
 
 
 def _student_view(quiz: str, current: Round) -> None:
@@ -167,7 +169,6 @@ def _student_view(quiz: str, current: Round) -> None:
         elif not current.accepts_votes:
             st.info("The lecturer has locked this round: answers are closed. Wait for the reveal.",
                     icon=":material/lock:")
-    _keep_token()
 
 
 def round_heading(current: Round, title: str) -> None:
@@ -182,8 +183,8 @@ def _answer_control(quiz: str, current: Round) -> str | None:
     recorded = _recorded_answer(quiz, current)
     choice_key = f"poll_{quiz}_choice_{current.id}"
     options = list(current.question.options)
-    if choice_key not in st.session_state and recorded in options:
-        st.session_state[choice_key] = recorded
+    if not current.accepts_votes or (choice_key not in st.session_state and recorded in options):
+        st.session_state[choice_key] = recorded if recorded in options else None  # once closed: what was counted
     st.radio(current.question.text, options, index=None, key=choice_key, disabled=not current.accepts_votes)
     if current.accepts_votes:
         st.button("Send my answer", key=f"poll_{quiz}_send", on_click=_send, args=(quiz, current.id, choice_key),
@@ -193,12 +194,14 @@ def _answer_control(quiz: str, current: Round) -> str | None:
 
 
 def _recorded_answer(quiz: str, current: Round) -> str | None:
-    """This browser's recorded answer in the round: read from the store once per round per session."""
+    """This browser's recorded answer in the round: read from the store once per stage of the round (open, locked,
+    revealed) per session, so a locked or revealed round shows what was counted, whichever tab sent it."""
     mine = st.session_state.setdefault(f"_poll_{quiz}_mine", {})
-    if current.id not in mine:
+    stage = (current.id, round_state(current))
+    if stage not in mine:
         poll = services()
-        mine[current.id] = poll.store.vote_of(current.id, voter_hasher(poll.store).voter(browser_token()))
-    return mine[current.id]
+        mine[stage] = poll.store.vote_of(current.id, voter_hasher(poll.store).voter(browser_token()))
+    return mine[stage]
 
 
 def _send(quiz: str, round_id: str, choice_key: str) -> None:
@@ -215,7 +218,9 @@ def _send(quiz: str, round_id: str, choice_key: str) -> None:
         say(quiz, "error", f"Your answer was not recorded. {error}", _round_now(quiz, round_id))
         forget_round(quiz)
         return
-    st.session_state.setdefault(f"_poll_{quiz}_mine", {})[round_id] = choice
+    mine = st.session_state.setdefault(f"_poll_{quiz}_mine", {})
+    for stage in [stage for stage in mine if stage[0] == round_id]:
+        mine[stage] = choice
     say(quiz, "success", f"Answer recorded: **{choice}**. You can change it until the lecturer locks the round.",
          round_id)
 

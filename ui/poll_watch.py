@@ -14,7 +14,11 @@ the background does not ask.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import streamlit as st
 from starlette.concurrency import run_in_threadpool
@@ -39,6 +43,16 @@ STUDENT_EVERY_S = 2.0
 #: always against the state just drawn.
 _WATCH_JS = """
 export default function ({ data, setTriggerValue }) {
+  const cookie = data.cookie;
+  if (cookie) {
+    const kept = document.cookie.split("; ").find((pair) => pair.startsWith(cookie.name + "="));
+    if (!kept) {
+      document.cookie = `${cookie.name}=${cookie.value}; Path=/; Max-Age=${cookie.max_age_s}; SameSite=Lax`
+        + (location.protocol === "https:" ? "; Secure" : "");
+    } else if (kept.slice(cookie.name.length + 1) !== cookie.value) {
+      setTriggerValue("cookie", kept.slice(cookie.name.length + 1));
+    }
+  }
   const timers = (window.__attentionPollWatch ??= new Map());
   clearInterval(timers.get(data.url));
   let asking = false;
@@ -72,19 +86,40 @@ def route_path() -> str:
     return f"/{base}/{ROUND_STATE_PATH}" if base else f"/{ROUND_STATE_PATH}"
 
 
-def watch_round(quiz: str, state: str) -> None:
-    """Rerun the enclosing fragment when `quiz`'s round state is no longer `state` (the one just drawn).
+@dataclass(frozen=True)
+class BrowserCookie:
+    """A cookie the browser must hold: written at once if it has none; if it holds another value, the browser's
+    value wins (`watch_round`'s `on_cookie` gets it, before the fragment's next run)."""
+
+    name: str
+    value: str
+    max_age_s: int
+
+
+def watch_round(quiz: str, state: str, cookie: BrowserCookie | None = None,
+                on_cookie: Callable[[str], None] | None = None) -> None:
+    """Rerun the enclosing fragment when `quiz`'s round state is no longer `state` (the one just drawn), and keep
+    `cookie` in the browser (see `BrowserCookie`).
 
     Call it inside the fragment, on every run. Its URL is relative to the page (every page's path is one segment
     under the app's root), so it also reaches the app behind a proxy that serves it under a prefix.
     """
+    key = f"{WATCH_KEY_PREFIX}{quiz}"
     url = f"{ROUND_STATE_PATH}?{urllib.parse.urlencode({'quiz': quiz})}"
-    _watch(key=f"{WATCH_KEY_PREFIX}{quiz}", data={"url": url, "state": state, "every_ms": int(STUDENT_EVERY_S * 1000)},
-           height=0, on_changed_change=_noop)
+    data = {"url": url, "state": state, "every_ms": int(STUDENT_EVERY_S * 1000),
+            "cookie": dataclasses.asdict(cookie) if cookie is not None else None}
+    _watch(key=key, data=data, height=0, on_changed_change=_noop,
+           on_cookie_change=functools.partial(_cookie_seen, key, on_cookie or (lambda value: None)))
 
 
 def _noop() -> None:
     """A trigger needs a callback to be a trigger; the rerun it causes is all that is wanted."""
+
+
+def _cookie_seen(key: str, on_cookie: Callable[[str], None]) -> None:
+    value = st.session_state[key].get("cookie")
+    if isinstance(value, str):
+        on_cookie(value)
 
 
 async def round_state_endpoint(request: Request) -> Response:

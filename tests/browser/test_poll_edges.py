@@ -6,18 +6,23 @@ from __future__ import annotations
 
 import time
 
-from poll import Question, open_store
+from devtools.browser import settle
+from poll import Question, new_browser_token, open_store
 from tests.browser.test_class_poll import (  # noqa: F401 - fixtures: this module's own cluster
     IDLE_PAGE,
     IDLE_QUIZ,
     REACHES_MS,
     poll_cluster,
     poll_data,
+    poll_panel,
     process_routes,
     routed_context,
 )
+from ui.class_poll import VOTER_COOKIE
 from ui.poll_watch import ROUND_STATE_PATH, STUDENT_EVERY_S
 
+#: The page and quiz of the tests of tabs (the idle page's test has its own).
+EDGE_PAGE, EDGE_QUIZ = "soft_lookup", "soft_lookup_cold"
 #: Changes of the round an idle page lives through: open, then lock, reveal, new round, again and again.
 CHANGES = 20
 #: How long the idle page is watched after them (seconds).
@@ -91,3 +96,59 @@ def test_an_idle_page_keeps_one_timer_over_many_changes_of_the_round(poll_cluste
     assert runs == 0, f"the idle page ran the script: {runs} websocket messages in {IDLE_S} s"
     assert asks <= IDLE_S / STUDENT_EVERY_S + 1, f"{asks} asks in {IDLE_S} s: more than one timer"
     context.close()
+
+
+def vote(page, option: str) -> None:
+    panel = poll_panel(page)
+    panel.get_by_text(option, exact=True).click()
+    panel.get_by_role("button", name="Send my answer").click()
+    page.get_by_text(f"Answer recorded: {option}").wait_for(timeout=REACHES_MS)
+
+
+def opened_tab(context, url: str):
+    tab = context.new_page()
+    tab.goto(url)
+    settle(tab)
+    return tab
+
+
+def test_tabs_opened_before_the_round_are_one_voter_and_show_the_vote_counted(poll_cluster, poll_data,
+                                                                             process_routes, browser):
+    """Two tabs of one browser, both opened while no round is open: the browser's cookie is written at the first
+    visit, so they vote as one. The tab whose answer was replaced says, after the reveal, what was counted."""
+    context = routed_context(browser, poll_cluster, process_routes[1][2])
+    url = f"{poll_cluster.url}/{EDGE_PAGE}"
+    first, second = opened_tab(context, url), opened_tab(context, url)
+    store = open_store(data_directory=poll_data)
+    current = store.open_round(EDGE_QUIZ, question(EDGE_QUIZ))
+    try:
+        vote(first, "this")
+        vote(second, "that")
+        assert store.counts(current.id).total == 1, "two tabs of one browser were counted as two voters"
+        store.reveal(current.id)
+        first.get_by_text("you answered that").wait_for(timeout=REACHES_MS)
+        assert poll_panel(first).get_by_role("radio", name="that").is_checked()
+    finally:
+        store.end_round(current.id)
+        context.close()
+
+
+def test_a_tab_takes_the_token_its_browser_holds(poll_cluster, poll_data, process_routes, browser):
+    """A tab whose session made its token while another tab wrote a different one first (here: the cookie replaced
+    under it) votes with the browser's token, as every later tab does."""
+    context = routed_context(browser, poll_cluster, process_routes[1][1])
+    url = f"{poll_cluster.url}/{EDGE_PAGE}"
+    first = opened_tab(context, url)
+    host = poll_cluster.url.split("//", 1)[1].split(":")[0]
+    context.add_cookies([{"name": VOTER_COOKIE, "value": new_browser_token(), "domain": host, "path": "/"}])
+    store = open_store(data_directory=poll_data)
+    current = store.open_round(EDGE_QUIZ, question(EDGE_QUIZ))
+    try:
+        poll_panel(first).wait_for(timeout=REACHES_MS)
+        second = opened_tab(context, url)
+        vote(first, "this")
+        vote(second, "that")
+        assert store.counts(current.id).total == 1, "the tab kept a token its browser no longer holds"
+    finally:
+        store.end_round(current.id)
+        context.close()

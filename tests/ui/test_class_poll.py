@@ -330,3 +330,22 @@ def test_a_clickers_next_key_locks_then_reveals_and_is_on_one_button_at_a_time()
     assert shortcuts() == {"lock": "", "reveal": key, "new": "", "close": ""}
     button(lecturer, "reveal").click().run()
     assert set(shortcuts().values()) == {""}
+
+
+def test_two_tabs_of_one_browser_show_the_answer_counted_not_their_own_last_pick():
+    lecturer = open_round()
+    answer, wrong = the_answer(lecturer)
+    first = student()
+    second = AppTest.from_file(APP, default_timeout=TIMEOUT)  # a second tab: a new session, the same cookie's token
+    second.switch_page(PAGE)
+    second.session_state["_poll_token"] = first.session_state["_poll_token"]
+    second.run()
+    send(first, answer)
+    send(second, wrong)  # replaces the first tab's answer
+    assert answered(lecturer) == 1
+    button(lecturer, "lock").click().run()
+    next_tick(first)
+    assert poll_radio(first).value == wrong  # what was counted, not this tab's last pick
+    button(lecturer, "reveal").click().run()
+    next_tick(first)
+    assert f"you answered **{wrong}**" in texts(first)
