@@ -35,6 +35,10 @@ from ui.url_state import QUERY_KEYS, query_snapshot
 
 #: The cookie that holds a browser's voter token (random; the server stores only its keyed hash).
 VOTER_COOKIE = "attention_voter"
+#: What a student who was answering a round reads while the poll's database cannot be reached, and once it can.
+POLL_DOWN = ("The class poll cannot reach its database just now, so no answer can be sent; this box will say when "
+             "it works again.")
+POLL_BACK = "The class poll works again: your recorded answer is kept."
 #: A year: the token outlives a lecture, so a student who comes back is the same voter.
 COOKIE_MAX_AGE_S = 365 * 24 * 3600
 
@@ -142,24 +146,25 @@ def student_round(quiz: str) -> None:
     """The round open on `quiz`, if any: its question, the student's answer, and after the reveal, the answer.
     Reruns when the round's state changes (`ui.poll_watch.watch_round`)."""
     state = "unavailable"
+    down_key = f"_poll_{quiz}_down"
     try:
         current = current_round(quiz)
         state = round_state(current)
         if current is not None:
-            _student_view(quiz, current)
-    except PollError as error:  # the database is away: say so only to a student who was answering a round
+            _student_view(quiz, current, back=st.session_state.pop(down_key, False))
+    except PollError:  # the database is away: said only to a student who was answering a round
         seen = st.session_state.get(f"_poll_{quiz}_seen")
         if seen is not None and seen[1] is not None:
-            if f"_poll_{quiz}_feedback" in st.session_state:
-                feedback(quiz)  # what became of their last send, which says why
-            else:
-                st.warning(f"Class poll: {error}", icon=":material/cloud_off:")
+            st.session_state[down_key] = True
+            _outage_view(quiz, seen[1])
     watch_round(quiz, state, voter_cookie(), adopt_token)
 
 
-def _student_view(quiz: str, current: Round) -> None:
+def _student_view(quiz: str, current: Round, back: bool = False) -> None:
     with st.container(border=True):
         round_heading(current, "Class poll")
+        if back:
+            st.success(POLL_BACK, icon=":material/cloud_done:")
         recorded = _answer_control(quiz, current)
         shown = st.session_state.get(f"_poll_{quiz}_feedback")
         if current.accepts_votes or (shown is not None and shown[1] != "success"):  # "you can change it" is over
@@ -169,6 +174,17 @@ def _student_view(quiz: str, current: Round) -> None:
         elif not current.accepts_votes:
             st.info("The lecturer has locked this round: answers are closed. Wait for the reveal.",
                     icon=":material/lock:")
+
+
+def _outage_view(quiz: str, last: Round) -> None:
+    """The round last seen, its question replaced by one sentence on the outage (and what became of a send that
+    failed in it); the watcher reruns the fragment every interval meanwhile, so the student sees it end."""
+    with st.container(border=True):
+        round_heading(last, "Class poll")
+        st.warning(POLL_DOWN, icon=":material/cloud_off:")
+        shown = st.session_state.get(f"_poll_{quiz}_feedback")
+        if shown is not None and shown[1] == "error":
+            feedback(quiz)
 
 
 def round_heading(current: Round, title: str) -> None:

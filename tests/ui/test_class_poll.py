@@ -349,3 +349,24 @@ def test_two_tabs_of_one_browser_show_the_answer_counted_not_their_own_last_pick
     button(lecturer, "reveal").click().run()
     next_tick(first)
     assert f"you answered **{wrong}**" in texts(first)
+
+
+def test_postgresql_stopped_is_said_to_a_student_who_voted_in_one_sentence_and_so_is_its_return(own_postgres,
+                                                                                                 monkeypatch):
+    monkeypatch.setenv("ATTENTION_POLL_DATABASE_URL", own_postgres.url)
+    lecturer = open_round()
+    at = student()
+    answer, _ = the_answer(lecturer)
+    send(at, answer)
+    own_postgres.stop()
+    next_tick(at)  # the watcher's next tick: the route answers 503, the fragment runs
+    assert class_poll.POLL_DOWN in texts(at) and "you can change it" not in texts(at)
+    assert not at.exception and at.radio(key=f"quiz_{QUIZ}_choice") is not None
+    next_tick(at)
+    assert class_poll.POLL_DOWN in texts(at) and class_poll.POLL_BACK not in texts(at)
+    own_postgres.start()
+    next_tick(at)
+    assert class_poll.POLL_BACK in texts(at) and class_poll.POLL_DOWN not in texts(at)
+    assert poll_radio(at).value == answer
+    next_tick(at)
+    assert class_poll.POLL_BACK not in texts(at)  # said once
