@@ -19,11 +19,12 @@ import segno
 import streamlit as st
 
 from poll import PollError, Question, Round, results_csv
+from poll.key_guard import wait_text
+from poll.limits import CLIENT_ID_CHARS
 from ui.chart_names import counts_name
 from ui.charts.poll import answers_part
 from ui.charts.template import part_spec
 from ui.class_poll import (
-    browser_token,
     current_round,
     feedback,
     forget_round,
@@ -71,22 +72,37 @@ def presenter_panel(question: str, options: list[str], answer: str, explanation:
 def _key_form(poll: PollServices, quiz: str) -> None:
     """The presenter-key field (a password field, emptied after every try; the key is never sent back). One per
     quiz on the page; any of them unlocks them all, for the session."""
+    wait = poll.guard.wait_s(presenter_client())
     with st.form(f"poll_key_form_{quiz}", border=False):
         st.text_input("Presenter key", type="password", key=f"poll_key_{quiz}", max_chars=KEY_FIELD_CHARS,
                       help="From .streamlit/secrets.toml (presenter_key), the ATTENTION_PRESENTER_KEY environment "
                            "variable, or the server's log at start-up. Asked once per session.")
         st.form_submit_button("Unlock the class poll", on_click=_check_key, args=(poll, f"poll_key_{quiz}"),
-                              icon=":material/key:")
+                              icon=":material/key:", disabled=wait > 0)
     shown = st.session_state.get("_poll_key_error")
-    if shown and shown[0] == quiz:
+    if wait > 0:  # from this address, whatever the session: the panel's timer counts it down
+        st.warning(f"Too many wrong presenter keys from this address: the next try is in {wait_text(wait)}.",
+                   icon=":material/timer:")
+    elif shown and shown[0] == quiz:
         st.error(shown[1], icon=":material/lock:")
+
+
+def presenter_client() -> str:
+    """Whom a presenter key is charged to: the client's address, which a reload, a new session or a dropped cookie
+    keep. Behind the app's own proxy (a loopback peer, which Streamlit reports as no address) it is the address the
+    proxy appended last to X-Forwarded-For; with neither, every such client is one (the server as a whole)."""
+    address = st.context.ip_address
+    if not isinstance(address, str) or not address:
+        forwarded = st.context.headers.get("X-Forwarded-For")
+        address = (forwarded.rsplit(",", 1)[-1].strip() if isinstance(forwarded, str) else "") or "this server"
+    return f"address {address}"[:CLIENT_ID_CHARS]
 
 
 def _check_key(poll: PollServices, field: str) -> None:
     attempt = st.session_state.get(field) or ""
     st.session_state[field] = ""  # the typed key does not stay in the page's state
     try:
-        poll.guard.check(browser_token(), attempt[:KEY_FIELD_CHARS + 1])
+        poll.guard.check(presenter_client(), attempt[:KEY_FIELD_CHARS + 1])
     except PollError as error:
         st.session_state["_poll_key_error"] = (field.removeprefix("poll_key_"), str(error))
         return

@@ -9,7 +9,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from poll import DatabaseUnavailableError, Question
+from poll import DatabaseUnavailableError, PresenterKeyThrottledError, Question
 from tests.helpers.apptest import APP, TIMEOUT, chart_specs, run_page
 from tests.poll.conftest import running_postgres
 from tests.ui.conftest import POLL_KEY
@@ -112,16 +112,21 @@ def test_the_lecturer_proves_the_key_in_a_password_field_before_any_control():
     assert KEY not in texts(at)
 
 
-def test_ten_wrong_keys_lock_the_browser_out_even_for_the_right_key():
+def test_ten_wrong_keys_lock_the_address_out_even_for_the_right_key():
+    guard = poll_services.services().guard
+    now = [1000.0]
+    guard._clock = lambda: now[0]  # each try after the wait the last one set
     at = run_page(PAGE, present="true")
     for _ in range(10):
         at.text_input(key=f"poll_key_{QUIZ}").input("a-wrong-key-typed-again")
         unlock_button(at).click().run()
-        assert not at.exception
-    assert "Too many wrong presenter keys: try again in" in texts(at)  # the 4th made it wait; the rest were refused
-    at.text_input(key=f"poll_key_{QUIZ}").input(KEY)
-    unlock_button(at).click().run()
-    assert "Too many wrong presenter keys" in texts(at)
+        assert not at.exception and ("That is not the presenter key." in texts(at)
+                                      or "Too many wrong presenter keys from this address" in texts(at))
+        now[0] += 61
+        at.run()
+    assert "the next try is in 14 minutes" in texts(at) and unlock_button(at).disabled  # 900 s, less 61
+    with pytest.raises(PresenterKeyThrottledError):
+        guard.check("address this server", KEY)  # the right key is not even compared
     assert not any(b.key == f"poll_{QUIZ}_open" for b in at.button)
 
 
@@ -370,3 +375,29 @@ def test_postgresql_stopped_is_said_to_a_student_who_voted_in_one_sentence_and_s
     assert poll_radio(at).value == answer
     next_tick(at)
     assert class_poll.POLL_BACK not in texts(at)  # said once
+
+
+def test_wrong_keys_are_charged_to_the_address_so_a_reload_still_waits_and_is_told_how_long():
+    at = run_page(PAGE, present="true")
+    for _ in range(4):  # three free tries, then a wait
+        at.text_input(key=f"poll_key_{QUIZ}").input("a-wrong-key-typed-again")
+        unlock_button(at).click().run()
+    again = run_page(PAGE, present="true")  # a reload: a new session, no cookie
+    assert "Too many wrong presenter keys from this address: the next try is in" in texts(again)
+    assert unlock_button(again).disabled
+
+
+class _Context:
+    def __init__(self, ip_address: str | None, headers: dict[str, str]) -> None:
+        self.ip_address, self.headers = ip_address, headers
+
+
+@pytest.mark.parametrize(("ip_address", "forwarded", "client"), [
+    ("203.0.113.7", "", "address 203.0.113.7"),
+    ("203.0.113.7", "198.51.100.1", "address 203.0.113.7"),  # a client's own header is not believed
+    (None, "198.51.100.1, 192.0.2.9", "address 192.0.2.9"),  # behind the proxy: the address it appended
+    (None, "", "address this server"),
+], ids=["direct", "direct-forged", "proxied", "unknown"])
+def test_a_presenter_client_is_its_address(ip_address, forwarded, client, monkeypatch):
+    monkeypatch.setattr(poll_presenter.st, "context", _Context(ip_address, {"X-Forwarded-For": forwarded}))
+    assert poll_presenter.presenter_client() == client
