@@ -18,7 +18,7 @@ from typing import Any
 import segno
 import streamlit as st
 
-from poll import PollError, Question, Round, results_csv
+from poll import PollError, Question, Round
 from poll.key_guard import wait_text
 from poll.limits import CLIENT_ID_CHARS
 from ui.chart_names import counts_name
@@ -35,6 +35,7 @@ from ui.class_poll import (
     settings_query,
 )
 from ui.display import show_chart
+from ui.poll_results import results_button
 from ui.poll_services import PollServices, services
 
 #: How often the lecturer's panel reads the answers (seconds): one session, so often.
@@ -163,9 +164,7 @@ def _round_buttons(poll: PollServices, quiz: str, asked: Question, current: Roun
 
 def _download(poll: PollServices, quiz: str) -> None:
     if poll.store.rounds(quiz):
-        st.download_button("Download results", data=lambda: results_csv(poll.store, quiz),
-                           file_name=f"poll-{quiz}.csv", mime="text/csv", key=f"poll_{quiz}_csv",
-                           icon=":material/download:", on_click="ignore")
+        results_button(quiz)
 
 
 def _act(quiz: str, action: str, target: Any) -> None:

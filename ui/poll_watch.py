@@ -28,6 +28,7 @@ from starlette.routing import Route
 
 from poll import MalformedInputError, PollError
 from poll.limits import checked_name
+from ui.poll_results import RESULTS_PATH, results_endpoint
 from ui.poll_services import services
 
 #: The route's path: under the app's root, beside the pages (and its ``server.baseUrlPath``, if one is set).
@@ -80,10 +81,10 @@ export default function ({ data, setTriggerValue }) {
 _watch = st.components.v2.component("attention_poll_watch", js=_WATCH_JS)
 
 
-def route_path() -> str:
-    """`ROUND_STATE_PATH` from the server's root, under ``server.baseUrlPath`` when one is set."""
+def route_path(path: str = ROUND_STATE_PATH) -> str:
+    """`path` (a route's, under the app's root) from the server's root, under ``server.baseUrlPath`` if set."""
     base = (st.get_option("server.baseUrlPath") or "").strip("/")
-    return f"/{base}/{ROUND_STATE_PATH}" if base else f"/{ROUND_STATE_PATH}"
+    return f"/{base}/{path}" if base else f"/{path}"
 
 
 @dataclass(frozen=True)
@@ -143,5 +144,7 @@ async def round_state_endpoint(request: Request) -> Response:
 
 
 def poll_routes() -> list[Route]:
-    """The routes `streamlit_app.py` adds to its `st.App`."""
-    return [Route(route_path(), round_state_endpoint, methods=["GET"])]
+    """The routes `streamlit_app.py` adds to its `st.App`: the round's state, and the lecturer's results
+    (`ui.poll_results`)."""
+    return [Route(route_path(), round_state_endpoint, methods=["GET"]),
+            Route(route_path(RESULTS_PATH), results_endpoint, methods=["GET"])]

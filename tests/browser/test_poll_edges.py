@@ -4,6 +4,8 @@ throttle across reloads."""
 
 from __future__ import annotations
 
+import itertools
+import threading
 import time
 
 from devtools.browser import settle
@@ -11,9 +13,11 @@ from poll import Question, new_browser_token, open_store
 from tests.browser.test_class_poll import (  # noqa: F401 - fixtures: this module's own cluster
     IDLE_PAGE,
     IDLE_QUIZ,
+    KEY,
     REACHES_MS,
     poll_cluster,
     poll_data,
+    lecturer_panel,
     poll_panel,
     process_routes,
     routed_context,
@@ -152,3 +156,55 @@ def test_a_tab_takes_the_token_its_browser_holds(poll_cluster, poll_data, proces
     finally:
         store.end_round(current.id)
         context.close()
+
+
+#: Clicks on "Download results" while the panel ticks and the class votes.
+DOWNLOADS = 20
+
+
+def unlocked_presenter(browser, cluster, route: str):
+    page = routed_context(browser, cluster, route).new_page()
+    page.goto(f"{cluster.url}/{EDGE_PAGE}?present=true")
+    settle(page)
+    page.get_by_label("Presenter key", exact=True).and_(page.locator("input")).fill(KEY)
+    lecturer_panel(page).get_by_role("button", name="Unlock the class poll").click()
+    return page
+
+
+def test_every_download_arrives_while_the_panel_ticks_and_the_class_votes(poll_cluster, poll_data, process_routes,
+                                                                         browser):
+    """The lecturer's panel reruns every second and redraws its counts while votes come in; every click on
+    "Download results" still gives the file, with every round's counts."""
+    lecturer = unlocked_presenter(browser, poll_cluster, process_routes[0][0])
+    lecturer_panel(lecturer).get_by_role("button", name="Open to the class").click()
+    lecturer.get_by_text("Round open to the class, round").wait_for(timeout=REACHES_MS)
+    store = open_store(data_directory=poll_data)
+    current = store.current_round(EDGE_QUIZ)
+    hasher = store.voter_hasher()
+    voters = [hasher.voter(new_browser_token()) for _ in range(30)]
+    stop = threading.Event()
+
+    def the_class_votes() -> None:  # every vote moves the quiz's version: the panel reads and draws the counts
+        for k in itertools.count():
+            if stop.wait(0.02):
+                return
+            store.vote(current.id, voters[k % len(voters)], current.question.options[k % 3])
+
+    files: list[str] = []
+    voting = threading.Thread(target=the_class_votes, daemon=True)
+    voting.start()
+    try:
+        panel = lecturer_panel(lecturer)
+        link = panel.get_by_role("link", name="Download results").or_(
+            panel.get_by_role("button", name="Download results"))
+        for k in range(DOWNLOADS):
+            with lecturer.expect_download(timeout=REACHES_MS) as download:
+                link.click()
+            files.append(open(download.value.path(), encoding="utf-8").read())
+            lecturer.wait_for_timeout(137 * (k % 7))  # clicks at every phase of the panel's second
+    finally:
+        stop.set()
+        voting.join()
+        store.end_round(current.id)
+    assert len(files) == DOWNLOADS and all(f.startswith("round,quiz,question,option") for f in files)
+    lecturer.context.close()
