@@ -8,6 +8,8 @@ import itertools
 import threading
 import time
 
+from playwright.sync_api import expect
+
 from devtools.browser import settle
 from poll import Question, new_browser_token, open_store
 from tests.browser.test_class_poll import (  # noqa: F401 - fixtures: this module's own cluster
@@ -208,3 +210,37 @@ def test_every_download_arrives_while_the_panel_ticks_and_the_class_votes(poll_c
         store.end_round(current.id)
     assert len(files) == DOWNLOADS and all(f.startswith("round,quiz,question,option") for f in files)
     lecturer.context.close()
+
+
+def test_wrong_keys_still_wait_after_a_reload_and_without_any_cookie(poll_cluster, process_routes, browser):
+    """Eight wrong presenter keys (a 32-s wait after the last), then a reload, then a browser with no cookie of the
+    app at all (routed to the same process): each is told the wait, and its Unlock button waits with it."""
+    route = process_routes[1][0]
+    page = routed_context(browser, poll_cluster, route).new_page()
+    page.goto(f"{poll_cluster.url}/{EDGE_PAGE}?present=true")
+    settle(page)
+    unlock = lecturer_panel(page).get_by_role("button", name="Unlock the class poll")
+    field = page.get_by_label("Presenter key", exact=True).and_(page.locator("input"))
+    for _ in range(8):
+        expect_enabled(unlock)
+        field.fill("a wrong key")
+        unlock.click()
+        expect(field).to_have_value("", timeout=REACHES_MS)  # the try was made: the server empties the field
+    page.reload()
+    settle(page)
+    page.get_by_text("Too many wrong presenter keys from this address").wait_for(timeout=REACHES_MS)
+    assert unlock.is_disabled()
+    page.context.close()
+    bare = routed_context(browser, poll_cluster, route).new_page()  # nginx's route cookie, no other
+    bare.goto(f"{poll_cluster.url}/{EDGE_PAGE}?present=true")
+    settle(bare)
+    bare.get_by_text("Too many wrong presenter keys from this address").wait_for(timeout=REACHES_MS)
+    assert VOTER_COOKIE not in {c["name"] for c in bare.context.cookies()}
+    bare.context.close()
+
+
+def expect_enabled(button) -> None:
+    deadline = time.monotonic() + REACHES_MS / 1000 + 16  # the 7th wrong key's wait
+    while button.is_disabled():
+        assert time.monotonic() < deadline, "the Unlock button stayed disabled"
+        button.page.wait_for_timeout(200)
