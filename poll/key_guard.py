@@ -1,6 +1,6 @@
 """`PresenterKeyGuard`: checks presenter keys and slows down a client that keeps giving wrong ones.
 
-Per client (whatever the UI names one: a browser's token, a session id), counting wrong keys in a row:
+Per client (whatever the UI names one: an address, a browser's token), counting wrong keys in a row:
 the first `free_tries` cost nothing; each further one makes the client wait, twice as long each time, up to
 `max_delay_s`; from the `lockout_after`-th on, each locks the client out for `lockout_s`. While a client waits,
 no key of theirs is compared at all, the right one included. The right key clears the client's record. Each
@@ -43,7 +43,8 @@ class _ClientRecord:
     blocked_until: float
 
 
-def _wait_text(seconds: float) -> str:
+def wait_text(seconds: float) -> str:
+    """``"8 seconds"``, or ``"15 minutes"`` past two minutes (rounded up: never less than the wait)."""
     whole = math.ceil(seconds)
     return f"{math.ceil(whole / 60)} minutes" if whole > 120 else f"{whole} seconds"
 
@@ -63,6 +64,12 @@ class PresenterKeyGuard:
         self._records: dict[str, _ClientRecord] = {}
         self._lock = threading.Lock()
 
+    def wait_s(self, client: str) -> float:
+        """How long `client` must still wait before a key of theirs is compared (0 if not waiting)."""
+        with self._lock:
+            record = self._records.get(client)
+            return max(0.0, record.blocked_until - self._clock()) if record is not None else 0.0
+
     def check(self, client: str, attempt: str) -> None:
         """Raises `PresenterKeyThrottledError` while `client` must wait, `WrongPresenterKeyError` for a wrong key
         (its `retry_after_s` says how long the client must now wait)."""
@@ -72,7 +79,7 @@ class PresenterKeyGuard:
             record = self._records.get(client, _ClientRecord(0, now))
             if now < record.blocked_until:
                 raise PresenterKeyThrottledError(
-                    f"Too many wrong presenter keys: try again in {_wait_text(record.blocked_until - now)}.",
+                    f"Too many wrong presenter keys: try again in {wait_text(record.blocked_until - now)}.",
                     record.blocked_until - now)
             if self._key.matches(attempt):
                 self._records.pop(client, None)
@@ -82,7 +89,7 @@ class PresenterKeyGuard:
             self._remember(client, _ClientRecord(wrong, now + wait), now)
         message = "That is not the presenter key."
         if wait:
-            message += f" Wait {_wait_text(wait)} before the next try."
+            message += f" Wait {wait_text(wait)} before the next try."
         raise WrongPresenterKeyError(message, wait)
 
     def _remember(self, client: str, record: _ClientRecord, now: float) -> None:

@@ -3,7 +3,7 @@
 A fragment with ``run_every`` would cost the server a fragment run per student per interval, round or not, and a
 class is mostly idle. Instead the browser asks a small HTTP route, `ROUND_STATE_PATH`, for the quiz's
 `poll.round_state` every `STUDENT_EVERY_S` seconds. The route answers from the process's `poll.RoundStates`
-(no script, no session; the store at most once per quiz per `ui.class_poll.VERSION_MAX_AGE_S`). Only when the
+(no script, no session; the store at most once per quiz per `ui.poll_services.VERSION_MAX_AGE_S`). Only when the
 answer differs from the state the page was drawn at does `watch_round` set its trigger, which reruns the student's
 poll fragment alone (`ui.class_poll.student_round`); the page's charts never rerun.
 
@@ -14,7 +14,11 @@ the background does not ask.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import streamlit as st
 from starlette.concurrency import run_in_threadpool
@@ -24,6 +28,8 @@ from starlette.routing import Route
 
 from poll import MalformedInputError, PollError
 from poll.limits import checked_name
+from ui.poll_results import RESULTS_PATH, results_endpoint
+from ui.poll_services import services
 
 #: The route's path: under the app's root, beside the pages (and its ``server.baseUrlPath``, if one is set).
 ROUND_STATE_PATH = "api/poll/round-state"
@@ -32,8 +38,24 @@ WATCH_KEY_PREFIX = "poll_watch_"
 #: How often a student's browser asks whether its round changed (seconds).
 STUDENT_EVERY_S = 2.0
 
+#: Streamlit calls the component's function again on every run of its fragment, without calling the cleanup the
+#: last call returned (that runs only when the element is removed). So the timer is kept per watcher in the page
+#: (`window.__attentionPollWatch`, by the quiz's name): each call stops the one before, and one timer asks at a time,
+#: always against the state just drawn.
 _WATCH_JS = """
 export default function ({ data, setTriggerValue }) {
+  const cookie = data.cookie;
+  if (cookie) {
+    const kept = document.cookie.split("; ").find((pair) => pair.startsWith(cookie.name + "="));
+    if (!kept) {
+      document.cookie = `${cookie.name}=${cookie.value}; Path=/; Max-Age=${cookie.max_age_s}; SameSite=Lax`
+        + (location.protocol === "https:" ? "; Secure" : "");
+    } else if (kept.slice(cookie.name.length + 1) !== cookie.value) {
+      setTriggerValue("cookie", kept.slice(cookie.name.length + 1));
+    }
+  }
+  const timers = (window.__attentionPollWatch ??= new Map());
+  clearInterval(timers.get(data.url));
   let asking = false;
   const timer = setInterval(async () => {
     if (asking || document.hidden) return;
@@ -41,39 +63,64 @@ export default function ({ data, setTriggerValue }) {
     try {
       const response = await fetch(data.url, { cache: "no-store" });
       const state = response.ok ? (await response.text()).trim() : null;
-      if (state !== data.state) setTriggerValue("changed", state ?? "unknown");
+      if (timers.get(data.url) === timer && state !== data.state) setTriggerValue("changed", state ?? "unknown");
     } catch (error) {
-      setTriggerValue("changed", "unreachable");
+      if (timers.get(data.url) === timer) setTriggerValue("changed", "unreachable");
     } finally {
       asking = false;
     }
   }, data.every_ms);
-  return () => clearInterval(timer);
+  timers.set(data.url, timer);
+  return () => {
+    clearInterval(timer);
+    if (timers.get(data.url) === timer) timers.delete(data.url);
+  };
 }
 """
 
 _watch = st.components.v2.component("attention_poll_watch", js=_WATCH_JS)
 
 
-def route_path() -> str:
-    """`ROUND_STATE_PATH` from the server's root, under ``server.baseUrlPath`` when one is set."""
+def route_path(path: str = ROUND_STATE_PATH) -> str:
+    """`path` (a route's, under the app's root) from the server's root, under ``server.baseUrlPath`` if set."""
     base = (st.get_option("server.baseUrlPath") or "").strip("/")
-    return f"/{base}/{ROUND_STATE_PATH}" if base else f"/{ROUND_STATE_PATH}"
+    return f"/{base}/{path}" if base else f"/{path}"
 
 
-def watch_round(quiz: str, state: str) -> None:
-    """Rerun the enclosing fragment when `quiz`'s round state is no longer `state` (the one just drawn).
+@dataclass(frozen=True)
+class BrowserCookie:
+    """A cookie the browser must hold: written at once if it has none; if it holds another value, the browser's
+    value wins (`watch_round`'s `on_cookie` gets it, before the fragment's next run)."""
+
+    name: str
+    value: str
+    max_age_s: int
+
+
+def watch_round(quiz: str, state: str, cookie: BrowserCookie | None = None,
+                on_cookie: Callable[[str], None] | None = None) -> None:
+    """Rerun the enclosing fragment when `quiz`'s round state is no longer `state` (the one just drawn), and keep
+    `cookie` in the browser (see `BrowserCookie`).
 
     Call it inside the fragment, on every run. Its URL is relative to the page (every page's path is one segment
     under the app's root), so it also reaches the app behind a proxy that serves it under a prefix.
     """
+    key = f"{WATCH_KEY_PREFIX}{quiz}"
     url = f"{ROUND_STATE_PATH}?{urllib.parse.urlencode({'quiz': quiz})}"
-    _watch(key=f"{WATCH_KEY_PREFIX}{quiz}", data={"url": url, "state": state, "every_ms": int(STUDENT_EVERY_S * 1000)},
-           height=0, on_changed_change=_noop)
+    data = {"url": url, "state": state, "every_ms": int(STUDENT_EVERY_S * 1000),
+            "cookie": dataclasses.asdict(cookie) if cookie is not None else None}
+    _watch(key=key, data=data, height=0, on_changed_change=_noop,
+           on_cookie_change=functools.partial(_cookie_seen, key, on_cookie or (lambda value: None)))
 
 
 def _noop() -> None:
     """A trigger needs a callback to be a trigger; the rerun it causes is all that is wanted."""
+
+
+def _cookie_seen(key: str, on_cookie: Callable[[str], None]) -> None:
+    value = st.session_state[key].get("cookie")
+    if isinstance(value, str):
+        on_cookie(value)
 
 
 async def round_state_endpoint(request: Request) -> Response:
@@ -82,8 +129,6 @@ async def round_state_endpoint(request: Request) -> Response:
     400 for a malformed name, 503 while the poll's database cannot be read. The answer is what every student's
     screen shows anyway (no round, or its number and stage), so it needs no key.
     """
-    from ui.class_poll import services
-
     try:
         quiz = checked_name(request.query_params.get("quiz", ""), "quiz")
     except MalformedInputError as error:
@@ -99,5 +144,7 @@ async def round_state_endpoint(request: Request) -> Response:
 
 
 def poll_routes() -> list[Route]:
-    """The routes `streamlit_app.py` adds to its `st.App`."""
-    return [Route(route_path(), round_state_endpoint, methods=["GET"])]
+    """The routes `streamlit_app.py` adds to its `st.App`: the round's state, and the lecturer's results
+    (`ui.poll_results`)."""
+    return [Route(route_path(), round_state_endpoint, methods=["GET"]),
+            Route(route_path(RESULTS_PATH), results_endpoint, methods=["GET"])]

@@ -27,7 +27,8 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from ui.class_poll import presenter_panel, student_round
+from ui.class_poll import student_round
+from ui.poll_presenter import presenter_panel
 from ui.url_state import presenter_mode
 
 

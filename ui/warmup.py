@@ -128,7 +128,7 @@ def collect_less_often() -> None:
 async def lifespan(app: Any) -> AsyncIterator[None]:
     """The `st.App`'s start-up (`streamlit_app.py`): log what this deployment got (`ui.deployment`: Python,
     PyTorch build, whether "Check my code" can run; read without importing PyTorch), log the class poll's
-    presenter key if the server generated it (`ui.class_poll.announce_presenter_key`), set the collector's pace
+    presenter key if the server generated it (`ui.poll_services.announce_presenter_key`), set the collector's pace
     (`collect_less_often`), import `FIRST_PAGE_MODULES` in the background, then serve. (The library patches,
     `ui.patches`, are installed by the router's first run, which `AppTest` runs too.)
 
@@ -137,7 +137,7 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
     script would not open one either.
     """
     announce_start()
-    from ui.class_poll import announce_presenter_key  # here, not at the top: the server's import stays light
+    from ui.poll_services import announce_presenter_key  # here, not at the top: the server's import stays light
 
     announce_presenter_key()
     collect_less_often()

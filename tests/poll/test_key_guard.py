@@ -99,3 +99,14 @@ def test_records_beyond_the_cap_are_dropped_only_for_clients_not_waiting(clock):
 def test_a_malformed_client_name_is_refused(guard):
     with pytest.raises(MalformedInputError, match="client"):
         guard.check("x" * 201, KEY)
+
+
+def test_the_wait_left_is_told_without_a_try(guard, clock):
+    assert guard.wait_s("browser-1") == 0.0
+    for _ in range(4):
+        wrong(guard)
+    assert guard.wait_s("browser-1") == pytest.approx(2.0) and guard.wait_s("browser-2") == 0.0
+    clock.now += 1.5
+    assert guard.wait_s("browser-1") == pytest.approx(0.5)
+    clock.now += 1.0
+    assert guard.wait_s("browser-1") == 0.0

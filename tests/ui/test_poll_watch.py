@@ -12,7 +12,7 @@ import streamlit as st
 from starlette.requests import Request
 
 from poll import NO_ROUND, DatabaseUnavailableError, Question, open_store
-from ui import class_poll, poll_watch
+from ui import poll_services, poll_watch
 
 pytestmark = pytest.mark.usefixtures("poll_env")
 
@@ -31,10 +31,10 @@ def test_it_answers_each_stage_of_a_round_uncached(poll_env):
     store = open_store(data_directory=poll_env)
     opened = store.open_round("scaling_16x", Question(quiz="scaling_16x", text="Which?", options=("a", "b"),
                                                       answer="a", explanation="Because."))
-    class_poll.services().versions._read.clear()  # as if half a second had passed
+    poll_services.services().versions._read.clear()  # as if half a second had passed
     assert ask(b"quiz=scaling_16x") == (200, "1-open", "no-store")
     store.reveal(opened.id)
-    class_poll.services().versions._read.clear()
+    poll_services.services().versions._read.clear()
     assert ask(b"quiz=scaling_16x")[:2] == (200, "1-revealed")
     assert ask(b"quiz=multi_head")[:2] == (200, NO_ROUND)
 
@@ -42,7 +42,7 @@ def test_it_answers_each_stage_of_a_round_uncached(poll_env):
 @pytest.mark.parametrize("query", [b"", b"quiz=", b"quiz=..%2Fetc", b"quiz=" + b"a" * 65, b"quiz=a%00b",
                                    b"quiz=%F0%9F%98%80"], ids=["none", "empty", "path", "long", "nul", "emoji"])
 def test_a_malformed_quiz_name_is_refused_and_nothing_is_read(query, monkeypatch):
-    monkeypatch.setattr(class_poll, "services", lambda: pytest.fail("the poll was read"))
+    monkeypatch.setattr(poll_watch, "services", lambda: pytest.fail("the poll was read"))
     status, text, _ = ask(query)
     assert status == 400 and "quiz" in text
 
@@ -51,7 +51,7 @@ def test_an_unreadable_database_is_a_503_not_a_traceback(monkeypatch):
     def down(page: str) -> int:
         raise DatabaseUnavailableError("The class poll's database cannot be reached.")
 
-    poll = class_poll.services()
+    poll = poll_services.services()
     poll.versions._read.clear()
     monkeypatch.setattr(poll.store, "version", down)
     assert ask(b"quiz=scaling_16x") == (503, "poll unavailable", "no-store")
@@ -61,4 +61,5 @@ def test_the_route_is_under_the_servers_base_path(monkeypatch):
     assert poll_watch.route_path() == "/api/poll/round-state"
     monkeypatch.setattr(st, "get_option", lambda name: "/lectures/" if name == "server.baseUrlPath" else None)
     assert poll_watch.route_path() == "/lectures/api/poll/round-state"
-    assert [route.path for route in poll_watch.poll_routes()] == ["/lectures/api/poll/round-state"]
+    assert [route.path for route in poll_watch.poll_routes()] == ["/lectures/api/poll/round-state",
+                                                                  "/lectures/api/poll/results.csv"]
