@@ -17,9 +17,6 @@ from devtools.browser import exceptions, scroll_boxes, settle
 
 PAGES = router_pages()
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-VIEWS = {"desktop": {"viewport": {"width": 1440, "height": 900}},
-         "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
-                   "device_scale_factor": 2}}
 
 
 def audit(page) -> list[dict]:
@@ -39,15 +36,6 @@ def report(where: str, violations: list[dict]) -> list[str]:
     for line in lines:
         print(f"axe {where}: {line}")
     return lines
-
-
-@pytest.fixture(params=list(VIEWS))
-def view(request, browser):
-    context = browser.new_context(**VIEWS[request.param])
-    pg = context.new_page()
-    pg.view_name = request.param
-    yield pg
-    context.close()
 
 
 @pytest.mark.parametrize("query", ["", "present=true"], ids=["normal", "presenter"])

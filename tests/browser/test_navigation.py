@@ -13,24 +13,12 @@ import re
 import pytest
 
 from devtools.appserver import router_pages
-from devtools.browser import SHARE_LINK, exceptions, settle
+from devtools.browser import SHARE_LINK, VIEWS, exceptions, settle
 
 PAGES = router_pages()
 SECTIONS = ["The lesson", "Build this", "Beyond the lesson"]
-VIEWS = {"desktop": {"viewport": {"width": 1440, "height": 900}},
-         "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
-                   "device_scale_factor": 2}}
 #: JavaScript: the sidebar's open state (Streamlit marks it on the sidebar element).
 COLLAPSED_JS = """() => document.querySelector('[data-testid="stSidebar"]').getAttribute('data-collapsed')"""
-
-
-@pytest.fixture(params=list(VIEWS))
-def view(request, browser):
-    context = browser.new_context(**VIEWS[request.param])
-    pg = context.new_page()
-    pg.view_name = request.param
-    yield pg
-    context.close()
 
 
 def open_sidebar(page) -> None:
