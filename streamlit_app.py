@@ -17,6 +17,7 @@ def main() -> None:
     from ui.accessibility import scroll_boxes
     from ui.display import prepare_altair
     from ui.layout import link_slot
+    from ui.navigation import page_links
     from ui.patches import install
     from ui.url_state import bound_toggle, ignored_query_params, query_snapshot
 
@@ -46,10 +47,14 @@ def main() -> None:
         st.Page("app_pages/decoder.py", title="A decoder that writes", icon=":material/edit_note:"),
     ]
 
-    page = st.navigation({"The lesson": lesson, "Build this": build, "Beyond the lesson": beyond})
+    sections = {"The lesson": lesson, "Build this": build, "Beyond the lesson": beyond}
+    # Streamlit's own page list is not a correct list for screen readers: the sidebar draws the same sections.
+    page = st.navigation(sections, position="hidden")
     incoming = query_snapshot()  # before any widget runs: what the link asked for
 
     with st.sidebar:
+        page_links(sections, current=page)
+        st.divider()
         st.title("Attention, interactively")
         st.caption("The Transformer's attention mechanism, one concept per page, every number computed live.")
         bound_toggle("Presenter mode", "present", help="Larger chart text and cell values for a projector; "

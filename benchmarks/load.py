@@ -25,7 +25,10 @@ Reported (per repeat; medians over repeats):
 * first visit, from the page's GET to the first run's ``script_finished``: p50, p95;
 * the app processes' CPU time per step and first visit (all their threads, from /proc), and the largest
   process's peak RSS;
-* exception boxes sent, and sessions that failed (no answer, or a closed connection);
+* exception boxes sent, and sessions that failed (no answer, a closed connection, or an error status);
+* behind nginx: its answers with a 5xx status (``nginx_5xx``), the times it took an app process out of service
+  (``taken_out``: every process is alive throughout, so the target is 0) and its errors about the processes, by
+  kind (``upstream_errors``, in the JSON);
 * cross-talk: two extra students on the worked example, seeds 1 and 2, each step their own seed slider and
   must each get back the share link for their own seed.
 * the machine's speed just before the run: how long a fixed pure-Python loop takes
@@ -313,7 +316,7 @@ async def student_session(url: str, page_hash: str, seed: int, arrive_s: float, 
             student.absorb(seen)
         if asking is not None:
             await asking
-    except (TimeoutError, websockets.ConnectionClosed, OSError) as exc:
+    except (TimeoutError, websockets.ConnectionClosed, websockets.InvalidStatus, OSError) as exc:
         results["failed"].append(f"{type(exc).__name__}: {exc}"[:200])
     finally:
         if asking is not None:
@@ -468,6 +471,9 @@ def _one_hall(server: AppServer | Cluster, poll_data: Path | None, students: int
         cpu_before = sum(cpu_s(pid) for pid in pids)
         no_cross_talk = run_coroutine(hall())
         cpu_used = sum(cpu_s(pid) for pid in pids) - cpu_before
+        behind_nginx = isinstance(server, Cluster)
+        statuses = server.statuses() if behind_nginx else Counter()
+        upstream_errors = dict(server.upstream_errors()) if behind_nginx else {}
         rss_mb = max(peak_rss_mb(pid) for pid in pids)
         if sampler is not None:  # py-spy writes its file when the process it samples exits
             server.stop()
@@ -485,6 +491,9 @@ def _one_hall(server: AppServer | Cluster, poll_data: Path | None, students: int
             "interrupted_runs": results["interrupted_runs"],
             "failures": results["failed"][:5], "exception_texts": sorted(set(results["exception_texts"]))[:10],
             "no_cross_talk": no_cross_talk,
+            "nginx_5xx": sum(n for status, n in statuses.items() if status >= 500),
+            "nginx_502": statuses[502], "taken_out": server.processes_taken_out() if behind_nginx else 0,
+            "upstream_errors": upstream_errors,
             "round_state_asks": results["round_state_asks"], "round_state_changes": results["round_state_changes"],
             "poll_round_open": poll_data is not None, "presenter_ticks": results.get("presenter_ticks", 0),
             "python_loop_s": machine_speed_s,
@@ -586,7 +595,8 @@ def slider_name(slider: Slider) -> str:
 
 REGIMES = ("notch", "jump", "link")
 KEYS = ["steps", "step_p50_ms", "step_p95_ms", "step_max_ms", "first_visit_p50_s", "first_visit_p95_s",
-        "cpu_ms_per_step", "rss_mb", "exceptions", "failed_sessions", "interrupted_runs", "python_loop_s"]
+        "cpu_ms_per_step", "rss_mb", "exceptions", "failed_sessions", "interrupted_runs", "nginx_5xx", "taken_out",
+        "python_loop_s"]
 
 
 def summary_of(runs: list[dict]) -> dict:

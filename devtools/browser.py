@@ -17,6 +17,12 @@ SHARE_LINK = '[data-testid="stSidebar"] [data-testid="stMarkdown"] code'
 BENIGN_CONSOLE = ("Failed to load resource", "ERR_NAME_NOT_RESOLVED", "ERR_INTERNET_DISCONNECTED")
 
 
+#: The two screens every page is checked on: a desktop, and a 390-px phone (a touch screen at device scale 2).
+VIEWS = {"desktop": {"viewport": {"width": 1440, "height": 900}},
+         "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
+                   "device_scale_factor": 2}}
+
+
 def chromium_available() -> bool:
     return Path(CHROMIUM).exists()
 

@@ -27,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -37,6 +38,9 @@ TEMPLATE = ROOT / "deploy" / "nginx.conf.template"
 INSTALL_HINT = "nginx is not installed: apt-get install -y nginx (Debian's package; its service need not run)"
 #: The cookie nginx sets to route a browser (named in the template too).
 ROUTE_COOKIE = "st_route"
+#: Each app process's parameters in nginx's upstream: out of service for 10 s after 3 failed attempts within 10 s
+#: (the template says why a busy process never fails one).
+SERVER_PARAMETERS = "max_fails=3 fail_timeout=10s"
 
 
 class NginxMissingError(RuntimeError):
@@ -61,7 +65,7 @@ def nginx_version(binary: str) -> tuple[int, ...]:
 def render_config(listen: str, upstreams: Sequence[str], user: str = "") -> str:
     """`deploy/nginx.conf.template` filled in: nginx on `listen` ("HOST:PORT"), in front of the app processes at
     `upstreams` ("HOST:PORT" each, on this machine or others), with `user` as its `user` line (root only)."""
-    servers = "\n".join(f"        server {address} max_fails=1 fail_timeout=5s;" for address in upstreams)
+    servers = "\n".join(f"        server {address} {SERVER_PARAMETERS};" for address in upstreams)
     text = (TEMPLATE.read_text().replace("@LISTEN@", listen).replace("@UPSTREAM_SERVERS@", servers)
             .replace("@USER@", user))
     left = re.findall(r"@[A-Z_]+@", text)
@@ -135,6 +139,21 @@ class Cluster:
         """What nginx wrote on stderr and in its error log."""
         error_log = self.run_dir / "logs" / "error.log"
         return "".join(self._nginx_log) + (error_log.read_text() if error_log.exists() else "")
+
+    def statuses(self) -> Counter[int]:
+        """How many requests nginx answered with each HTTP status so far (from its access log)."""
+        log = self.access_log.read_text() if self.access_log.exists() else ""
+        return Counter(int(m.group(1)) for m in re.finditer(r'^\S+ \[[^]]*\] "[^"]*" (\d{3}) ', log, re.M))
+
+    def processes_taken_out(self) -> int:
+        """How many times nginx took an app process out of service (its warning "upstream server temporarily
+        disabled", written each time a process reaches `max_fails`)."""
+        return self.nginx_log.count("upstream server temporarily disabled")
+
+    def upstream_errors(self) -> Counter[str]:
+        """nginx's errors and warnings about the app processes, by kind (the message up to its "while ...")."""
+        kinds = re.findall(r"\[(?:error|warn)\] \d+#\d+: \*\d+ (.*?)(?: while |, client:)", self.nginx_log)
+        return Counter(kinds)
 
     # --- starting and stopping ------------------------------------------------------------------------------------
 

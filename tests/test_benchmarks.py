@@ -56,7 +56,8 @@ def test_the_load_benchmark_speaks_streamlits_protocol(processes, regime):
     assert figures["cpu_ms_per_step"] > 0 and figures["rss_mb"] > 0 and figures["python_loop_s"] > 0
     printed = table({layout_name(regime, processes): summary_of([figures])})
     assert f"{regime}, " + ("1 process" if processes == 1 else "2 behind nginx") in printed
-    assert "step_p95_ms" in printed and "python_loop_s" in printed
+    assert "step_p95_ms" in printed and "python_loop_s" in printed and "nginx_5xx" in printed
+    assert figures["nginx_5xx"] == figures["taken_out"] == 0 and figures["upstream_errors"] == {}
 
 
 def test_the_load_benchmark_asks_the_polls_route_and_can_keep_a_round_open():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from devtools.appserver import AppServer
-from devtools.browser import chromium_available, launch
+from devtools.browser import VIEWS, chromium_available, launch
 
 #: Where the browser tests save screenshots of what they checked, to look at: only when SCREENSHOT_DIR is set
 #: (``SCREENSHOT_DIR=/tmp/attention-screenshots python -m pytest -m browser``); they assert nothing.
@@ -55,6 +55,16 @@ def page(browser):
     pg.console_errors = []
     pg.on("console", lambda m: pg.console_errors.append(m.text) if m.type == "error" else None)
     pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
+    yield pg
+    context.close()
+
+
+@pytest.fixture(params=list(VIEWS))
+def view(request, browser):
+    """A fresh page on each screen of `VIEWS` (its name in ``view_name``)."""
+    context = browser.new_context(**VIEWS[request.param])
+    pg = context.new_page()
+    pg.view_name = request.param
     yield pg
     context.close()
 

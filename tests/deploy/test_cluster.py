@@ -96,13 +96,14 @@ class Browser(Student):
                 return fm.backend_operation_response.deferred_file.url
 
 
-def http_get(url: str, route: str | None = None, gzip_ok: bool = False) -> tuple[int, dict[str, str], bytes]:
+def http_get(url: str, route: str | None = None, gzip_ok: bool = False,
+             timeout_s: float = 30) -> tuple[int, dict[str, str], bytes]:
     """Status, headers (lower-case names; repeated ones joined by newlines) and raw body of a GET."""
     headers = {"Accept-Encoding": "gzip" if gzip_ok else "identity"}
     if route is not None:
         headers["Cookie"] = f"{ROUTE_COOKIE}={route}"
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as r:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout_s) as r:
             status, head, body = r.status, r.headers, r.read()
     except urllib.error.HTTPError as exc:
         status, head, body = exc.code, exc.headers, exc.read()

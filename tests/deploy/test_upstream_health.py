@@ -1,0 +1,119 @@
+"""nginx takes a dead app process out of service, and never a busy one (`deploy/nginx.conf.template`'s upstream).
+
+A busy process is played by one stopped with SIGSTOP: alive (the kernel still accepts its connections) but answering
+nothing until SIGCONT, for longer than nginx's default read timeout (60 s), beyond which a loaded process's answer
+would otherwise count as a failure. Its students' requests must wait for it and be answered by it, and it must never
+be taken out. A process killed with SIGKILL refuses every connection: its students' requests go to the other process
+and, after a few, nginx takes it out (they then go straight to the other one).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from devtools.cluster import INSTALL_HINT, Cluster, nginx_binary
+from tests.deploy.test_cluster import CANDIDATE_ROUTES, http_get
+
+#: How long the busy process answers nothing: longer than nginx's default proxy_read_timeout (60 s).
+STALL_S = 65
+#: Requests waiting on the stalled process: more than any `max_fails` a deployment would choose.
+WAITING = 4
+TAKEN_OUT = "upstream server temporarily disabled"
+#: One access-log line: the path, status, the processes tried in order ("A, B" when A failed first) and the route.
+LINE = re.compile(r'"GET (?P<path>\S+) [^"]*" (?P<status>\d+) \d+ upstream=(?P<upstream>.*?) route=(?P<route>\S+)')
+
+
+@pytest.fixture
+def cluster():
+    if nginx_binary() is None:
+        pytest.skip(INSTALL_HINT)
+    with Cluster(processes=2) as started:
+        yield started
+
+
+def tried(cluster: Cluster, route: str) -> list[list[str]]:
+    """For each logged request of `route`, the processes nginx tried, in order (as "127.0.0.1:PORT")."""
+    return [m["upstream"].split(", ") for m in map(LINE.search, cluster.access_log.read_text().splitlines())
+            if m and m["route"] == route]
+
+
+def routes_to(cluster: Cluster, address: str, count: int) -> list[str]:
+    """`count` route cookies that nginx sends to the process at `address` (each asked for the page once)."""
+    found = []
+    for route in CANDIDATE_ROUTES:
+        assert http_get(cluster.url + "/", route)[0] == 200
+        deadline = time.monotonic() + 10
+        while not tried(cluster, route) and time.monotonic() < deadline:
+            time.sleep(0.05)  # nginx logs a request as it ends
+        if tried(cluster, route) == [[address]]:
+            found.append(route)
+            if len(found) == count:
+                return found
+    pytest.fail(f"{len(CANDIDATE_ROUTES)} routes gave {len(found)} to {address}")
+
+
+def test_the_cluster_reads_nginx_answers_and_failures_from_its_logs(tmp_path):
+    """What the load benchmark reports behind nginx: statuses from the access log, processes taken out and errors
+    by kind from the error log."""
+    cluster = Cluster(processes=1, run_dir=tmp_path)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "access.log").write_text(
+        '127.0.0.1 [05/Dec/2026:10:00:00 +0000] "GET / HTTP/1.1" 200 891 upstream=127.0.0.1:1 route=a cache=- gzip=-\n'
+        '127.0.0.1 [05/Dec/2026:10:00:01 +0000] "GET /x HTTP/1.1" 502 150 upstream=127.0.0.1:1 route=a cache=- gzip=-\n'
+        '127.0.0.1 [05/Dec/2026:10:00:02 +0000] "GET / HTTP/1.1" 200 891 upstream=127.0.0.1:1, 127.0.0.1:2 route=b '
+        'cache=- gzip=-\n')
+    (tmp_path / "logs" / "error.log").write_text(
+        '2026/12/05 10:00:01 [error] 7#7: *3 recv() failed (104: Connection reset by peer) while reading response '
+        'header from upstream, client: 127.0.0.1, upstream: "http://127.0.0.1:1/"\n'
+        '2026/12/05 10:00:01 [warn] 7#7: *3 upstream server temporarily disabled while reading response header from '
+        'upstream, client: 127.0.0.1, upstream: "http://127.0.0.1:1/"\n')
+    assert cluster.statuses() == {200: 2, 502: 1}
+    assert cluster.processes_taken_out() == 1
+    assert cluster.upstream_errors() == {"recv() failed (104: Connection reset by peer)": 1,
+                                         TAKEN_OUT: 1}
+
+
+def test_a_stalled_process_keeps_its_students_and_is_never_taken_out(cluster):
+    busy, other = cluster.app_addresses
+    waiting = routes_to(cluster, busy, WAITING)
+    (control,) = routes_to(cluster, other, 1)
+    pid = cluster.app_pids[0]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        with ThreadPoolExecutor(WAITING) as pool:
+            answers = [pool.submit(http_get, cluster.url + "/", route, timeout_s=STALL_S + 60) for route in waiting]
+            assert http_get(cluster.url + "/", control)[0] == 200  # the other process's students are not held up
+            time.sleep(STALL_S)
+            assert not any(a.done() for a in answers), "answered while the process was stopped: nginx gave up on it"
+            os.kill(pid, signal.SIGCONT)
+            statuses = [a.result()[0] for a in answers]
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert statuses == [200] * WAITING
+    time.sleep(1)  # the log's last lines
+    for route in waiting:  # answered by their own process, which was tried alone (never given up on)
+        assert tried(cluster, route)[-1] == [busy], (route, tried(cluster, route))
+    assert TAKEN_OUT not in cluster.nginx_log
+    assert http_get(cluster.url + "/", waiting[0])[0] == 200 and tried(cluster, waiting[0])[-1] == [busy]
+
+
+def test_a_killed_process_is_taken_out_and_its_students_go_to_the_other(cluster):
+    dead, other = cluster.app_addresses
+    routes = routes_to(cluster, dead, 3)
+    proc = cluster.apps[0].proc
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    for k in range(12):  # one request at a time, spread over the dead process's routes
+        assert http_get(cluster.url + "/", routes[k % len(routes)])[0] == 200
+    time.sleep(1)
+    attempts = [t for route in routes for t in tried(cluster, route)[1:]]  # after each route's first, healthy, visit
+    assert all(t[-1] == other for t in attempts), attempts
+    assert re.search(TAKEN_OUT + r".*upstream: \"http://" + re.escape(dead), cluster.nginx_log), cluster.nginx_log
+    straight = [t for t in attempts if t == [other]]  # not even tried: out of service
+    assert len(straight) >= 6, attempts
