@@ -60,12 +60,11 @@ def report(where: str, violations: list[dict]) -> list[str]:
 
 
 @pytest.fixture(params=list(VIEWS))
-def view(request, browser):
-    context = browser.new_context(**VIEWS[request.param])
-    pg = context.new_page()
+def view(request, shared_context):
+    pg = shared_context(**VIEWS[request.param]).new_page()
     pg.view_name = request.param
     yield pg
-    context.close()
+    pg.close()
 
 
 @pytest.mark.parametrize("query", ["", "present=true"], ids=["normal", "presenter"])
