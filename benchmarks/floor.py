@@ -6,12 +6,12 @@ A page answers a slider step by rerunning its fragment: Streamlit starts a scrip
 element the fragment draws, and ends the run. This benchmark serves a page of its own, with one slider in a
 fragment that draws N Markdown elements and nothing else, and measures the server's CPU per step (all its
 threads, from /proc) for each N, with a client speaking Streamlit's websocket protocol
-(`benchmarks.load.Student`). It gives:
+(`benchmarks.protocol.Student`). It gives:
 
 * the floor: a step of a fragment that draws nothing but its slider;
 * the price of one more element: the slope over N;
 * with ``--app-steps K``, in the same run, the app's own CPU per step to a setting never seen before, the median
-  over its sliders (`benchmarks.load.new_settings_cpu`), as a number of floors and of elements.
+  over its sliders (`benchmarks.new_settings.new_settings_cpu`), as a number of floors and of elements.
 
 The ratio is what the figures of different hours can be compared by: this shared machine's speed changes by up
 to two times from one hour to the next, and the floor changes with it.
@@ -26,7 +26,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from benchmarks.load import Student, cpu_s, new_settings_cpu, run_coroutine
+from benchmarks.new_settings import new_settings_cpu
+from benchmarks.protocol import Student, cpu_s, run_coroutine
 from benchmarks.timing import python_loop_s
 from devtools.appserver import AppServer
 

@@ -58,236 +58,35 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
-import urllib.request
 from collections import Counter
 from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode
+from typing import Any
 
 import websockets
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from benchmarks.lecturer import PAGE, POLL_KEY, QUESTION, QUIZ, Presenter
+from benchmarks.new_settings import new_settings_cpu, solo_table
+from benchmarks.protocol import (
+    ANSWER_TIMEOUT_S,
+    HttpConnection,
+    RunSeen,
+    Slider,
+    Student,
+    cpu_s,
+    grid,
+    option_text,
+    page_hashes,
+    page_sliders,
+    peak_rss_mb,
+    run_coroutine,
+)
 from benchmarks.timing import percentile, python_loop_s
 from devtools.appserver import AppServer
 from devtools.cluster import Cluster
-from ui.poll_watch import WATCH_KEY_PREFIX
 
-T = TypeVar("T")
 TARGETS = {"step_p50_ms": 250.0, "step_p95_ms": 1000.0, "cpu_ms_per_step": 20.0, "rss_mb": 1024.0,
            "first_visit_p95_s": 5.0}
-#: Server CPU for a step to a setting never computed, median over the pages' sliders (issue #33).
-NEW_SETTING_CPU_MS = 20.0
-ANSWER_TIMEOUT_S = 60.0
-#: The presenter key of the benchmark's servers (`--poll-round`).
-POLL_KEY = "the-benchmark-lecturers-key"
-
-
-def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(coroutine)`` in a thread of its own: the calling thread may already be running an event loop
-    (under pytest, Playwright's synchronous API leaves one behind), and asyncio allows one loop per thread."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
-
-
-@dataclass
-class Slider:
-    """A slider as the server drew it: enough to step it as the browser would."""
-
-    id: str
-    label: str
-    value: list[float]
-    low: float
-    high: float
-    step: float
-    fragment_id: str
-    query_key: str
-    options: list[str]
-
-
-def grid(slider: Slider) -> list[float]:
-    """Every value `slider` can take: its options' indices, or its range on its step."""
-    if slider.options:
-        return [float(i) for i in range(len(slider.options))]
-    n = int(round((slider.high - slider.low) / slider.step))
-    return [round(slider.low + k * slider.step, 10) for k in range(n + 1)]
-
-
-def option_text(slider: Slider, value: float) -> str:
-    """What the URL holds for `value`: a select slider's option, or the number as the browser writes it."""
-    if slider.options:
-        return slider.options[int(value)]
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def next_value(slider: Slider, regime: str, rng: random.Random) -> float:
-    """The value a student moves `slider` to: the neighbouring notch (``notch``) or any other value (``jump``)."""
-    current = slider.value[0]
-    if regime == "notch":
-        up = current + slider.step <= slider.high and (current - slider.step < slider.low or rng.random() < 0.5)
-        return current + slider.step if up else current - slider.step
-    others = [v for v in grid(slider) if abs(v - current) > 1e-9]
-    return rng.choice(others) if others else current
-
-
-@dataclass
-class RunSeen:
-    """What one rerun sent back."""
-
-    sliders: dict[str, Slider] = field(default_factory=dict)
-    exceptions: int = 0
-    exception_texts: list[str] = field(default_factory=list)
-    markdown: list[str] = field(default_factory=list)
-    fragments: set[str] = field(default_factory=set)  # the fragments that ran
-    interrupted: int = 0  # runs that stopped early for another (an `st.rerun`, or a newer request)
-    widgets: dict[str, tuple[str, str]] = field(default_factory=dict)  # a button's or text area's label: id, fragment
-    watcher: dict | None = None  # the class poll's watcher (`ui.poll_watch`) as drawn: its data (url, every_ms)
-
-
-class HttpConnection:
-    """One keep-alive HTTP/1.1 connection, as a browser keeps to its server: ``await get(path)`` -> (status, body)."""
-
-    def __init__(self, url: str, cookies: str) -> None:
-        parts = urllib.parse.urlsplit(url)
-        self.host, self.port, self.cookies = parts.hostname, parts.port or 80, cookies
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    async def get(self, path: str) -> tuple[int, str]:
-        if self.writer is None:
-            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        cookie = f"Cookie: {self.cookies}\r\n" if self.cookies else ""
-        self.writer.write(f"GET {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{cookie}\r\n".encode())
-        await self.writer.drain()
-        head = (await self.reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-        status = int(head[0].split()[1])
-        headers = dict(line.lower().split(": ", 1) for line in head[1:] if ": " in line)
-        body = await self.reader.readexactly(int(headers.get("content-length", "0")))
-        if headers.get("connection") == "close":
-            self.close()
-        return status, body.decode()
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-        self.reader = self.writer = None
-
-
-class Student:
-    """One browser tab, as Streamlit's server sees it."""
-
-    def __init__(self, url: str, page_hash: str, rng: random.Random) -> None:
-        self.http_url = url
-        self.ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
-        self.page_hash = page_hash
-        self.rng = rng
-        self.query: dict[str, str] = {}
-        self.widget_values: dict[str, list[float] | list[str]] = {}
-        self.sliders: dict[str, Slider] = {}
-        self.extra_states: list = []  # other widgets' states (WidgetState protos), sent with the next rerun only
-        self.cookies = ""  # what the page came with (behind nginx, its route cookie)
-        self.ws = None
-
-    async def connect(self) -> None:
-        """Load the page, as a browser does before it opens the websocket, and open the websocket with the
-        cookies the page came with (behind nginx, the route cookie that keeps this student on one process)."""
-        self.cookies = cookies = await asyncio.to_thread(self.load_page)
-        self.ws = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=2**27,
-                                           additional_headers={"Cookie": cookies} if cookies else None)
-
-    def load_page(self) -> str:
-        """GET the app's page (its HTML only; a browser would then fetch the front end's files): its cookies."""
-        with urllib.request.urlopen(self.http_url + "/", timeout=ANSWER_TIMEOUT_S) as response:
-            response.read()
-            return "; ".join(c.split(";", 1)[0] for c in response.headers.get_all("Set-Cookie") or [])
-
-    async def rerun(self, fragment_id: str = "") -> tuple[float, RunSeen]:
-        """Send a rerun (of the page, or of one fragment) and read until the run is finished."""
-        msg = BackMsg()
-        state = msg.rerun_script
-        state.query_string = urlencode(self.query)
-        state.page_script_hash = self.page_hash
-        state.fragment_id = fragment_id
-        for widget_id, value in self.widget_values.items():
-            w = state.widget_states.widgets.add()
-            w.id = widget_id
-            if isinstance(value[0], str):  # a select slider: its option's text
-                w.string_array_value.data.extend(value)
-            else:
-                w.double_array_value.data.extend(value)
-        state.widget_states.widgets.extend(self.extra_states)
-        self.extra_states = []
-        t0 = time.perf_counter()
-        await self.ws.send(msg.SerializeToString())
-        seen = RunSeen()
-        while True:
-            raw = await asyncio.wait_for(self.ws.recv(), ANSWER_TIMEOUT_S)
-            fm = ForwardMsg.FromString(raw)
-            kind = fm.WhichOneof("type")
-            if kind == "delta" and fm.delta.fragment_id:
-                seen.fragments.add(fm.delta.fragment_id)
-            if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
-                element = fm.delta.new_element
-                which = element.WhichOneof("type")
-                if which == "exception":
-                    seen.exceptions += 1
-                    where = " | ".join(line.strip() for line in element.exception.stack_trace[-2:])
-                    text = f"{element.exception.type}: {element.exception.message} ({where})"
-                    seen.exception_texts.append(text[:600])
-                elif which == "markdown":
-                    seen.markdown.append(element.markdown.body)
-                elif which in ("button", "text_area"):
-                    widget = getattr(element, which)
-                    seen.widgets[widget.label] = (widget.id, fm.delta.fragment_id)
-                elif which == "bidi_component" and WATCH_KEY_PREFIX in element.bidi_component.id:
-                    seen.watcher = json.loads(element.bidi_component.json)
-                elif which == "slider" and fm.delta.fragment_id:
-                    s = element.slider
-                    value = list(s.value) or list(s.default)
-                    seen.sliders[s.id] = Slider(s.id, s.label, value, s.min, s.max, s.step or 1.0,
-                                                fm.delta.fragment_id, s.query_param_key, list(s.options))
-                    if s.set_value:  # the server set the widget's value: the browser takes it over
-                        self.widget_values.pop(s.id, None)
-            elif kind == "page_info_changed":  # the server rewrote the URL, as it does when it changes a widget
-                self.query = dict(parse_qsl(fm.page_info_changed.query_string))
-            elif kind == "script_finished":
-                if fm.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:  # another run follows: wait for it
-                    seen.interrupted += 1
-                    continue
-                return time.perf_counter() - t0, seen
-
-    def step_slider(self, regime: str = "notch") -> str:
-        """Move a random slider, as an arrow key does (``notch``: to a neighbouring value) or as a click on its
-        track does (``jump``: to any other value); return the fragment to rerun."""
-        slider = self.rng.choice(list(self.sliders.values()))
-        new = next_value(slider, regime, self.rng)
-        self.set_slider(slider, new)
-        return slider.fragment_id
-
-    def set_slider(self, slider: Slider, new: float) -> None:
-        """Give `slider` the value `new` (an option's index for a select slider), in its state and the URL."""
-        slider.value = [new]
-        text = option_text(slider, new)
-        # a select slider's state is its option's text, a slider's its number
-        self.widget_values[slider.id] = [text] if slider.options else [new]
-        if slider.query_key:
-            self.query[slider.query_key] = text
-
-    def absorb(self, seen: RunSeen) -> None:
-        """Take over the sliders as the server last drew them (range, value), as the browser does. A slider that
-        a fragment which ran did not draw again is gone (its id changes with its range), and so is its state."""
-        for slider_id, slider in list(self.sliders.items()):
-            if slider.fragment_id in seen.fragments and slider_id not in seen.sliders:
-                del self.sliders[slider_id]
-                self.widget_values.pop(slider_id, None)
-        for slider_id, slider in seen.sliders.items():
-            if slider_id in self.widget_values and slider_id in self.sliders:
-                slider.value = self.sliders[slider_id].value  # the value this student set
-            self.sliders[slider_id] = slider
 
 
 async def student_session(url: str, page_hash: str, seed: int, arrive_s: float, end_at: float,
@@ -349,22 +148,6 @@ def record(results: dict, seen: RunSeen, page_hash: str) -> None:
     results["interrupted_runs"] += seen.interrupted
 
 
-def page_sliders(url: str, hashes: dict[str, str]) -> dict[str, list[Slider]]:
-    """Every page's sliders as drawn at its defaults (page script hash -> sliders), for random links."""
-    async def visit(page_hash: str) -> list[Slider]:
-        student = Student(url, page_hash, random.Random(0))
-        await student.connect()
-        try:
-            _, seen = await student.rerun()
-            return list(seen.sliders.values())
-        finally:
-            await student.ws.close()
-
-    async def every_page() -> dict[str, list[Slider]]:
-        return {h: await visit(h) for h in hashes.values()}
-    return run_coroutine(every_page())
-
-
 def random_link(sliders: list[Slider], rng: random.Random) -> dict[str, str]:
     """A link's query with a random valid value for each of a page's URL-bound sliders (as drawn at the defaults:
     a slider whose range follows another's may get a value the page then replaces, as a real link may)."""
@@ -390,36 +173,6 @@ async def cross_talk(url: str, page_hash: str) -> bool:
     links = dict(zip((1, 2), await asyncio.gather(own_link(1), own_link(2)), strict=True))
     return all(any(f"seed={wanted}" in m for m in found) and not any(f"seed={3 - wanted}" in m for m in found)
                for wanted, found in links.items())
-
-
-def page_hashes(url: str) -> dict[str, str]:
-    """Every page of the router: its url path -> its page script hash (from a first run's navigation)."""
-    async def fetch() -> dict[str, str]:
-        student = Student(url, "", random.Random(0))
-        await student.connect()
-        msg = BackMsg()
-        msg.rerun_script.query_string = ""
-        await student.ws.send(msg.SerializeToString())
-        try:
-            while True:
-                fm = ForwardMsg.FromString(await asyncio.wait_for(student.ws.recv(), ANSWER_TIMEOUT_S))
-                if fm.WhichOneof("type") == "navigation":
-                    return {p.url_pathname: p.page_script_hash for p in fm.navigation.app_pages}
-        finally:
-            await student.ws.close()
-    return run_coroutine(fetch())
-
-
-def cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile: Path | None = None,
@@ -503,7 +256,6 @@ def _one_hall(server: AppServer | Cluster, poll_data: Path | None, students: int
 async def open_poll_round(url: str, hashes: dict[str, str], data: Path, end_at: float, results: dict) -> asyncio.Task:
     """The lecturer unlocks the panel of the scaled-attention page's quiz, a round opens (in the store, as Open
     does), and the panel reruns on its interval until `end_at`: the task doing that."""
-    from benchmarks.poll_idle import PAGE, QUESTION, QUIZ, Presenter
     from poll import open_store
 
     lecturer = Presenter(url, hashes[PAGE], POLL_KEY)
@@ -542,57 +294,6 @@ def summarise(profile: Path, top: int = 40) -> None:
             print(f"{100 * n / total:6.1f}%  {frame}")
 
 
-def new_settings_cpu(steps_per_slider: int = 8, seed: int = 0) -> dict[str, dict[str, float]]:
-    """One student alone on a fresh server: on every page, each slider in turn makes `steps_per_slider` steps to
-    values it has not had before (every other slider where the earlier ones left it), so each step asks for a
-    setting the server has never computed. For each slider: the server's CPU and the wall time per step.
-    Every page is visited once first, so that what a page imports on its first visit is not counted."""
-    with AppServer() as server:
-        hashes = page_hashes(server.url)
-        page_sliders(server.url, hashes)
-        pid = server.proc.pid
-
-        async def one_page(path: str, page_hash: str, rng: random.Random) -> dict[str, dict[str, float]]:
-            student = Student(server.url, page_hash, rng)
-            await student.connect()
-            figures = {}
-            try:
-                _, seen = await student.rerun()
-                student.absorb(seen)
-                for name in [slider_name(s) for s in seen.sliders.values()]:
-                    visited: set[float] = set()
-                    cpu_before, t0, steps = cpu_s(pid), time.perf_counter(), 0
-                    for _ in range(steps_per_slider):
-                        slider = next((s for s in student.sliders.values() if slider_name(s) == name), None)
-                        if slider is None:
-                            break
-                        visited.add(slider.value[0])
-                        unseen = [v for v in grid(slider) if v not in visited]
-                        if not unseen:
-                            break
-                        student.set_slider(slider, rng.choice(unseen))
-                        _, seen = await student.rerun(slider.fragment_id)
-                        student.absorb(seen)
-                        steps += 1
-                    if steps:
-                        figures[f"{path or '(home)'}: {name}"] = {
-                            "cpu_ms": (cpu_s(pid) - cpu_before) / steps * 1e3,
-                            "wall_ms": (time.perf_counter() - t0) / steps * 1e3, "steps": steps}
-            finally:
-                await student.ws.close()
-            return figures
-
-        async def every_page() -> dict[str, dict[str, float]]:
-            rng = random.Random(seed)
-            return {k: v for path, h in sorted(hashes.items()) for k, v in (await one_page(path, h, rng)).items()}
-        return run_coroutine(every_page())
-
-
-def slider_name(slider: Slider) -> str:
-    """A slider's name that survives a new range (its id does not): its URL key, or its label."""
-    return slider.query_key or slider.label
-
-
 REGIMES = ("notch", "jump", "link")
 KEYS = ["steps", "step_p50_ms", "step_p95_ms", "step_max_ms", "first_visit_p50_s", "first_visit_p95_s",
         "cpu_ms_per_step", "rss_mb", "exceptions", "failed_sessions", "interrupted_runs", "nginx_5xx", "taken_out",
@@ -621,16 +322,6 @@ def table(summaries: dict[str, dict]) -> str:
                         for v in summaries.values())
         target = TARGETS.get(k)
         lines.append(f"  {k:<20}{cells}" + (f"  <= {target:g}" if target is not None else ""))
-    return "\n".join(lines)
-
-
-def solo_table(per_slider: dict[str, dict[str, float]]) -> str:
-    """The CPU and wall time of a step to a new setting, per slider, and their medians over the sliders."""
-    lines = [f"  {'slider':<34}{'CPU ms':>8}{'wall ms':>9}"]
-    lines += [f"  {name:<34}{f['cpu_ms']:>8.1f}{f['wall_ms']:>9.1f}" for name, f in per_slider.items()]
-    cpu = statistics.median(f["cpu_ms"] for f in per_slider.values())
-    wall = statistics.median(f["wall_ms"] for f in per_slider.values())
-    lines.append(f"  {'median over sliders':<34}{cpu:>8.1f}{wall:>9.1f}  target: CPU <= {NEW_SETTING_CPU_MS:g}")
     return "\n".join(lines)
 
 

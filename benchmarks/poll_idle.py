@@ -4,7 +4,7 @@ students and a lecturer on one page.
     python -m benchmarks.poll_idle [--students 60 300] [--seconds 30] [--repeats 3] [--processes 2]
                                    [--out benchmarks/poll_idle_results.json]
 
-Each student is a websocket client (`benchmarks.load.Student`) on the scaled-attention page. It opens the page,
+Each student is a websocket client (`benchmarks.protocol.Student`) on the scaled-attention page. It opens the page,
 then does what its browser does for the poll's watcher (`ui.poll_watch`): every interval it asks the watcher's
 HTTP route for the quiz's round state (one keep-alive connection per student, with its nginx route cookie), and
 when the state differs from the one the page was drawn at, it reruns the poll's fragment with the watcher's
@@ -12,11 +12,11 @@ trigger, as the component's ``setTriggerValue`` does. Students start spread over
 would. The app's CPU over `seconds` of this is compared with the same students connected and not asking (what
 the page cost before the poll).
 
-Then, still asking, the lecturer's browser (`Presenter`: presenter mode, unlocked with the key) watches its
-panel, ticking as the server asks, while a round opens on the page's quiz (written to the store directly, as the
-lecturer's Open does). Each student votes at a seeded moment within `VOTE_SPREAD_S` of the opening, once the
-round reached its screen, and `CHANGERS` of them once more, differently; `VOTE_SPREAD_S` + 5 s after the opening
-the round is revealed.
+Then, still asking, the lecturer's browser (`benchmarks.lecturer.Presenter`: presenter mode, unlocked with the key)
+watches its panel, ticking as the server asks, while a round opens on the page's quiz (written to the store
+directly, as the lecturer's Open does). Each student votes at a seeded moment within `VOTE_SPREAD_S` of the opening,
+once the round reached its screen, and `CHANGERS` of them once more, differently; `VOTE_SPREAD_S` + 5 s after the
+opening the round is revealed.
 
 Reported per count: CPU % of one core with the students asking and without, CPU per ask, asks, fragment runs
 (while idle, and in all), exceptions; the opening's and the reveal's p50 and p95 to every student's screen; a
@@ -44,28 +44,22 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks.load import ANSWER_TIMEOUT_S, POLL_KEY, HttpConnection, Student, cpu_s, page_hashes, run_coroutine
+from benchmarks.lecturer import PAGE, POLL_KEY, QUESTION, QUIZ, Presenter
+from benchmarks.protocol import ANSWER_TIMEOUT_S, HttpConnection, Student, cpu_s, page_hashes, run_coroutine
 from benchmarks.timing import python_loop_s
 from devtools.appserver import AppServer
 from devtools.cluster import Cluster
-from poll import Question, open_store
+from poll import open_store
 from ui.poll_watch import WATCH_KEY_PREFIX
 
-PAGE, QUIZ = "scaled_attention", "scaling_16x"
 #: The students vote within this many seconds of the round's opening; the reveal comes 5 s after.
 VOTE_SPREAD_S = 20.0
 #: The share of students who change their vote once.
 CHANGERS = 0.3
 #: The presenter key the benchmark's servers are given.
 KEY = POLL_KEY
-
-
-
 #: What a student's screen shows once a vote was recorded (`ui.class_poll._send`).
 RECORDED = b"Answer recorded"
-#: The benchmark's round: on the page's quiz, at the page's defaults.
-QUESTION = Question(quiz=QUIZ, text="Benchmark: which option?", options=("one", "two"), answer="one",
-                    explanation="The benchmark's answer, explained.")
 #: What a student's screen shows once a round is open, and once it is revealed (`ui.class_poll._student_view`:
 #: the round's explanation, under whichever verdict).
 OPENED, REVEALED = b"Class poll, round", QUESTION.explanation.encode()
@@ -182,56 +176,6 @@ class Vote:
     option: str
     sent_at: float
     recorded_at: float | None
-
-
-class Presenter(Student):
-    """The lecturer's browser in presenter mode: unlocks the panel with the key, then reruns the panel on the
-    interval the server announced, noting each count of answers it showed."""
-
-    def __init__(self, url: str, page_hash: str, key: str) -> None:
-        super().__init__(url, page_hash, random.Random(0))
-        self.query = {"present": "true"}
-        self.key = key
-        self.key_field = ""
-        self.timer: tuple[str, float] | None = None  # the panel's fragment id and interval
-        self.counts: list[tuple[float, int]] = []  # (time.monotonic(), "Answered")
-        self.exceptions = 0
-
-    async def open_page(self) -> None:
-        await self.connect()
-        raw_recv = self.ws.recv
-
-        async def recv(*args, **kwargs):  # note the key field, the panel's timer and the counts shown
-            raw = await raw_recv(*args, **kwargs)
-            fm = ForwardMsg.FromString(raw)
-            if fm.WhichOneof("type") == "auto_rerun":
-                self.timer = (fm.auto_rerun.fragment_id, fm.auto_rerun.interval)
-            elif fm.WhichOneof("type") == "delta" and fm.delta.WhichOneof("type") == "new_element":
-                element = fm.delta.new_element
-                which = element.WhichOneof("type")
-                if which == "text_input" and element.text_input.id.endswith(f"poll_key_{QUIZ}"):
-                    self.key_field = element.text_input.id
-                elif which == "metric" and element.metric.label == "Answered":
-                    self.counts.append((time.monotonic(), int(element.metric.body)))
-                elif which == "exception":
-                    self.exceptions += 1
-            return raw
-
-        self.ws.recv = recv
-        _, seen = await self.rerun()
-        unlock_id, fragment_id = seen.widgets["Unlock the class poll"]
-        self.extra_states = [WidgetState(id=self.key_field, string_value=self.key),
-                             WidgetState(id=unlock_id, trigger_value=True)]
-        await self.rerun(fragment_id)
-
-    async def tick_until(self, end_at: float) -> None:
-        """Rerun the panel on its interval until `end_at` (a late tick goes at once, as a browser's timer does)."""
-        fragment_id, interval = self.timer
-        due = time.monotonic()
-        while due + interval < end_at:
-            due += interval
-            await asyncio.sleep(max(0.0, due - time.monotonic()))
-            await self.rerun(fragment_id)
 
 
 def to_presenter(class_: list[WatchingStudent], counts: list[tuple[float, int]]) -> list[float]:

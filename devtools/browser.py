@@ -65,6 +65,14 @@ def settle(page, timeout_ms: int = 90_000, interval_ms: int = 200) -> None:
         waited += interval_ms
 
 
+def after_frames(page, frames: int = 2) -> None:
+    """Return once the page has drawn `frames` more animation frames: what it queued for its next frame is done."""
+    page.evaluate("""(n) => new Promise((done) => {
+      const tick = (k) => (k ? requestAnimationFrame(() => tick(k - 1)) : done());
+      tick(n);
+    })""", frames)
+
+
 #: JavaScript function: [charts with a non-empty canvas or svg, charts present]. One call, however many charts.
 CHARTS_DRAWN_JS = """() => {
   const charts = Array.from(document.querySelectorAll('.vega-embed'));

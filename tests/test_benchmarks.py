@@ -76,7 +76,8 @@ def test_a_jump_lands_anywhere_on_the_slider_and_a_notch_next_door():
     """The two ways students move a slider: an arrow key's notch, or a click anywhere on its track."""
     import random
 
-    from benchmarks.load import Slider, grid, next_value, option_text, random_link
+    from benchmarks.load import random_link
+    from benchmarks.protocol import Slider, grid, next_value, option_text
 
     seed = Slider("s", "Seed", [5.0], 0.0, 99.0, 1.0, "f", "seed", [])
     temp = Slider("t", "τ", [1.0], 0.0, 3.0, 1.0, "f", "temp", ["0.1", "0.3", "1", "3"])
@@ -93,7 +94,7 @@ def test_a_jump_lands_anywhere_on_the_slider_and_a_notch_next_door():
 
 def test_new_settings_cost_is_measured_per_slider():
     """One student alone steps every slider to values not seen before: the CPU and wall time per step."""
-    from benchmarks.load import new_settings_cpu, solo_table
+    from benchmarks.new_settings import new_settings_cpu, solo_table
 
     figures = new_settings_cpu(steps_per_slider=1)
     assert {name.split(": ")[0] for name in figures} >= {"(home)", "multi_head", "positional_encoding"}
@@ -131,8 +132,8 @@ def test_the_idle_poll_benchmark_times_a_round_and_the_votes_reaching_every_scre
     without a fragment run while no round is open; the round's opening and its reveal are each seen on all three
     screens, after the moment they were written to the store; every vote is recorded, on the student's screen and
     on the presenter's count, and the presenter's total, the store's and the students' own record agree."""
-    from benchmarks.load import page_hashes
     from benchmarks.poll_idle import KEY, PAGE, one_count
+    from benchmarks.protocol import page_hashes
     from devtools.appserver import AppServer
 
     with AppServer(env={"ATTENTION_POLL_DATA_DIR": str(tmp_path), "ATTENTION_PRESENTER_KEY": KEY}) as server:

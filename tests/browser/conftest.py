@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -46,6 +47,27 @@ def browser():
         b = launch(p)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="session")
+def shared_context(browser):
+    """`shared_context(**options)`: one browser context for each set of options, kept while the worker runs.
+
+    For the tests that only look at the page they open (they store nothing in the browser): each opens a page of
+    its own in it and closes it, and the app's scripts come from the context's cache, compiled once, instead of
+    being fetched and compiled again for every test. A test that keeps anything in the browser (a cookie, a vote)
+    takes a context of its own."""
+    contexts = {}
+
+    def context(**options):
+        key = json.dumps(options, sort_keys=True)
+        if key not in contexts:
+            contexts[key] = browser.new_context(**options)
+        return contexts[key]
+
+    yield context
+    for made in contexts.values():
+        made.close()
 
 
 @pytest.fixture

@@ -38,6 +38,14 @@ def report(where: str, violations: list[dict]) -> list[str]:
     return lines
 
 
+@pytest.fixture(params=list(VIEWS))
+def view(request, shared_context):
+    pg = shared_context(**VIEWS[request.param]).new_page()
+    pg.view_name = request.param
+    yield pg
+    pg.close()
+
+
 @pytest.mark.parametrize("query", ["", "present=true"], ids=["normal", "presenter"])
 @pytest.mark.parametrize("rp", PAGES, ids=[p.name for p in PAGES])
 def test_every_page_has_no_axe_violation(view, app_url, rp, query):

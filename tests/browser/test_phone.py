@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from devtools.appserver import router_pages
-from devtools.browser import SHARE_LINK, exceptions, scroll_boxes, settle
+from devtools.browser import SHARE_LINK, after_frames, exceptions, scroll_boxes, settle
 
 PAGES = router_pages()
 PHONES = {"390": (390, 844), "320": (320, 640)}
@@ -45,20 +45,19 @@ SVG_TEXT_JS = """() => Array.from(document.querySelectorAll('[data-testid="stMai
 
 
 @pytest.fixture(params=list(PHONES), ids=[f"{w}px" for w in PHONES])
-def phone(request, browser):
+def phone(request, shared_context):
     w, h = PHONES[request.param]
-    context = browser.new_context(viewport={"width": w, "height": h}, device_scale_factor=2, is_mobile=True,
-                                  has_touch=True)
-    pg = context.new_page()
+    pg = shared_context(viewport={"width": w, "height": h}, device_scale_factor=2, is_mobile=True,
+                        has_touch=True).new_page()
     pg.phone_width = w
     yield pg
-    context.close()
+    pg.close()
 
 
 def open_on(page, app_url: str, url_path: str, query: str = "") -> None:
     page.goto(f"{app_url}/{url_path}" + (f"?{query}" if query else ""))
     settle(page)
-    page.wait_for_timeout(300)  # the scroll boxes are marked on the next animation frame
+    after_frames(page)  # the scroll boxes are marked on the next animation frame
 
 
 @pytest.mark.parametrize("query", ["", "present=true"], ids=["normal", "presenter"])
@@ -146,7 +145,7 @@ def test_after_a_short_run_the_training_pages_numbers_open_on_a_phone(phone, app
     summary.tap()
     phone.wait_for_selector('[data-testid="stMain"] [data-testid="stTable"]', timeout=30_000)
     settle(phone)
-    phone.wait_for_timeout(300)  # the scroll boxes are marked on the next animation frame
+    after_frames(phone)  # the scroll boxes are marked on the next animation frame
     headings = phone.locator('[data-testid="stMain"] [data-testid="stExpanderDetails"] strong').all_inner_texts()
     assert any("layer 1 · head 1" in h for h in headings) and any("layer 1 · head 2" in h for h in headings), headings
     assert phone.locator('[data-testid="stMain"] [data-testid="stTable"]').count() >= 4  # 2 curves' tables, 2 maps

@@ -23,7 +23,7 @@ import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from benchmarks.load import ANSWER_TIMEOUT_S, Student, page_hashes, run_coroutine
+from benchmarks.protocol import ANSWER_TIMEOUT_S, Student, page_hashes, run_coroutine
 from devtools.cluster import INSTALL_HINT, ROUTE_COOKIE, Cluster, nginx_binary
 
 LOG_LINE = re.compile(r'"(?P<method>\S+) (?P<path>\S+) [^"]*" (?P<status>\d+) \d+ '

@@ -7,7 +7,8 @@ order (a matrix next to its reordering). Pure functions (no Streamlit), tested t
 one ``show_chart`` call, and all panels share one colour scale. Colours follow `ui.charts.heatmap`:
 diverging centred at 0 for signed values, viridis on [0, 1] for weights.
 
-Built to stay fast at the heavy end of the sliders (64 heads x 16 x 16 = 16 384 cells):
+Built to stay fast at the heavy end of the sliders (64 heads x 16 x 16 = 16 384 cells), from the parts in
+`ui.charts.facet_parts`:
 
 * the data is just the cell values, one ``{"value": x}`` record per cell in row-major
   order; each cell's indices (from its record number), every label (token, head,
@@ -27,17 +28,17 @@ and LaTeX without any per-cell index in the data.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import altair as alt
 import numpy as np
 
+from ui.charts.facet_parts import calculate, cell_index, cell_values, facet_chart, js_array, panel_cells
 from ui.charts.heatmap import MAX_LABELLED_CELLS, unique_labels
 from ui.charts.inline_data import Rows
 from ui.charts.palette import DIVERGING_SCHEME, SEQUENTIAL_SCHEME, ink_expr
-from ui.charts.spec import CANVAS, domain_from_data, tooltip_expr
+from ui.charts.spec import CANVAS, domain_from_data
 from ui.charts.template import DataSource, Make, chart_of, part_builder
 from ui.export import LAYOUT_KEY, matrix_layout
 
@@ -45,41 +46,6 @@ from ui.export import LAYOUT_KEY, matrix_layout
 MIN_LABELLED_CELL = 28
 #: Pixels between the head blocks of `head_blocks` (fewer pixels when there are many heads).
 HEAD_GAP, HEAD_GAP_MANY = 12, 3
-
-
-def cell_values(values: np.ndarray, **constants: float) -> dict[str, Rows]:
-    """Inline Vega-Lite data: one record ``{"value": x, **constants}`` per entry of `values`, in C (row-major) order.
-
-    The position of each cell is not stored: `_cell_index` recovers it in the browser from the
-    record's place in the list, which keeps the data (and Altair's JSON hash of it) small.
-    `constants` are repeated in every record: the colour domain ``lo``, ``hi`` (`ui.charts.spec.domain_from_data`).
-    """
-    value = np.asarray(values, dtype=np.float64).ravel()
-    return {"values": Rows({"value": value} | {k: np.full(value.size, c) for k, c in constants.items()})}
-
-
-def _cell_index(shape: tuple[int, ...], names: Sequence[str]) -> list[Any]:
-    """Transforms that number the records 0, 1, ... and split that number into one index per axis of `shape`.
-
-    ``_cell_index((H, T, T), ("h", "q", "k"))`` gives record ``n`` the fields ``h = n // (T*T)``,
-    ``q = (n // T) % T`` and ``k = n % T``, exactly NumPy's row-major order.
-    """
-    steps: list[Any] = [alt.WindowTransform(window=[alt.WindowFieldDef(op="row_number", **{"as": "_n"})])]
-    stride = int(np.prod(shape))
-    for name, size in zip(names, shape, strict=True):
-        stride //= size
-        steps += _calc(**{name: f"floor((datum._n - 1) / {stride}) % {size}"})
-    return steps
-
-
-def _js(values: Sequence[Any]) -> str:
-    """A JSON array literal, which is also a valid Vega expression."""
-    return json.dumps(list(values), ensure_ascii=False)
-
-
-def _calc(**fields: str) -> list[alt.CalculateTransform]:
-    """``calculate`` transforms, one per new field: ``_calc(row='["a","b"][datum.q]')``."""
-    return [alt.CalculateTransform(**{"calculate": expr, "as": name}) for name, expr in fields.items()]
 
 
 def head_label(h: int, d_k: int, width_px: float) -> str:
@@ -91,72 +57,6 @@ def head_label(h: int, d_k: int, width_px: float) -> str:
     if width_px >= 44:
         return f"head {h + 1}"
     return str(h + 1)
-
-
-def _cells(
-    *,
-    x: alt.X,
-    y: alt.Y,
-    color: alt.Color,
-    tooltip: list[alt.Tooltip],
-    cell_size: int,
-    show_values: bool,
-    value_format: str,
-    font_size: int,
-    shape: tuple[int, int] | None = None,
-    params: list[Any] | None = None,
-    emphasis: dict[str, Any] | None = None,
-    values_where: str | None = None,
-) -> alt.Chart | alt.LayerChart:
-    """The per-panel heatmap (rect, plus value labels in the ``ink`` colour if `show_values`), to be faceted.
-
-    Panels are sized by step (`cell_size` per row/column), or, if `shape` ``(rows, cols)`` is given,
-    by the fixed pixel size of that shape, which Vega needs when the y scales are independent.
-    `values_where` (a Vega expression) prints the values of those cells only.
-    """
-    if shape is None:
-        size = dict(width=alt.Step(cell_size), height=alt.Step(cell_size))
-    else:
-        size = dict(width=shape[1] * cell_size, height=shape[0] * cell_size)
-    tip = tooltip_expr(tooltip)  # on the marks, not as an encoding channel: cheaper to evaluate per cell
-    rect_mark = alt.MarkDef(type="rect", stroke="white", strokeWidth=0.5 if cell_size >= 9 else 0, tooltip=tip)
-    extra = emphasis or {}  # e.g. opacity and stroke encodings that single out some cells
-    rect_params = params or alt.Undefined
-    if not show_values:
-        return alt.Chart(mark=rect_mark, params=rect_params, **size,
-                         encoding=alt.FacetedEncoding(x=x, y=y, color=color, **extra))
-    rect = alt.Chart(mark=rect_mark, params=rect_params, encoding=alt.FacetedEncoding(color=color, **extra))
-    only = [alt.FilterTransform(filter=values_where)] if values_where else alt.Undefined
-    text_mark = alt.MarkDef(type="text", fontSize=font_size, tooltip=tip)
-    text = alt.Chart(mark=text_mark, transform=only, encoding=alt.FacetedEncoding(
-        text=alt.Text(field="value", type="quantitative", format=value_format),
-        # "white"/"black" used as-is; `fill`, not `color`, so it shares no scale (or legend) with the cells
-        fill=alt.Fill(field="ink", type="nominal", scale=None, legend=None),
-    ))
-    return alt.LayerChart(layer=[rect, text], encoding=alt.SharedEncoding(x=x, y=y), **size)
-
-
-def _facet_chart(
-    data: alt.InlineData | alt.NamedData,
-    transform: list[Any],
-    cells: alt.Chart | alt.LayerChart,
-    facet: alt.FacetMapping | alt.FacetFieldDef,
-    *,
-    spacing: int | dict,
-    columns: int | None = None,
-    independent: tuple[str, ...] = (),
-    title: str = "",
-    layout: dict[str, Any],
-) -> alt.FacetChart:
-    """``alt.FacetChart`` built in one constructor call (no chained copies); colour is shared across panels.
-
-    `layout` (`ui.export.matrix_layout`) goes into the spec's ``usermeta``, for the export menu.
-    """
-    resolve = (alt.Resolve(scale=alt.ScaleResolveMap(**dict.fromkeys(independent, "independent")))
-               if independent else alt.Undefined)
-    return alt.FacetChart(data=data, transform=transform, facet=facet, spec=cells,
-                          spacing=spacing, columns=columns or alt.Undefined, resolve=resolve,
-                          title=title or alt.Undefined, usermeta={LAYOUT_KEY: [layout], **CANVAS})
 
 
 def head_blocks(*args: Any, **options: Any) -> alt.FacetChart:
@@ -215,8 +115,8 @@ def head_blocks_part(
 
     def make(data: DataSource) -> alt.FacetChart:
         heads = [head_label(h, d_k, d_k * cell_size) for h in range(n_heads)]
-        calc = dict(matrix=f"{_js(names)}[datum.m]", row=f"{_js(labels)}[datum.t]", col="'' + datum.j",
-                    head=f"{_js(heads)}[floor(datum.j / {d_k})]")
+        calc = dict(matrix=f"{js_array(names)}[datum.m]", row=f"{js_array(labels)}[datum.t]", col="'' + datum.j",
+                    head=f"{js_array(heads)}[floor(datum.j / {d_k})]")
         if show_values:
             calc["ink"] = ink_expr(DIVERGING_SCHEME, "((datum.value - datum.lo) / (datum.hi - datum.lo || 1))")
 
@@ -240,12 +140,12 @@ def head_blocks_part(
             bright = np.zeros(stack.shape, dtype=bool)  # (n_matrices, T, d_model)
             for name, (row_t, h) in highlight.items():
                 bright[names.index(name), row_t, h * d_k:(h + 1) * d_k] = True
-            # the record numbers (1-based, as `_cell_index` numbers them) of the bright cells
-            calc["alpha"] = f"indexof({_js((np.flatnonzero(bright) + 1).tolist())}, datum._n) >= 0 ? 1 : 0.2"
+            # the record numbers (1-based, as `cell_index` numbers them) of the bright cells
+            calc["alpha"] = f"indexof({js_array((np.flatnonzero(bright) + 1).tolist())}, datum._n) >= 0 ? 1 : 0.2"
             calc["edge"] = "datum.alpha == 1 ? 'black' : 'white'"
             emphasis = {"opacity": alt.Opacity(field="alpha", type="quantitative", scale=None, legend=None),
                         "stroke": alt.Stroke(field="edge", type="nominal", scale=None, legend=None)}
-        cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, emphasis=emphasis,
+        cells = panel_cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, emphasis=emphasis,
                        show_values=show_values, value_format=value_format, font_size=font_size,
                        values_where="datum.alpha == 1" if only_bright else None)
         column = alt.FacetFieldDef(field="head", type="ordinal", sort=heads, title=None,
@@ -253,12 +153,12 @@ def head_blocks_part(
         row = (alt.FacetFieldDef(field="matrix", type="nominal", sort=names, title=None,
                                  header=alt.Header(labelFontSize=14, labelFontWeight="bold", labelAngle=0))
                if len(names) > 1 else alt.Undefined)
-        transform = _cell_index(stack.shape, ("m", "t", "j")) + _calc(**calc)
+        transform = cell_index(stack.shape, ("m", "t", "j")) + calculate(**calc)
         layout = matrix_layout(stack.shape, names, labels, [str(j) for j in range(d_model)],
                                name=title or f"{', '.join(names)} by head",
                                blocks=(d_k, [head_label(h, d_k, width_px=np.inf) for h in range(n_heads)]))
         spacing = {"column": HEAD_GAP_MANY if n_heads > 16 else HEAD_GAP, "row": 8}
-        return _facet_chart(data(), transform, cells, alt.FacetMapping(row=row, column=column), title=title,
+        return facet_chart(data(), transform, cells, alt.FacetMapping(row=row, column=column), title=title,
                             independent=("x",), spacing=spacing, layout=layout)
 
     return [table], make
@@ -302,7 +202,7 @@ def head_maps_part(
     table = cell_values(w)["values"]
 
     def make(data: DataSource) -> alt.FacetChart:
-        tokens = _js(unique_labels(labels))
+        tokens = js_array(unique_labels(labels))
         calc = dict(head="'head ' + (datum.h + 1)", row=f"{tokens}[datum.q]", col=f"{tokens}[datum.k]")
         if show_values:
             calc["ink"] = ink_expr(SEQUENTIAL_SCHEME, "datum.value")
@@ -322,15 +222,15 @@ def head_maps_part(
         ]
         params = (None if select is None else
                   [alt.selection_point(name=select, fields=["h", "q", "k"], on="click", clear="dblclick").param])
-        cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, params=params,
+        cells = panel_cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, params=params,
                        show_values=show_values, value_format=value_format, font_size=font_size)
         facet = alt.FacetFieldDef(field="head", type="ordinal", sort=[f"head {k + 1}" for k in range(n_heads)],
                                   title=None, header=alt.Header(labelFontSize=12))
-        transform = _cell_index(w.shape, ("h", "q", "k")) + _calc(**calc)
+        transform = cell_index(w.shape, ("h", "q", "k")) + calculate(**calc)
         what = title or "attention weights"
         layout = matrix_layout(w.shape, [f"{what} · head {h + 1}" for h in range(n_heads)], unique_labels(labels),
                                unique_labels(labels), name=f"{what}, every head")
-        return _facet_chart(data(), transform, cells, facet, columns=columns or n_heads, spacing=10, title=title,
+        return facet_chart(data(), transform, cells, facet, columns=columns or n_heads, spacing=10, title=title,
                             layout=layout)
 
     return [table], make
@@ -387,8 +287,8 @@ def matrix_panels_part(
         titles = [p[0] for p in panels]
         row_labels = [unique_labels(p[2]) for p in panels]
         col_labels = [unique_labels(p[3]) for p in panels]
-        calc = dict(panel=f"{_js(titles)}[datum.p]", row=f"{_js(row_labels)}[datum.p][datum.r]",
-                    col=f"{_js(col_labels)}[datum.p][datum.c]")
+        calc = dict(panel=f"{js_array(titles)}[datum.p]", row=f"{js_array(row_labels)}[datum.p][datum.r]",
+                    col=f"{js_array(col_labels)}[datum.p][datum.c]")
         if show_values:  # black or white text, whichever reads better on the cell, as in ui.charts.heatmap
             t = "((datum.value - datum.lo) / (datum.hi - datum.lo || 1))"
             calc["ink"] = ink_expr(DIVERGING_SCHEME if signed else SEQUENTIAL_SCHEME, t)
@@ -406,14 +306,14 @@ def matrix_panels_part(
             alt.Tooltip(field="col", type="nominal", title=x_title),
             alt.Tooltip(field="value", type="quantitative", title="value", format=".3f"),
         ]
-        cells = _cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, show_values=show_values,
+        cells = panel_cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, show_values=show_values,
                        value_format=value_format, font_size=font_size, shape=shape)
         column = alt.FacetFieldDef(field="panel", type="nominal", sort=titles, title=None,
                                    header=alt.Header(labelFontSize=13, labelFontWeight="bold"))
-        transform = _cell_index(stack.shape, ("p", "r", "c")) + _calc(**calc)
+        transform = cell_index(stack.shape, ("p", "r", "c")) + calculate(**calc)
         layout = matrix_layout(stack.shape, titles, _shared_or_each(row_labels), _shared_or_each(col_labels))
-        # Independent x and y: every panel shows its own labels in its own order (fixed pixel size, see `_cells`).
-        return _facet_chart(data(), transform, cells, alt.FacetMapping(column=column), spacing=24,
+        # Independent x and y: every panel shows its own labels in its own order (fixed pixel size, see `panel_cells`).
+        return facet_chart(data(), transform, cells, alt.FacetMapping(column=column), spacing=24,
                             independent=("x", "y"), layout=layout)
 
     return [table], make

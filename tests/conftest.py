@@ -1,0 +1,20 @@
+"""The suite's distribution over xdist's workers (pyproject.toml: ``--dist loadgroup``).
+
+Tests go to whichever worker is free, one by one, except the tests of a file that share a fixture built once per
+module (a server, a cluster, a trained model, a warm sandbox): those stay together on one worker, which builds it
+once. Session fixtures (the browser tests' app server and Chromium, the PostgreSQL server) are built once per
+worker either way.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
+def pytest_collection_modifyitems(items):
+    for item in items:
+        defs = getattr(item, "_fixtureinfo", None)
+        scopes = {d.scope for ds in (defs.name2fixturedefs.values() if defs else ()) for d in ds}
+        if scopes & {"module", "package"}:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
