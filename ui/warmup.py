@@ -31,7 +31,8 @@ from ui.deployment import announce_start
 
 #: What the first run of the landing page imports (the router's and the worked example's modules, and what
 #: Streamlit and pyarrow load on first use: the emoji and icon names that check the page icons).
-FIRST_PAGE_MODULES = ("ui.patches", "ui.url_state", "ui.layout", "ui.display", "ui.accessibility", "ui.cache",
+FIRST_PAGE_MODULES = ("ui.patches", "ui.url_state", "ui.layout", "ui.display", "ui.accessibility", "ui.navigation",
+                      "ui.cache",
                       "ui.quiz", "ui.charts.worked_example", "core", "core.user_input", "streamlit.emojis",
                       "streamlit.material_icon_names", "pyarrow.pandas_compat")
 

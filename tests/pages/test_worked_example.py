@@ -155,7 +155,7 @@ def test_predict_then_reveal_asks_before_it_tells():
 def test_each_section_is_one_element_and_presenter_mode_drops_its_explanation(present):
     """Heading, explanation and formula travel as one Markdown element; on a projector only the first and last."""
     at = run_page(PAGE, present=present)
-    sections = [m.value for m in at.markdown if m.value.startswith("## ")]
+    sections = [m.value for m in at.main.markdown if m.value.startswith("## ")]  # not the sidebar's page list
     assert len(sections) == len(section_titles(at)) == 7  # six stages and the PyTorch cross-check
     first = sections[0]
     assert first.startswith("## 1 · Embeddings X\n\n")
