@@ -51,13 +51,23 @@ def mask_diagnosis(run: RunResult, case: Case, w: np.ndarray) -> str:
     return future_weights_message(np.max(np.abs(above)))
 
 
-def unassigned_fill_message(line: SourceLine) -> str:
-    """A mask with no effect, and a ``masked_fill`` whose result the student's code throws away on `line`."""
+def unassigned_fill_message(line: SourceLine, what: str = "weights") -> str:
+    """A mask with no effect on the `what` (weights, output), and a ``masked_fill`` whose result the student's code
+    throws away on `line`."""
     tensor = line.tensor or "scores"
     fix = f"{tensor} = {line.call}" if line.call else f"{tensor} = {tensor}.masked_fill(…)"
-    return ("Your mask has no effect: the weights are the same as without it, because `masked_fill` returns a new "
+    return (f"Your mask has no effect: the {what} are the same as without it, because `masked_fill` returns a new "
             f"tensor; assign it: `{fix}` on line {line.number}, which throws the result away and leaves `{tensor}` as "
             "it was. (`masked_fill_`, with the underscore, is the one that fills in place.)")
+
+
+def unassigned_output_diagnosis(run: RunResult, case: Case, output: np.ndarray | None) -> str | None:
+    """For a function that returns only the output: a masked output equal to the unmasked one, and a ``masked_fill``
+    whose result the source throws away."""
+    unmasked = run.cases.get("worked" if np.ndim(case.Q) == 2 else "random")
+    if not run.reading.unassigned or unmasked is None or not same_values(output, unmasked.output):
+        return None
+    return unassigned_fill_message(run.reading.unassigned[0], "outputs")
 
 
 #: Where the mask belongs, said after every mask applied to the weights.

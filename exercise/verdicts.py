@@ -26,7 +26,13 @@ from exercise.cases import (
 )
 from exercise.diagnosis import diagnose, scaled_rows_message
 from exercise.limits import OUTPUT_CAP_BYTES, bytes_in_words
-from exercise.mask_diagnosis import after_softmax_diagnosis, lengths_diagnosis, mask_diagnosis, padding_diagnosis
+from exercise.mask_diagnosis import (
+    after_softmax_diagnosis,
+    lengths_diagnosis,
+    mask_diagnosis,
+    padding_diagnosis,
+    unassigned_output_diagnosis,
+)
 from exercise.measures import D_K_POWERS, d_k_power, normalised_axes, scale_after_softmax
 from exercise.mistakes import same_values
 from exercise.numbers import message_template, number, numbers
@@ -341,8 +347,10 @@ def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.n
                 f"{res.mask_note}; `mask == 0` works for both.)")
     if res.kind != "pair" or res.weights is None:
         same = same_values(res.output, expected)
+        unassigned = None if same else unassigned_output_diagnosis(run, case, res.output)
         return False, ("Return `(output, weights)` so that the zeros can be checked"
-                       + (" (your masked output does match PyTorch's)." if same else ".")), None
+                       + (" (your masked output does match PyTorch's)." if same else ".")
+                       + ("" if unassigned is None else " " + unassigned)), None
     w = res.weights
     want = np.shape(case.Q)[:-1] + (T,)
     if w.shape != want:

@@ -515,4 +515,15 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     weights = torch.softmax(scores, dim=-1)
     return weights @ V, weights
 ''', False, ("divided by 4 on every test", "a constant, not 1/√d_k", "√4 = 2 on the other")),
+    "masked_fill thrown away, output only": Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+    if mask is not None:
+        scores.masked_fill(mask == 0, -1e9)
+    return torch.softmax(scores, dim=-1) @ V
+''', False, ("the outputs are the same as without it", "assign it: `scores = scores.masked_fill(mask == 0, -1e9)` "
+              "on line 8")),
 }
