@@ -12,7 +12,7 @@ from decoder.config import CONTEXT, DecoderConfig
 from decoder.cost import pass_multiply_adds, step_costs
 from decoder.language import ADJECTIVES, ANIMALS, PLACES, SPECIES, all_sentences, split
 from decoder.model import Decoder, causal_mask
-from decoder.sampling import Sampling, next_word, top_p_cut
+from decoder.sampling import Sampling, draw_for, next_word, top_p_cut
 from decoder.trainer import DecoderRun, DecoderTrainer
 from decoder.writing import (
     MAX_PROMPT,
@@ -22,7 +22,7 @@ from decoder.writing import (
     every_way,
     inference_model,
     prompt_ids,
-    text_attention,
+    text_pass,
     write,
 )
 from training.model import KeyValueCache, MultiHeadSelfAttention
@@ -86,11 +86,12 @@ def next_word_spec(config: DecoderConfig, prompt: tuple[str, ...], sampling: Sam
 
 
 @shared_cache(64)
-def attention_spec(config: DecoderConfig, ids: tuple[int, ...], _model: Decoder) -> tuple[dict, np.ndarray]:
-    """The whole text's attention ``(L, H, T, T)`` in one masked pass, and its chart."""
-    maps = text_attention(_model, ids)
+def text_spec(config: DecoderConfig, ids: tuple[int, ...],
+              _model: Decoder) -> tuple[dict, np.ndarray, np.ndarray]:
+    """One masked pass over the text: the attention chart, the maps ``(L, H, T, T)`` and the logits ``(T, V)``."""
+    logits, maps = text_pass(_model, ids)
     labels = [f"{t}:{WORDS[i]}" for t, i in enumerate(ids)]
-    return part_spec(charts.attention_part(maps, labels)), maps
+    return part_spec(charts.attention_part(maps, labels)), maps, logits
 
 
 introduction(
@@ -222,21 +223,25 @@ def read_prompt() -> tuple[str, ...]:
 
 
 def set_words(n: int) -> None:
-    st.session_state[WORDS_KEY] = max(0, min(n, CONTEXT - 1))
+    st.session_state[WORDS_KEY] = n
 
 
-def writing_controls() -> int:
-    """The number of words to write, and the buttons that change it one word at a time or to the end."""
-    now = int(st.session_state.get(WORDS_KEY, 0))
+def writing_controls(to_end: int) -> int:
+    """The number of words written, 0 to `to_end` (where the text ends at these settings), and the buttons that
+    change it one word at a time or to the end."""
+    if to_end == 0:
+        st.caption("The prompt already ends the sentence: nothing is written after “.”.")
+        return 0
+    now = min(int(st.session_state.get(WORDS_KEY, 0)), to_end)
     with st.container(horizontal=True):
         st.button("Next word", key="next_word", icon=":material/add:", on_click=set_words, args=(now + 1,),
-                  help="Append the word drawn from the probabilities below.")
-        st.button("Write to the end", key="write_all", icon=":material/fast_forward:",
-                  on_click=set_words, args=(CONTEXT - 1,), help="Keep drawing until “.” or the last position.")
+                  disabled=now >= to_end, help="Append the word drawn from the probabilities below.")
+        st.button("Write to the end", key="write_all", icon=":material/fast_forward:", on_click=set_words,
+                  args=(to_end,), disabled=now >= to_end, help="Keep drawing until “.” or the last position.")
         st.button("Start over", key="start_over", icon=":material/restart_alt:", on_click=set_words, args=(0,),
-                  help="Back to the prompt alone.")
-    return int(bound_slider("Words written after the prompt", WORDS_KEY, 0, CONTEXT - 1, 0,
-                            help="The text stops earlier if the decoder writes “.”."))
+                  disabled=now == 0, help="Back to the prompt alone.")
+    return int(bound_slider("Words written after the prompt", WORDS_KEY, 0, to_end, 0,
+                            help=f"At these settings the text ends after {to_end} words."))
 
 
 def writing_section(config: DecoderConfig, model: Decoder) -> tuple[Written, tuple[str, ...], Sampling, int]:
@@ -250,8 +255,9 @@ def writing_section(config: DecoderConfig, model: Decoder) -> tuple[Written, tup
             r"{\sum_{v\ \text{kept}} p_\tau(v)}")
     prompt = read_prompt()
     sampling, draw_seed = sampling_controls()
-    n_words = writing_controls()
-    text = written(config, prompt, sampling, draw_seed, n_words, model)
+    whole = written(config, prompt, sampling, draw_seed, CONTEXT - len(prompt), model)
+    n_words = writing_controls(len(whole.ids) - len(prompt))
+    text = whole.prefix(n_words)
     words = text.words
     shown = " ".join(f"**{w}**" if i >= text.n_prompt else w for i, w in enumerate(words))
     st.markdown(f"Text: {shown}" + (" — *the end*" if text.ended else " …"))
@@ -283,7 +289,7 @@ def attention_section(config: DecoderConfig, model: Decoder, text: Written) -> N
             "Row t is the position that chose word t + 1; its weights cover the words before it and none after "
             "(the mask). Computed in one masked pass over the whole text, they equal what each step saw while "
             "writing.")
-    spec, maps = attention_spec(config, text.ids, model)
+    spec, maps, logits = text_spec(config, text.ids, model)
     labels = [f"{t}:{WORDS[i]}" for t, i in enumerate(text.ids)]
     newest = maps[:, :, -1, :]  # (L, H, T): the last word's query over every word
     show_chart(spec, alt=ChartName(
@@ -291,14 +297,15 @@ def attention_section(config: DecoderConfig, model: Decoder, text: Written) -> N
         f"The last word “{WORDS[text.ids[-1]]}” looks most at " + "; ".join(
             f"layer {layer + 1} head {h + 1}: “{WORDS[text.ids[int(np.argmax(newest[layer, h]))]]}”"
             for layer in range(newest.shape[0]) for h in range(newest.shape[1])) + "."))
-    ways = every_way(model, text.ids)
     above = float(np.abs(np.triu(maps, k=1)).max()) if len(labels) > 1 else 0.0
-    c1, c2, c3 = st.columns(3)
+    first = text.n_prompt - 1  # the position whose logits chose the first written word
+    while_writing = np.stack([step.logits for step in text.steps])  # (steps, V - 1), from the cached steps
+    in_one_pass = logits[first : first + len(text.steps), : while_writing.shape[1]]
+    c1, c2 = st.columns(2)
     c1.metric("max weight on a later word", f"{above:.1f}", help="Exactly 0: the mask hides the future.")
-    c2.metric("max |one pass − cached steps|", f"{np.abs(ways['whole'] - ways['cached']).max():.1e}",
-              help="Logits of the whole text in one masked pass (training) vs one word at a time with the cache.")
-    c3.metric("max |one pass − recomputed steps|", f"{np.abs(ways['whole'] - ways['recomputed']).max():.1e}",
-              help="vs one word at a time, reading the whole text again at every step (float64 rounding only).")
+    c2.metric("max |one pass − while writing|", f"{np.abs(in_one_pass - while_writing).max():.1e}",
+              help="The logits of the whole text in one masked pass (as in training) against those each step "
+                   "computed while writing, one word at a time with the cache: float64 rounding only.")
 
 
 def cache_section(config: DecoderConfig, model: Decoder, text: Written) -> None:
@@ -322,9 +329,13 @@ def cache_section(config: DecoderConfig, model: Decoder, text: Written) -> None:
     if st.button("Measure both on this server", key="measure_cache", icon=":material/timer:",
                  help="Writes this text's logits both ways, five times each, and reports the median."):
         timings = {way: measure(model, text.ids, way) for way in ("cached", "recomputed")}
+        ways = every_way(model, text.ids)
         st.caption(f"Median of 5: {timings['cached'] * 1e3:.2f} ms with the cache, "
                    f"{timings['recomputed'] * 1e3:.2f} ms without, for {len(text.ids)} positions (a text this "
-                   "short is dominated by PyTorch's fixed cost per call; the count above is what grows).")
+                   "short is dominated by PyTorch's fixed cost per call; the count above is what grows). The "
+                   "logits agree: max |cached − one pass| = "
+                   f"{np.abs(ways['cached'] - ways['whole']).max():.1e}, max |recomputed − one pass| = "
+                   f"{np.abs(ways['recomputed'] - ways['whole']).max():.1e}.")
 
 
 def measure(model: Decoder, ids: tuple[int, ...], way: str) -> float:
@@ -336,9 +347,10 @@ def measure(model: Decoder, ids: tuple[int, ...], way: str) -> float:
     return float(np.median(times))
 
 
-def next_word_quiz(config: DecoderConfig, model: Decoder, prompt: tuple[str, ...], draw_seed: int) -> None:
-    """At temperature 0.1, which word follows the prompt? Computed from the decoder at these settings."""
-    cold = write(model, prompt_ids(prompt), Sampling(0.1), draw_seed, 0).pending
+def next_word_quiz(prompt: tuple[str, ...], text: Written, draw_seed: int) -> None:
+    """At temperature 0.1, which word follows the prompt? Computed from the decoder's logits after the prompt."""
+    first = text.steps[0] if text.steps else None  # the step after the prompt (none if the prompt ended it)
+    cold = None if first is None else next_word(first.logits, Sampling(0.1), draw_for(draw_seed, len(prompt)))
     with fixed_slot():
         if cold is not None:
             order = np.argsort(-cold.probs, kind="stable")[:4]
@@ -346,8 +358,9 @@ def next_word_quiz(config: DecoderConfig, model: Decoder, prompt: tuple[str, ...
             answer = WORDS[cold.choice]
             predict_then_reveal(
                 f"At temperature 0.1, which word does the decoder write after “{' '.join(prompt)}”?", options,
-                answer, f"“{answer}”: at τ = 0.1 the logits are multiplied by 10 before the softmax, so the "
-                        f"likeliest word takes {cold.probs[cold.choice]:.1%} of the probability.",
+                answer, f"“{answer}”, drawn with probability {cold.final[cold.choice]:.1%}: at τ = 0.1 the logits "
+                        "are multiplied by 10 before the softmax, so the likeliest word, "
+                        f"“{WORDS[int(np.argmax(cold.probs))]}”, takes {cold.probs.max():.1%} of the probability.",
                 key="decoder_next")
 
 
@@ -364,7 +377,7 @@ def page_body() -> None:
     text, prompt, sampling, draw_seed = writing_section(config, model)
     attention_section(config, model, text)
     cache_section(config, model, text)
-    next_word_quiz(config, model, prompt, draw_seed)
+    next_word_quiz(prompt, text, draw_seed)
 
 
 page_body()

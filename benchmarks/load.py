@@ -80,6 +80,7 @@ from benchmarks.protocol import (
     page_sliders,
     peak_rss_mb,
     run_coroutine,
+    train_before_class,
 )
 from benchmarks.timing import percentile, python_loop_s
 from devtools.appserver import AppServer
@@ -199,6 +200,7 @@ def _one_hall(server: AppServer | Cluster, poll_data: Path | None, students: int
              "--format", "raw", "--rate", "200", "--output", str(profile)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         hashes = page_hashes(server.url)
+        train_before_class(server.url, hashes, tries=2 * processes)
         pages = sorted(hashes)
         sliders = page_sliders(server.url, hashes) if regime == "link" else {}
         rng = random.Random(seed)

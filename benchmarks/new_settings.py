@@ -8,7 +8,16 @@ import random
 import statistics
 import time
 
-from benchmarks.protocol import Slider, Student, cpu_s, grid, page_hashes, page_sliders, run_coroutine
+from benchmarks.protocol import (
+    Slider,
+    Student,
+    cpu_s,
+    grid,
+    page_hashes,
+    page_sliders,
+    run_coroutine,
+    train_before_class,
+)
 from devtools.appserver import AppServer
 
 #: Server CPU for a step to a setting never computed, median over the pages' sliders (issue #33).
@@ -22,6 +31,7 @@ def new_settings_cpu(steps_per_slider: int = 8, seed: int = 0) -> dict[str, dict
     Every page is visited once first, so that what a page imports on its first visit is not counted."""
     with AppServer() as server:
         hashes = page_hashes(server.url)
+        train_before_class(server.url, hashes)
         page_sliders(server.url, hashes)
         pid = server.proc.pid
 

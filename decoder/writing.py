@@ -83,6 +83,14 @@ class Written:
         """The choice of the word after the text, or None once the text has ended."""
         return None if self.ended else self.steps[-1]
 
+    def prefix(self, n_words: int) -> Written:
+        """The text as it was after its first `n_words` written words: each step depends only on the words before
+        it, so writing fewer words gives exactly this."""
+        n = min(n_words, len(self.ids) - self.n_prompt)
+        ended = self.ended and n == len(self.ids) - self.n_prompt
+        kept = n if ended else n + 1
+        return Written(self.ids[: self.n_prompt + n], self.n_prompt, self.steps[:kept], self.attention[:kept], ended)
+
 
 @torch.no_grad()
 def write(model: Decoder, prompt: Sequence[int], sampling: Sampling, seed: int, n_words: int) -> Written:
@@ -109,9 +117,11 @@ def write(model: Decoder, prompt: Sequence[int], sampling: Sampling, seed: int, 
 
 
 @torch.no_grad()
-def text_attention(model: Decoder, ids: Sequence[int]) -> np.ndarray:
-    """Every layer's and head's attention over a text, ``(n_layers, H, T, T)``, from one masked pass."""
-    return model(torch.tensor([list(ids)]))[1][0].numpy()  # (1, L, H, T, T) -> (L, H, T, T)
+def text_pass(model: Decoder, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """One masked pass over a text: every position's next-word logits ``(T, V)`` and every layer's and head's
+    attention ``(n_layers, H, T, T)``."""
+    logits, maps = model(torch.tensor([list(ids)]))  # (1, T, V), (1, L, H, T, T)
+    return logits[0].numpy(), maps[0].numpy()
 
 
 @torch.no_grad()

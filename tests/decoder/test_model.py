@@ -11,7 +11,7 @@ from decoder.language import END_ID, TOKEN_ID
 from decoder.model import build_decoder, causal_mask
 from decoder.sampling import Sampling
 from decoder.trainer import DecoderTrainer
-from decoder.writing import PromptError, every_way, inference_model, prompt_ids, text_attention, write
+from decoder.writing import PromptError, every_way, inference_model, prompt_ids, text_pass, write
 
 CONFIG = DecoderConfig(steps=60, n_heads=4)
 TEXT = prompt_ids("the small cats chased the dog and then they".split())
@@ -58,7 +58,7 @@ def test_writing_with_the_cache_equals_writing_without_it(model):
 
 def test_a_step_attends_over_what_a_masked_pass_shows(model):
     text = write(model, prompt_ids(["the", "cats"]), Sampling(0.0), 0, 4)
-    maps = text_attention(model, text.ids)  # (L, H, T, T)
+    maps = text_pass(model, text.ids)[1]  # (L, H, T, T)
     for t, weights in enumerate(text.attention[: len(text.ids) - text.n_prompt]):
         row = text.n_prompt - 1 + t
         assert np.allclose(weights, maps[:, :, row, : row + 1], atol=1e-12)
@@ -99,3 +99,12 @@ def test_the_cache_reads_each_word_once():
 def test_a_prompt_the_decoder_cannot_read_says_why(words, message):
     with pytest.raises(PromptError, match=message):
         prompt_ids(words)
+
+
+def test_a_prefix_of_a_text_is_the_text_written_with_fewer_words(model):
+    whole = write(model, prompt_ids(["the", "dogs"]), Sampling(1.2, 6, 0.95), 4, CONTEXT)
+    for n in range(len(whole.ids) - whole.n_prompt + 2):
+        short, cut = write(model, prompt_ids(["the", "dogs"]), Sampling(1.2, 6, 0.95), 4, n), whole.prefix(n)
+        assert short.ids == cut.ids and short.ended == cut.ended and len(short.steps) == len(cut.steps)
+        assert all(np.array_equal(a.final, b.final) and a.choice == b.choice
+                   for a, b in zip(short.steps, cut.steps, strict=True))

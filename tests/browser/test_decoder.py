@@ -1,0 +1,81 @@
+"""The decoder page in Chromium, on a desktop and a 390-px phone: train, then write word by word.
+
+Its writing controls live in the page's fragment, so a click reruns the fragment alone: the text, the URL and
+the bars must follow each click there, as they do in AppTest's full reruns.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from devtools.browser import exceptions, settle
+
+LINK = "decoder?steps=100&prompt=the+cat&temp=0.0"
+#: JavaScript: how many px the main area is wider than the screen.
+OVERFLOW_JS = """() => { const m = document.querySelector('[data-testid="stMain"]');
+  return m.scrollWidth - m.clientWidth; }"""
+
+
+def text_line(page) -> str:
+    return page.locator('[data-testid="stMain"] p', has_text=re.compile(r"^Text: ")).first.inner_text()
+
+
+def click_and_wait(page, button, old: str) -> str:
+    button.click()
+    page.wait_for_function("""(old) => { const p = Array.from(document.querySelectorAll('[data-testid="stMain"] p'))
+      .find((e) => e.innerText.startsWith('Text: ')); return p && p.innerText !== old; }""", arg=old,
+                           timeout=60_000)
+    settle(page)
+    return text_line(page)
+
+
+def trained(page, app_url: str) -> None:
+    page.goto(f"{app_url}/{LINK}")
+    settle(page)
+    train = page.get_by_role("button", name=re.compile("^Train"))
+    if train.inner_text().strip().endswith("Train"):
+        train.click()
+    page.get_by_role("button", name=re.compile("Next word")).wait_for(timeout=120_000)
+    settle(page)
+
+
+def test_a_class_writes_word_by_word_on_a_desktop_and_a_phone(view, app_url, screenshot_dir):
+    trained(view, app_url)
+    assert not exceptions(view)
+    assert view.evaluate(OVERFLOW_JS) <= 1
+    assert text_line(view) == "Text: the cat …"
+    one = click_and_wait(view, view.get_by_role("button", name=re.compile("Next word")), text_line(view))
+    assert len(one.removeprefix("Text: ").split()) == 4 and "words=1" in view.url  # "the cat X …"
+    done = click_and_wait(view, view.get_by_role("button", name=re.compile("Write to the end")), one)
+    assert done.endswith("the end") and done.startswith(one.removesuffix(" …"))
+    assert view.locator('[data-testid="stVegaLiteChart"]').count() >= 2  # curves and attention; no bars at the end
+    if screenshot_dir is not None:
+        view.screenshot(path=str(screenshot_dir / f"decoder-{view.view_name}.png"), full_page=True)
+    again = click_and_wait(view, view.get_by_role("button", name=re.compile("Start over")), done)
+    assert again == "Text: the cat …" and "words=0" in view.url or "words" not in view.url
+    assert not exceptions(view)
+
+
+def test_next_word_by_keyboard_and_a_temperature_step_rewrites_the_text(page, app_url):
+    trained(page, app_url)
+    page.get_by_role("button", name=re.compile("Next word")).focus()
+    before = text_line(page)
+    page.keyboard.press("Enter")
+    page.wait_for_function("""(old) => Array.from(document.querySelectorAll('[data-testid="stMain"] p'))
+      .some((e) => e.innerText.startsWith('Text: ') && e.innerText !== old)""", arg=before, timeout=60_000)
+    settle(page)
+    written = text_line(page)
+    slider = page.get_by_role("slider", name=re.compile("Temperature"))
+    slider.focus()
+    page.keyboard.press("End")  # the hottest temperature, 3
+    page.wait_for_function("() => location.search.includes('temp=3')", timeout=60_000)
+    settle(page)
+    hot = text_line(page)
+    assert hot.split()[:3] == written.split()[:3]  # the prompt stays
+    assert not exceptions(page)
+    bars = page.locator('[data-testid="stVegaLiteChart"]')
+    assert bars.count() == 3
+    assert any(b.get_attribute("aria-label") and "likeliest" in b.get_attribute("aria-label")
+               for b in (bars.nth(i) for i in range(bars.count()))) or pytest.fail("the bars have no name")
