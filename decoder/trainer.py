@@ -121,11 +121,11 @@ class DecoderTrainer:
         self.result = DecoderRun(config=config)
         with deterministic_torch():
             self._record(0)
+        self.result.state = copy.deepcopy(self.model.state_dict())
 
     def _record(self, step: int) -> None:
-        """After every step the latest weights; at a checkpoint also the held-out scores."""
+        """At a checkpoint, the held-out scores."""
         r = self.result
-        r.state = copy.deepcopy(self.model.state_dict())
         if step in self.checkpoints:
             r.checkpoint_steps.append(step)
             r.held_out.append(score(self.model, self.corpus.held_out))
@@ -134,11 +134,7 @@ class DecoderTrainer:
         """One optimisation step on a batch of training sentences drawn at random; returns the batch's loss."""
         rows = torch.randint(len(self.train_ids), (self.config.batch,), generator=self.generator)  # (batch,)
         logits, targets = next_word_logits(self.model, self.train_ids[rows])  # (batch, T-1, vocab), (batch, T-1)
-        loss = next_word_loss(logits, targets)
-        self.optimiser.zero_grad()
-        loss.backward()
-        self.optimiser.step()
-        return loss.item()
+        return self.optimiser.descend(next_word_loss(logits, targets))
 
     def run(self, max_seconds: float | None = None,
             on_step: Callable[[DecoderProgress], bool | None] | None = None) -> DecoderRun:
@@ -151,16 +147,14 @@ class DecoderTrainer:
         with deterministic_torch():
             while not r.complete:
                 r.train_loss.append(self.step())
-                if r.complete or r.steps_done in self.checkpoints:
-                    self._record(r.steps_done)
+                self._record(r.steps_done)
                 now = time.perf_counter()
                 if on_step is not None and on_step(
                         DecoderProgress(r.steps_done, self.config.steps, r.train_loss[-1], r.elapsed_s + now - start)):
                     break
                 if max_seconds is not None and now - start >= max_seconds:
                     break
-        if r.state is not None and r.steps_done not in r.checkpoint_steps:
-            r.state = copy.deepcopy(self.model.state_dict())
+        r.state = copy.deepcopy(self.model.state_dict())  # the weights after the last step of this chunk
         r.elapsed_s += time.perf_counter() - start
         r.cpu_s += time.thread_time() - cpu_start
         return r

@@ -34,6 +34,13 @@ class Adam:
         self.m = [torch.zeros_like(p) for p in self.params]  # first moments, one per parameter
         self.v = [torch.zeros_like(p) for p in self.params]  # second moments
 
+    def descend(self, loss: torch.Tensor) -> float:
+        """One step down `loss`'s gradient: clear the old gradients, backpropagate, update. Returns the loss."""
+        self.zero_grad()
+        loss.backward()
+        self.step()
+        return loss.item()
+
     def zero_grad(self) -> None:
         for p in self.params:
             p.grad = None

@@ -189,10 +189,7 @@ class Trainer:
         logits, _ = self.model(x)  # (batch, T, vocab)
         y = make_targets(x, self.config.task)  # (batch, T)
         loss = nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())  # (batch*T, vocab) vs (batch*T,)
-        self.optimiser.zero_grad()
-        loss.backward()
-        self.optimiser.step()
-        return loss.item()
+        return self.optimiser.descend(loss)
 
     def run(self, max_seconds: float | None = None,
             on_step: Callable[[Progress], bool | None] | None = None) -> TrainingResult:
