@@ -46,10 +46,6 @@ DEFAULT_PROMPT = "the cat"
 WORDS_KEY = "words"  # how many words have been written after the prompt (in the URL)
 
 
-def temperature_text(tau: float) -> str:
-    return "0 (greedy)" if tau == 0 else f"{tau:g}"
-
-
 @shared_cache(16)
 def corpus_summary(held_out_share: float, seed: int) -> tuple[int, int, tuple[str, ...]]:
     """``(sentences to train on, held-out sentences, a few held-out sentences)`` of a split."""
@@ -194,12 +190,12 @@ def quality_metrics(run: DecoderRun, q: Quality, config: DecoderConfig) -> None:
 
 def sampling_controls() -> tuple[Sampling, int]:
     with controls_row():
-        tau = float(bound_select_slider("Temperature τ", "temp", TEMPERATURES, 1.0, format_func=temperature_text,
+        tau = float(bound_select_slider("Temperature τ", "temp", TEMPERATURES, 1.0, format_func=lambda tau: f"{tau:g}",
                                         help="Divides the logits before the softmax: near 0 the likeliest word "
                                              "takes everything (0 is exactly greedy), large τ flattens."))
         top_k = int(bound_slider("Top-k", "top_k", 0, 10, 0,
                                  help="Keep only the k likeliest words (0 keeps all)."))
-        top_p = float(bound_select_slider("Top-p", "top_p", TOP_PS, 1.0, format_func=lambda p: f"{p:.2f}",
+        top_p = float(bound_select_slider("Top-p", "top_p", TOP_PS, 1.0, format_func=lambda p: f"{p:g}",
                                           help="Keep the fewest likeliest words whose probabilities add up to p "
                                                "(the nucleus; 1 keeps all)."))
         draw_seed = int(bound_slider("Sampling seed", "draw", 0, 99, 0,
@@ -279,7 +275,9 @@ def next_word_chart(config: DecoderConfig, prompt: tuple[str, ...], sampling: Sa
                alt=ChartName(f"Bar chart of the {charts.TOP_WORDS} likeliest next words' probabilities",
                              f"Likeliest “{WORDS[int(np.argmax(step.probs))]}” at {step.probs.max():.2f}; "
                              f"drawn: “{chosen}”."))
-    st.caption(f"Next word drawn: **{chosen}** (uniform draw {step.draw:.3f} from the seed). "
+    how = ("greedy: at τ = 0 the likeliest word is always taken" if sampling.temperature == 0
+           else f"uniform draw {step.draw:.3f} from the seed")
+    st.caption(f"Next word drawn: **{chosen}** ({how}). "
                + (f"Cut off: {', '.join(cut)}." if cut else "Nothing likely was cut off."))
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from devtools.browser import exceptions, settle
 
-LINK = "decoder?steps=100&prompt=the+cat&temp=0.0"
+LINK = "decoder?steps=100&prompt=the+cat&temp=0&top_p=0.9"
 #: JavaScript: how many px the main area is wider than the screen.
 OVERFLOW_JS = """() => { const m = document.querySelector('[data-testid="stMain"]');
   return m.scrollWidth - m.clientWidth; }"""
@@ -26,7 +26,7 @@ def click_and_wait(page, button, old: str) -> str:
     button.click()
     page.wait_for_function("""(old) => { const p = Array.from(document.querySelectorAll('[data-testid="stMain"] p'))
       .find((e) => e.innerText.startsWith('Text: ')); return p && p.innerText !== old; }""", arg=old,
-                           timeout=60_000)
+                           timeout=120_000)
     settle(page)
     return text_line(page)
 
@@ -46,6 +46,7 @@ def test_a_class_writes_word_by_word_on_a_desktop_and_a_phone(view, app_url, scr
     assert not exceptions(view)
     assert view.evaluate(OVERFLOW_JS) <= 1
     assert text_line(view) == "Text: the cat …"
+    assert "temp=0&top_p=0.9" in view.url  # the link's values stay in it, to be shared again
     one = click_and_wait(view, view.get_by_role("button", name=re.compile("Next word")), text_line(view))
     assert len(one.removeprefix("Text: ").split()) == 4 and "words=1" in view.url  # "the cat X …"
     done = click_and_wait(view, view.get_by_role("button", name=re.compile("Write to the end")), one)
@@ -64,13 +65,13 @@ def test_next_word_by_keyboard_and_a_temperature_step_rewrites_the_text(page, ap
     before = text_line(page)
     page.keyboard.press("Enter")
     page.wait_for_function("""(old) => Array.from(document.querySelectorAll('[data-testid="stMain"] p'))
-      .some((e) => e.innerText.startsWith('Text: ') && e.innerText !== old)""", arg=before, timeout=60_000)
+      .some((e) => e.innerText.startsWith('Text: ') && e.innerText !== old)""", arg=before, timeout=120_000)
     settle(page)
     written = text_line(page)
     slider = page.get_by_role("slider", name=re.compile("Temperature"))
     slider.focus()
     page.keyboard.press("End")  # the hottest temperature, 3
-    page.wait_for_function("() => location.search.includes('temp=3')", timeout=60_000)
+    page.wait_for_function("() => location.search.includes('temp=3')", timeout=120_000)
     settle(page)
     hot = text_line(page)
     assert hot.split()[:3] == written.split()[:3]  # the prompt stays

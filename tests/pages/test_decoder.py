@@ -114,7 +114,7 @@ def test_a_bad_prompt_gets_a_clear_message_and_the_last_good_prompt_is_kept(trai
 
 
 def test_next_word_appends_the_drawn_word_and_write_to_the_end_finishes(trained):
-    at = open_page(**SHORT, prompt="The cat", temp="0.0")
+    at = open_page(**SHORT, prompt="The cat", temp="0")
     pending = write(trained, prompt_ids(["the", "cat"]), Sampling(0.0), 0, 0).pending
     at.button(key="next_word").click().run()
     assert text_shown(at).split() == ["the", "cat", WORDS[pending.choice]]
