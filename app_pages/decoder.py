@@ -86,8 +86,7 @@ def text_spec(config: DecoderConfig, ids: tuple[int, ...],
               _model: Decoder) -> tuple[dict, np.ndarray, np.ndarray]:
     """One masked pass over the text: the attention chart, the maps ``(L, H, T, T)`` and the logits ``(T, V)``."""
     logits, maps = text_pass(_model, ids)
-    labels = [f"{t}:{WORDS[i]}" for t, i in enumerate(ids)]
-    return part_spec(charts.attention_part(maps, labels)), maps, logits
+    return charts.attention_spec(maps, [WORDS[i] for i in ids]), maps, logits
 
 
 introduction(

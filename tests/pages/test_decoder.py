@@ -148,3 +148,15 @@ def test_every_chart_after_training_is_named_with_its_numbers_and_readable_on_a_
     assert len(charts) == 3  # the loss curves, the next word, the attention maps
     assert all(any(ch.isdigit() for ch in c.proto.alt) for c in charts)
     assert not [size for spec, _ in chart_specs(at) for size in font_sizes(spec) if size < MIN_FONT_PX]
+
+
+def test_every_chart_after_training_can_be_read_as_tables(trained):
+    """Nothing only in colour or on hover: the curves, the bars and the attention maps each have their numbers
+    under "Show the numbers", and the bars' table holds the probabilities the bars draw."""
+    from ui.export import matrix_titles, series_tables
+
+    at = open_page(**LINK)
+    sent = [{**spec, "datasets": frames} for spec, frames in chart_specs(at)]
+    untabled = [spec.get("description") for spec in sent if not matrix_titles(spec) and not series_tables(spec)]
+    assert len(sent) == 3 and not untabled, f"{len(untabled)} of {len(sent)} charts have no table"
+    assert any(len(matrix_titles(spec)) == 4 for spec in sent)  # 2 layers x 2 heads of attention

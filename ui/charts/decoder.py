@@ -12,11 +12,11 @@ from collections.abc import Sequence
 import altair as alt
 import numpy as np
 
-from ui.charts.arrange import one_above_other
-from ui.charts.facets import head_maps_part
 from ui.charts.inline_data import Rows
 from ui.charts.palette import CATEGORY, REFERENCE_GREY
-from ui.charts.template import DataSource, Part, compose
+from ui.charts.spec import to_spec
+from ui.charts.template import DataSource, Part
+from ui.charts.training import attention_grid, map_cell_size
 
 #: How a word of the next step's distribution fared: kept, or cut by top-k or top-p. Colours from the palette.
 STATUS_COLORS: dict[str, str] = {"kept": CATEGORY[0], "cut by top-k": CATEGORY[5], "cut by top-p": CATEGORY[1]}
@@ -99,8 +99,7 @@ def loss_curves_part(steps: np.ndarray, held_out: np.ndarray, train_steps: np.nd
     return Part(("loss_curves", width, height), make, (curves, levels))
 
 
-def attention_part(maps: np.ndarray, labels: Sequence[str], *, cell_size: int = 26) -> Part:
-    """Every layer's maps ``(n_layers, H, T, T)`` of the text, one row of heads per layer."""
-    layers = [head_maps_part(maps[layer], labels, title=f"layer {layer + 1}", cell_size=cell_size)
-              for layer in range(maps.shape[0])]
-    return layers[0] if len(layers) == 1 else compose(one_above_other, *layers)
+def attention_spec(maps: np.ndarray, words: Sequence[str]) -> dict:
+    """Every layer's and head's map ``(n_layers, H, T, T)`` of the text, one panel each, a row of heads per layer,
+    every panel a matrix of "Show the numbers" (the training page's grid, rows labelled ``position:word``)."""
+    return to_spec(attention_grid(maps, list(words), cell_size=map_cell_size(len(words)), per_row=maps.shape[1]))
