@@ -46,7 +46,8 @@ def next_word_part(words: Sequence[str], logits: np.ndarray, scaled: np.ndarray,
     statuses = list(STATUS_COLORS)
 
     def make(data: DataSource) -> alt.LayerChart:
-        y = alt.Y(field="word", type="nominal", sort=alt.EncodingSortField(field="rank", order="ascending"),
+        # The two layers' domains are unioned, and Vega-Lite sorts a union by a field only with op min, max or count.
+        y = alt.Y(field="word", type="nominal", sort=alt.EncodingSortField(field="rank", op="min", order="ascending"),
                   title=None, axis=alt.Axis(labelFontSize=12))
         x = alt.X(field="p", type="quantitative", title="probability after the temperature",
                   scale=alt.Scale(domain=[0, 1.15]))
