@@ -370,7 +370,13 @@ def page_body() -> None:
     run = train_section(config)
     if run is None:
         return
-    model = trained_model(config, run)
+    writing(config, trained_model(config, run))
+
+
+@page_fragment
+def writing(config: DecoderConfig, model: Decoder) -> None:
+    """Sections 3 to 5 and the quiz, a fragment nested in the page's: a sampling knob or a click on Next word
+    changes nothing above it, so it reruns only this part."""
     text, prompt, sampling, draw_seed = writing_section(config, model)
     attention_section(config, model, text)
     cache_section(config, model, text)
