@@ -46,7 +46,7 @@ class _ClientRecord:
 def wait_text(seconds: float) -> str:
     """``"8 seconds"``, or ``"15 minutes"`` past two minutes (rounded up: never less than the wait)."""
     whole = math.ceil(seconds)
-    return f"{math.ceil(whole / 60)} minutes" if whole > 120 else f"{whole} seconds"
+    return f"{math.ceil(whole / 60)} minutes" if whole > 120 else f"{whole} second{'s' * (whole != 1)}"
 
 
 class PresenterKeyGuard:

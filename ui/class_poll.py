@@ -38,7 +38,7 @@ VOTER_COOKIE = "attention_voter"
 #: What a student who was answering a round reads while the poll's database cannot be reached, and once it can.
 POLL_DOWN = ("The class poll cannot reach its database just now, so no answer can be sent; this box will say when "
              "it works again.")
-POLL_BACK = "The class poll works again: your recorded answer is kept."
+POLL_BACK = "The class poll works again."
 #: A year: the token outlives a lecture, so a student who comes back is the same voter.
 COOKIE_MAX_AGE_S = 365 * 24 * 3600
 

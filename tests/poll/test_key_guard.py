@@ -110,3 +110,10 @@ def test_the_wait_left_is_told_without_a_try(guard, clock):
     assert guard.wait_s("browser-1") == pytest.approx(0.5)
     clock.now += 1.0
     assert guard.wait_s("browser-1") == 0.0
+
+
+def test_a_wait_is_told_in_whole_seconds_then_minutes_never_less_than_it_is():
+    from poll.key_guard import wait_text
+
+    assert [wait_text(s) for s in (0.2, 1.0, 1.5, 120.0, 121.0, 900.0)] == [
+        "1 second", "1 second", "2 seconds", "120 seconds", "3 minutes", "15 minutes"]
