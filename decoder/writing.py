@@ -22,6 +22,7 @@ from decoder.config import CONTEXT, DecoderConfig
 from decoder.language import END_ID, PAD_ID, TOKEN_ID, VOCABULARY
 from decoder.model import Decoder, build_decoder
 from decoder.sampling import NextWord, Sampling, draw_for, next_word
+from training.trainer import deterministic_torch
 
 #: The words a prompt may use and a step may choose: the vocabulary without its padding token (the last id).
 WORDS: tuple[str, ...] = VOCABULARY[:PAD_ID]
@@ -92,6 +93,7 @@ class Written:
         return Written(self.ids[: self.n_prompt + n], self.n_prompt, self.steps[:kept], self.attention[:kept], ended)
 
 
+@deterministic_torch()  # one thread: a pool woken for ops this small spins on, for nothing
 @torch.no_grad()
 def write(model: Decoder, prompt: Sequence[int], sampling: Sampling, seed: int, n_words: int) -> Written:
     """Write up to `n_words` words after `prompt`, then choose (without writing) the one after them."""
@@ -116,6 +118,7 @@ def write(model: Decoder, prompt: Sequence[int], sampling: Sampling, seed: int, 
     return Written(tuple(ids), len(prompt), tuple(steps), tuple(attention), ended)
 
 
+@deterministic_torch()  # one thread: a pool woken for ops this small spins on, for nothing
 @torch.no_grad()
 def text_pass(model: Decoder, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """One masked pass over a text: every position's next-word logits ``(T, V)`` and every layer's and head's
@@ -124,6 +127,7 @@ def text_pass(model: Decoder, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarra
     return logits[0].numpy(), maps[0].numpy()
 
 
+@deterministic_torch()  # one thread: a pool woken for ops this small spins on, for nothing
 @torch.no_grad()
 def every_way(model: Decoder, ids: Sequence[int], only: str | None = None) -> dict[str, np.ndarray]:
     """The next-word logits ``(T, V)`` at every position of `ids`, computed three ways that must agree:
