@@ -14,8 +14,8 @@ import random
 import statistics
 import time
 
-from benchmarks.new_settings import slider_name
-from benchmarks.protocol import Student, cpu_s, grid, page_hashes, run_coroutine, train_before_class
+from benchmarks.new_settings import step_to_a_new_value
+from benchmarks.protocol import Student, cpu_s, page_hashes, run_coroutine, train_before_class
 from devtools.appserver import AppServer
 
 KNOBS = ("temp", "top_k", "top_p", "draw", "words")
@@ -42,19 +42,12 @@ def knob_cpu(seed: int = 0, steps: int = 8) -> dict[str, float]:
                 for name in KNOBS:
                     visited, costs = set(), []
                     for _ in range(steps):
-                        slider = next((s for s in student.sliders.values() if slider_name(s) == name), None)
-                        if slider is None:
-                            break
-                        visited.add(slider.value[0])
-                        unseen = [v for v in grid(slider) if v not in visited]
-                        if not unseen:
-                            break
-                        student.set_slider(slider, rng.choice(unseen))
                         before = cpu_s(pid)
-                        _, seen = await student.rerun(slider.fragment_id)
+                        seen = await step_to_a_new_value(student, name, visited, rng)
+                        if seen is None:
+                            break
                         if seen.exceptions:
                             raise RuntimeError(f"the decoder page raised: {seen.exception_texts}")
-                        student.absorb(seen)
                         costs.append((cpu_s(pid) - before) * 1e3)
                     per_knob[name] = costs
                 return per_knob

@@ -9,6 +9,7 @@ import statistics
 import time
 
 from benchmarks.protocol import (
+    RunSeen,
     Slider,
     Student,
     cpu_s,
@@ -46,16 +47,8 @@ def new_settings_cpu(steps_per_slider: int = 8, seed: int = 0) -> dict[str, dict
                     visited: set[float] = set()
                     cpu_before, t0, steps = cpu_s(pid), time.perf_counter(), 0
                     for _ in range(steps_per_slider):
-                        slider = next((s for s in student.sliders.values() if slider_name(s) == name), None)
-                        if slider is None:
+                        if await step_to_a_new_value(student, name, visited, rng) is None:
                             break
-                        visited.add(slider.value[0])
-                        unseen = [v for v in grid(slider) if v not in visited]
-                        if not unseen:
-                            break
-                        student.set_slider(slider, rng.choice(unseen))
-                        _, seen = await student.rerun(slider.fragment_id)
-                        student.absorb(seen)
                         steps += 1
                     if steps:
                         figures[f"{path or '(home)'}: {name}"] = {
@@ -69,6 +62,22 @@ def new_settings_cpu(steps_per_slider: int = 8, seed: int = 0) -> dict[str, dict
             rng = random.Random(seed)
             return {k: v for path, h in sorted(hashes.items()) for k, v in (await one_page(path, h, rng)).items()}
         return run_coroutine(every_page())
+
+
+async def step_to_a_new_value(student: Student, name: str, visited: set[float], rng: random.Random) -> RunSeen | None:
+    """Move the slider called `name` to a value not in `visited` (its current value joins them) and run the step;
+    what the run sent, or None when the slider is gone or has no such value left."""
+    slider = next((s for s in student.sliders.values() if slider_name(s) == name), None)
+    if slider is None:
+        return None
+    visited.add(slider.value[0])
+    unseen = [v for v in grid(slider) if v not in visited]
+    if not unseen:
+        return None
+    student.set_slider(slider, rng.choice(unseen))
+    _, seen = await student.rerun(slider.fragment_id)
+    student.absorb(seen)
+    return seen
 
 
 def slider_name(slider: Slider) -> str:
