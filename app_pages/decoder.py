@@ -11,7 +11,7 @@ from decoder.baselines import Quality, quality
 from decoder.config import CONTEXT, DecoderConfig
 from decoder.cost import pass_multiply_adds, step_costs
 from decoder.language import ADJECTIVES, ANIMALS, PLACES, SPECIES, all_sentences, split
-from decoder.model import Decoder, causal_mask
+from decoder.model import Decoder, build_decoder, causal_mask
 from decoder.sampling import Sampling, draw_for, next_word, top_p_cut
 from decoder.trainer import DecoderRun, DecoderTrainer
 from decoder.writing import (
@@ -25,7 +25,7 @@ from decoder.writing import (
     text_pass,
     write,
 )
-from training.model import KeyValueCache, MultiHeadSelfAttention
+from training.model import KeyValueCache, MultiHeadSelfAttention, parameter_count
 from ui.cache import shared_cache
 from ui.chart_names import ChartName
 from ui.charts import decoder as charts
@@ -51,6 +51,12 @@ def corpus_summary(held_out_share: float, seed: int) -> tuple[int, int, tuple[st
     """``(sentences to train on, held-out sentences, a few held-out sentences)`` of a split."""
     corpus = split(held_out_share, seed)
     return len(corpus.train), len(corpus.held_out), tuple(" ".join(s) for s in corpus.held_out_sentences[:4])
+
+
+@shared_cache(16)
+def n_parameters(architecture: tuple[int, int, int, int, int, str], _config: DecoderConfig) -> int:
+    """Trainable numbers of `_config`'s decoder, counted once per `architecture` (not per seed or step count)."""
+    return parameter_count(build_decoder(_config))
 
 
 @shared_cache(8)
@@ -125,7 +131,11 @@ def model_controls() -> DecoderConfig:
         steps = int(bound_select_slider("Training steps", "steps", STEPS, 500,
                                         help="Adam steps, each on 32 training sentences drawn at random."))
         seed = seed_slider(lesson_seed=False)
-    return DecoderConfig(n_layers=n_layers, n_heads=n_heads, steps=steps, seed=seed)
+    config = DecoderConfig(n_layers=n_layers, n_heads=n_heads, steps=steps, seed=seed)
+    st.caption(f"{n_parameters(config.architecture, config):,} trainable numbers: d_model = {config.d_model}, "
+               f"d_k = {config.d_model // n_heads}, {CONTEXT} positions; Adam at learning rate {config.lr:g} on "
+               f"batches of {config.batch} sentences, {steps} times. Same settings and seed, same run.")
+    return config
 
 
 def train_section(config: DecoderConfig) -> DecoderRun | None:

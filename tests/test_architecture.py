@@ -33,8 +33,8 @@ def modules_of(package: str) -> list[Path]:
 
 @pytest.mark.parametrize("path", modules_of("core"), ids=lambda p: p.name)
 def test_core_is_maths_only(path):
-    assert not top_levels(path) & {"streamlit", "altair", "pandas", "ui", "app_pages", "exercise", "training", "decoder",
-                                   "pretrained", "cost"}
+    assert not top_levels(path) & {"streamlit", "altair", "pandas", "ui", "app_pages", "exercise", "training",
+                                   "decoder", "pretrained", "cost"}
 
 
 @pytest.mark.parametrize("path", modules_of("poll"), ids=lambda p: p.name)

@@ -62,8 +62,10 @@ async def results_endpoint(request: Request) -> Response:
     until = request.query_params.get("until", "")
     sig = request.query_params.get("sig", "")
     try:
-        valid = (until.isdigit() and len(until) <= 12 and int(until) > time.time()
-                 and hmac.compare_digest(sig.encode(), (await run_in_threadpool(_signature, quiz, int(until))).encode()))
+        valid = until.isdigit() and len(until) <= 12 and int(until) > time.time()
+        if valid:
+            expected = await run_in_threadpool(_signature, quiz, int(until))
+            valid = hmac.compare_digest(sig.encode(), expected.encode())
         if not valid:
             return PlainTextResponse("This download link is not valid (or has expired): open the presenter panel "
                                      "again for a new one.", status_code=403)

@@ -13,7 +13,7 @@ import inspect
 import pytest
 
 from devtools.appserver import router_pages
-from devtools.browser import exceptions, scroll_boxes, settle
+from devtools.browser import VIEWS, exceptions, scroll_boxes, settle
 
 PAGES = router_pages()
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]

@@ -155,7 +155,9 @@ def press_on(page, name: str, key: str) -> None:
 
 QUIZ_PAGES = [p for p in PAGES if "predict_then_reveal(" in Path(p.file).read_text()]
 #: Where a page asks its quiz only at some settings: the query string that asks it.
-QUIZ_SETTINGS = {"positional_encoding": "?positions=64"}
+QUIZ_SETTINGS = {"positional_encoding": "?positions=64", "decoder": "?steps=100"}
+#: Where a page asks its quiz only once a model is trained: the button that trains it at those settings.
+TRAIN_FIRST = {"decoder": "Train"}
 
 
 @pytest.mark.parametrize("rp", QUIZ_PAGES, ids=[p.name for p in QUIZ_PAGES])
@@ -164,6 +166,10 @@ def test_every_quiz_is_answered_and_revealed_with_the_keyboard(page, app_url, rp
     Reveal button, Enter reveals the computed answer."""
     page.goto(f"{app_url}/{rp.url_path}{QUIZ_SETTINGS.get(rp.name, '')}")
     settle(page)
+    if rp.name in TRAIN_FIRST and page.get_by_role("button", name=TRAIN_FIRST[rp.name], exact=True).count():
+        page.get_by_role("button", name=TRAIN_FIRST[rp.name], exact=True).click()
+        page.get_by_role("button", name="Trained", exact=True).wait_for(timeout=180_000)
+        settle(page)
     quizzes = page.locator('[data-testid="stMain"] [role="radiogroup"]:not(:has(input:checked))')
     count = quizzes.count()
     assert count, f"{rp.title}: no quiz"

@@ -139,7 +139,8 @@ def test_a_second_session_at_the_same_setting_gets_the_same_prepared_charts():
     assert remembered and set(display._PREPARED.entries) == remembered
 
 
-CHART_PAGES = [p for p in router_pages() if p.name not in ("exercise", "training", "decoder")]  # no chart until a student acts
+#: Pages that draw no chart until a student acts.
+CHART_PAGES = [p for p in router_pages() if p.name not in ("exercise", "training", "decoder")]
 
 
 @pytest.mark.parametrize("present", ["false", "true"])

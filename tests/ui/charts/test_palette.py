@@ -27,7 +27,8 @@ from ui.charts.palette import (
 )
 
 ROOT = Path(__file__).resolve().parents[3]
-CHART_PAGES = [p for p in router_pages() if p.name not in ("exercise", "training", "decoder")]  # no chart until a student acts
+#: Pages that draw no chart until a student acts.
+CHART_PAGES = [p for p in router_pages() if p.name not in ("exercise", "training", "decoder")]
 NAMED = {"white": "#ffffff", "black": "#000000"}
 
 

@@ -122,7 +122,8 @@ def replay(page: str, moves: list[tuple[str, object]]) -> list[list[tuple[dict, 
 
 
 @pytest.mark.parametrize("page", [p for p in router_pages() if p.name not in ("pretrained", "training",
-                                                                                 "attention_cost", "exercise", "decoder")],
+                                                                                 "attention_cost", "exercise",
+                                                                                 "decoder")],
                          ids=lambda p: p.name)
 def test_every_page_draws_from_structures_built_for_other_settings_what_it_draws_built_anew(page, monkeypatch):
     """Random moves of the page's sliders, each to any value, draw the same specs and data whether each chart's
