@@ -89,6 +89,8 @@ class RunSeen:
     exception_texts: list[str] = field(default_factory=list)
     markdown: list[str] = field(default_factory=list)
     fragments: set[str] = field(default_factory=set)  # the fragments that ran
+    ran: str = ""  # the fragment the rerun asked for ("" for the whole page)
+    spans: dict[str, list[int]] = field(default_factory=dict)  # a fragment's first and last message, in order
     interrupted: int = 0  # runs that stopped early for another (an `st.rerun`, or a newer request)
     widgets: dict[str, tuple[str, str]] = field(default_factory=dict)  # a button's or text area's label: id, fragment
     watcher: dict | None = None  # the class poll's watcher (`ui.poll_watch`) as drawn: its data (url, every_ms)
@@ -137,6 +139,17 @@ class Student:
         self.extra_states: list = []  # other widgets' states (WidgetState protos), sent with the next rerun only
         self.cookies = ""  # what the page came with (behind nginx, its route cookie)
         self.ws = None
+        self.parents: dict[str, str] = {}  # a fragment -> the fragment it was drawn in, as seen so far
+
+    def _nested_in(self, fragment: str, ran: str) -> bool:
+        """Whether `fragment` was drawn inside the fragment `ran` (any fragment, for a run of the whole page)."""
+        if not ran:
+            return True
+        while fragment in self.parents:
+            fragment = self.parents[fragment]
+            if fragment == ran:
+                return True
+        return False
 
     async def connect(self) -> None:
         """Load the page, as a browser does before it opens the websocket, and open the websocket with the
@@ -225,9 +238,16 @@ class Student:
 
     def absorb(self, seen: RunSeen) -> None:
         """Take over the sliders as the server last drew them (range, value), as the browser does. A slider that
-        a fragment which ran did not draw again is gone (its id changes with its range), and so is its state."""
+        a fragment which ran did not draw again is gone (its id changes with its range), and so is its state; so is
+        one of a fragment nested in the one that ran, if this run did not draw that fragment at all (a section
+        shown only at some settings)."""
+        for inner, (first, last) in seen.spans.items():  # drawn between an outer fragment's first and last message
+            outer = [f for f, (a, b) in seen.spans.items() if a < first and last < b]
+            if outer:
+                self.parents[inner] = min(outer, key=lambda f: seen.spans[f][1] - seen.spans[f][0])
         for slider_id, slider in list(self.sliders.items()):
-            if slider.fragment_id in seen.fragments and slider_id not in seen.sliders:
+            inside = slider.fragment_id in seen.fragments or self._nested_in(slider.fragment_id, seen.ran)
+            if inside and slider_id not in seen.sliders:
                 del self.sliders[slider_id]
                 self.widget_values.pop(slider_id, None)
         for slider_id, slider in seen.sliders.items():
