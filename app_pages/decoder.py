@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import streamlit as st
 
@@ -21,6 +19,7 @@ from decoder.writing import (
     Written,
     every_way,
     inference_model,
+    median_seconds,
     prompt_ids,
     text_pass,
     write,
@@ -174,10 +173,7 @@ def train_live(config: DecoderConfig) -> DecoderTrainer:
 def quality_metrics(run: DecoderRun, q: Quality, config: DecoderConfig) -> None:
     steps = np.asarray(run.checkpoint_steps)
     held = np.array([s.loss for s in run.held_out])
-    window = max(1, config.steps // 25)
-    losses = np.asarray(run.train_loss)
-    train_steps = np.arange(window, len(losses) + 1, window)
-    train = np.array([losses[s - window:s].mean() for s in train_steps])
+    train_steps, train = run.windowed_train_loss(max(1, config.steps // 25))
     show_chart(part_spec(charts.loss_curves_part(steps, held, train_steps, train, q.bigram.loss, q.grammar.loss)),
                alt=ChartName(f"Line chart of the next-word loss over {config.steps} training steps, with the "
                              "bigram's and the grammar's loss as dashed rules",
@@ -297,14 +293,14 @@ def attention_section(config: DecoderConfig, model: Decoder, text: Written) -> N
             "(the mask). Computed in one masked pass over the whole text, they equal what each step saw while "
             "writing.")
     spec, maps, logits = text_spec(config, text.ids, model)
-    labels = [f"{t}:{WORDS[i]}" for t, i in enumerate(text.ids)]
+    n = len(text.ids)
     newest = maps[:, :, -1, :]  # (L, H, T): the last word's query over every word
     show_chart(spec, alt=ChartName(
-        f"Attention maps of every layer and head over the text's {len(labels)} words",
+        f"Attention maps of every layer and head over the text's {n} words",
         f"The last word “{WORDS[text.ids[-1]]}” looks most at " + "; ".join(
             f"layer {layer + 1} head {h + 1}: “{WORDS[text.ids[int(np.argmax(newest[layer, h]))]]}”"
             for layer in range(newest.shape[0]) for h in range(newest.shape[1])) + "."))
-    above = float(np.abs(np.triu(maps, k=1)).max()) if len(labels) > 1 else 0.0
+    above = float(np.abs(np.triu(maps, k=1)).max()) if n > 1 else 0.0
     first = text.n_prompt - 1  # the position whose logits chose the first written word
     while_writing = np.stack([step.logits for step in text.steps])  # (steps, V - 1), from the cached steps
     in_one_pass = logits[first : first + len(text.steps), : while_writing.shape[1]]
@@ -335,7 +331,7 @@ def cache_section(config: DecoderConfig, model: Decoder, text: Written) -> None:
                f"`pass_multiply_adds`, checked against PyTorch's own count.")
     if st.button("Measure both on this server", key="measure_cache", icon=":material/timer:",
                  help="Writes this text's logits both ways, five times each, and reports the median."):
-        timings = {way: measure(model, text.ids, way) for way in ("cached", "recomputed")}
+        timings = {way: median_seconds(model, text.ids, way) for way in ("cached", "recomputed")}
         ways = every_way(model, text.ids)
         st.caption(f"Median of 5: {timings['cached'] * 1e3:.2f} ms with the cache, "
                    f"{timings['recomputed'] * 1e3:.2f} ms without, for {len(text.ids)} positions (a text this "
@@ -344,14 +340,6 @@ def cache_section(config: DecoderConfig, model: Decoder, text: Written) -> None:
                    f"{np.abs(ways['cached'] - ways['whole']).max():.1e}, max |recomputed − one pass| = "
                    f"{np.abs(ways['recomputed'] - ways['whole']).max():.1e}.")
 
-
-def measure(model: Decoder, ids: tuple[int, ...], way: str) -> float:
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        every_way(model, ids, only=way)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 def next_word_quiz(prompt: tuple[str, ...], text: Written, draw_seed: int) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,7 +24,7 @@ from decoder.config import DecoderConfig
 from decoder.language import PAD_ID, Corpus, split
 from decoder.model import Decoder, build_decoder
 from training.optimiser import Adam
-from training.trainer import deterministic_torch
+from training.trainer import deterministic_torch, interval_means
 
 
 @dataclass(frozen=True)
@@ -39,16 +38,6 @@ class Scores:
     def perplexity(self) -> float:
         r"""``exp(loss)``: as unsure as a uniform choice among this many words."""
         return math.exp(self.loss)
-
-
-@dataclass(frozen=True)
-class DecoderProgress:
-    """What `DecoderTrainer.run` reports to its `on_step` callback after every optimisation step."""
-
-    step: int
-    steps: int
-    loss: float
-    elapsed_s: float
 
 
 @dataclass
@@ -78,6 +67,11 @@ class DecoderRun:
     @property
     def complete(self) -> bool:
         return self.steps_done >= self.config.steps
+
+    def windowed_train_loss(self, window: int) -> tuple[np.ndarray, np.ndarray]:
+        """Training-batch loss averaged over consecutive windows of `window` steps: ``(last step, mean loss)``."""
+        ends = np.arange(window, self.steps_done + 1, window)
+        return ends, interval_means(self.train_loss, ends)
 
 
 def next_word_logits(model: Decoder, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -136,9 +130,8 @@ class DecoderTrainer:
         logits, targets = next_word_logits(self.model, self.train_ids[rows])  # (batch, T-1, vocab), (batch, T-1)
         return self.optimiser.descend(next_word_loss(logits, targets))
 
-    def run(self, max_seconds: float | None = None,
-            on_step: Callable[[DecoderProgress], bool | None] | None = None) -> DecoderRun:
-        """Train until ``config.steps`` are done, `max_seconds` have passed, or `on_step` returns True.
+    def run(self, max_seconds: float | None = None) -> DecoderRun:
+        """Train until ``config.steps`` are done or `max_seconds` have passed.
 
         Returns the run so far (the same object every call, updated in place).
         """
@@ -148,11 +141,7 @@ class DecoderTrainer:
             while not r.complete:
                 r.train_loss.append(self.step())
                 self._record(r.steps_done)
-                now = time.perf_counter()
-                if on_step is not None and on_step(
-                        DecoderProgress(r.steps_done, self.config.steps, r.train_loss[-1], r.elapsed_s + now - start)):
-                    break
-                if max_seconds is not None and now - start >= max_seconds:
+                if max_seconds is not None and time.perf_counter() - start >= max_seconds:
                     break
         r.state = copy.deepcopy(self.model.state_dict())  # the weights after the last step of this chunk
         r.elapsed_s += time.perf_counter() - start

@@ -12,6 +12,7 @@ Writing stops at the end token or when the text fills the decoder's positions.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -150,3 +151,13 @@ def every_way(model: Decoder, ids: Sequence[int], only: str | None = None) -> di
         "recomputed": lambda: torch.cat([model(x[:, : t + 1])[0][0, -1:] for t in range(x.shape[1])]),  # (T, V)
     }
     return {name: way().numpy() for name, way in ways.items() if only in (None, name)}
+
+
+def median_seconds(model: Decoder, ids: Sequence[int], way: str, repeats: int = 5) -> float:
+    """Wall time of computing `ids`' logits one `way` of `every_way`, the median of `repeats` runs."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        every_way(model, ids, only=way)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))

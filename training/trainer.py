@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,10 +85,7 @@ class TrainingResult:
         single batches are too noisy to plot.
         """
         steps = np.asarray([s for s in self.checkpoint_steps if s > 0], dtype=np.int64)
-        losses = np.asarray(self.train_loss)
-        starts = np.concatenate([[0], steps[:-1]])  # (E-1,): previous evaluation step
-        means = np.array([losses[a:b].mean() for a, b in zip(starts, steps, strict=True)])
-        return steps, means
+        return steps, interval_means(self.train_loss, steps)
 
     def model_at(self, checkpoint: int = -1) -> TinyTransformer:
         """The model as it was at checkpoint index `checkpoint` (``-1`` = the latest); built once, then reused."""
@@ -98,6 +95,14 @@ class TrainingResult:
             model.load_state_dict(self.states[index])
             self._models[index] = model
         return self._models[index]
+
+
+def interval_means(values: Sequence[float], ends: np.ndarray) -> np.ndarray:
+    """The mean of `values` over each interval ending at `ends` (exclusive), the first from 0:
+    ``mean(values[0:ends[0]]), mean(values[ends[0]:ends[1]]), …``."""
+    values = np.asarray(values)
+    starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)  # (E,): each interval's first index
+    return np.array([values[a:b].mean() for a, b in zip(starts, ends, strict=True)])
 
 
 def checkpoint_schedule(config: TrainConfig) -> list[int]:

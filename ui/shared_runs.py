@@ -56,10 +56,6 @@ class SharedRuns(Generic[T]):
                 trainer.run(max_seconds=seconds)
         return trainer
 
-    def clear(self) -> None:
-        with self._lock:
-            self._runs.clear()
-
 
 _REGISTRY: dict[str, SharedRuns[Any]] = {}
 _REGISTRY_LOCK = threading.Lock()
