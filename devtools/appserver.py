@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -45,11 +45,14 @@ class AppServer:
     """`with AppServer() as srv: srv.url` runs the app headless for the duration of the block."""
 
     def __init__(self, script: str = "streamlit_app.py", startup_timeout_s: float = 60.0,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, host: str = "127.0.0.1", port: int | None = None,
+                 prefix: Sequence[str] = ()) -> None:
         self.script = script
         self.env = env or {}
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.host = host
+        self.port = port or free_port()
+        self.url = f"http://{host}:{self.port}"
+        self.prefix = list(prefix)  # a command to run it under, e.g. `ip netns exec NAME` (devtools.hosts)
         self.startup_timeout_s = startup_timeout_s
         self.proc: subprocess.Popen | None = None
         self.started_at = 0.0
@@ -57,8 +60,8 @@ class AppServer:
         self._log_lines: list[str] = []
 
     def start(self) -> AppServer:
-        cmd = [sys.executable, "-m", "streamlit", "run", self.script, "--server.headless", "true",
-               "--server.port", str(self.port), "--server.address", "127.0.0.1",
+        cmd = [*self.prefix, sys.executable, "-m", "streamlit", "run", self.script, "--server.headless", "true",
+               "--server.port", str(self.port), "--server.address", self.host,
                "--browser.gatherUsageStats", "false"]  # the rest as `.streamlit/config.toml` ships it
         self.started_at = time.perf_counter()
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -87,6 +90,10 @@ class AppServer:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
         return float("nan")
+
+    def fresh(self) -> AppServer:
+        """A new, unstarted server like this one: same script, environment, address and port (a restart)."""
+        return AppServer(self.script, self.startup_timeout_s, self.env, self.host, self.port, self.prefix)
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:

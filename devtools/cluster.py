@@ -28,7 +28,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -90,10 +90,13 @@ class Cluster:
     `env` is added to every app process's environment. nginx listens on `host`:`port` (a free loopback port by
     default); `url` is the address to open on this machine. `run_dir` holds nginx's config, pid file, logs,
     temporary files and cache; a temporary one is made, and removed on exit, unless one is given.
+    `make_app(k, env)`, if given, makes the k-th app process (unstarted) with `env` in its environment, wherever
+    it is to run (`devtools.hosts`: in a network namespace); by default each is on a free loopback port.
     """
 
     def __init__(self, processes: int = 2, env: dict[str, str] | None = None, port: int | None = None,
-                 host: str = "127.0.0.1", run_dir: Path | None = None, startup_timeout_s: float = 120.0) -> None:
+                 host: str = "127.0.0.1", run_dir: Path | None = None, startup_timeout_s: float = 120.0,
+                 make_app: Callable[[int, dict[str, str]], AppServer] | None = None) -> None:
         if processes < 1:
             raise ValueError("a cluster needs at least one app process")
         self.cookie_secret = secrets.token_hex(32)
@@ -102,7 +105,7 @@ class Cluster:
         self.port = port or free_port()
         self.url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{self.port}"
         self.startup_timeout_s = startup_timeout_s
-        self.apps: list[AppServer] = []
+        self.apps = [make_app(k, self.env) for k in range(processes)] if make_app else []
         taken = {self.port}
         while len(self.apps) < processes:  # free ports, distinct from each other and from nginx's
             app = AppServer(env=self.env, startup_timeout_s=startup_timeout_s)
@@ -122,8 +125,8 @@ class Cluster:
 
     @property
     def app_addresses(self) -> list[str]:
-        """Each app process's "127.0.0.1:PORT", as nginx's log names it, in the order of `app_pids`."""
-        return [f"127.0.0.1:{app.port}" for app in self.apps]
+        """Each app process's "HOST:PORT", as nginx's log names it, in the order of `app_pids`."""
+        return [f"{app.host}:{app.port}" for app in self.apps]
 
     @property
     def nginx_pid(self) -> int | None:
@@ -202,9 +205,8 @@ class Cluster:
         restarted = []
         for k, app in enumerate(self.apps):
             if app.proc is not None and app.proc.poll() is not None:
-                fresh = AppServer(env=self.env, startup_timeout_s=self.startup_timeout_s)
-                fresh.port, fresh.url = app.port, app.url  # nginx's config names this port
-                self.apps[k] = fresh.start()
+                self.apps[k] = fresh = app.fresh()  # on its address and port, which nginx's config names
+                fresh.start()  # kept before it starts: `stop` ends it even if its start is interrupted
                 restarted.append(k)
         return restarted
 
@@ -244,8 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.run_dir:
         args.run_dir.mkdir(parents=True, exist_ok=True)
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C, even when started with SIGINT ignored
+    catch_stop_signals()
     try:
         cluster = Cluster(args.processes, port=args.port, host=args.host, run_dir=args.run_dir).start()
     except NginxMissingError as exc:
@@ -258,6 +259,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Serving the app at {with_host} ({args.processes} processes behind nginx). Ctrl-C stops it.")
     print(f"  nginx pid {cluster.nginx_pid}, app pids {cluster.app_pids}, logs in {cluster.run_dir / 'logs'}",
           flush=True)
+    try:
+        serve(cluster)
+    finally:
+        cluster.stop()
+    return 0
+
+
+def catch_stop_signals() -> None:
+    """Ctrl-C and SIGTERM (systemd's and `kill`'s) both raise KeyboardInterrupt, so both leave through the
+    caller's clean-up; Ctrl-C even when the process was started with SIGINT ignored."""
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def serve(cluster: Cluster) -> None:
+    """Until Ctrl-C: start again every app process that exits, and print what the app processes log."""
     shown = [0] * len(cluster.apps)
     try:
         while True:
@@ -275,9 +292,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 shown[k] = len(lines)
     except KeyboardInterrupt:
         print("stopping", flush=True)
-    finally:
-        cluster.stop()
-    return 0
 
 
 if __name__ == "__main__":

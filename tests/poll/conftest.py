@@ -1,6 +1,6 @@
 """The poll's stores under test: every store test runs against SQLite and against a real PostgreSQL server.
 
-The PostgreSQL server is started once per session from a temporary directory (`tests.helpers.postgres_server`);
+The PostgreSQL server is started once per session from a temporary directory (`devtools.postgres`);
 each test gets a schema of its own in it. Without Debian's binaries the PostgreSQL half is skipped with the
 install hint.
 """
@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from devtools.postgres import INSTALL_HINT, PostgresServer, postgres_bin_dir
 from poll import PollStore, Question, open_store
-from tests.helpers.postgres_server import INSTALL_HINT, PostgresServer, postgres_bin_dir
 
 # The test process's own __main__, taken when pytest imports this file, before any test runs. A spawned child
 # re-runs its parent's __main__ file, and every AppTest run installs its temporary script as __main__ and leaves

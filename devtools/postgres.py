@@ -1,9 +1,14 @@
-"""A throwaway PostgreSQL server for the poll's tests: Debian's binaries, a data directory of its own.
+"""A throwaway PostgreSQL server: Debian's binaries, a data directory of its own, removed afterwards.
 
-`PostgresServer().start()` runs ``initdb`` into a new temporary directory and ``pg_ctl start`` on a free
+`PostgresServer(bin_dir).start()` runs ``initdb`` into a new temporary directory and ``pg_ctl start`` on a free
 loopback port (its socket in that directory too), trusting local connections, as the ``postgres`` user when
 run as root (PostgreSQL refuses to run as root; the directory is handed to that user). `stop()` and `start()`
-again keep the data: the tests stop it in the middle of a round. `remove()` stops it and deletes the directory.
+again keep the data: the poll's tests stop it in the middle of a round. `remove()` stops it and deletes the
+directory.
+
+`devtools.hosts` runs one in a network namespace of its own: `host` is the address it listens on, `clients` the
+network (CIDR) whose connections it trusts too, and `prefix` the command that enters the namespace
+(``ip netns exec NAME``), put before every PostgreSQL tool.
 """
 
 from __future__ import annotations
@@ -13,13 +18,14 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from devtools.appserver import free_port
 
 INSTALL_HINT = ("PostgreSQL is not installed: apt-get install -y postgresql (Debian's package; its service need "
-                "not run, the tests start their own server)")
-#: The superuser initdb makes; local connections are trusted, so it needs no password.
+                "not run, the tools start their own server)")
+#: The superuser initdb makes; the connections it trusts need no password.
 USER = "poll"
 
 
@@ -38,27 +44,34 @@ def _as_server_user() -> list[str]:
 
 
 class PostgresServer:
-    def __init__(self, bin_dir: Path) -> None:
+    def __init__(self, bin_dir: Path, host: str = "127.0.0.1", port: int | None = None, clients: str = "",
+                 prefix: Sequence[str] = ()) -> None:
         self.bin_dir = bin_dir
+        self.host = host
+        self.port = port or free_port()
+        self.prefix = list(prefix)
         self.base = Path(tempfile.mkdtemp(prefix="attention-poll-pg-"))
         self.data = self.base / "data"
-        self.port = free_port()
         if os.geteuid() == 0:
             server_user = pwd.getpwnam("postgres")
             os.chown(self.base, server_user.pw_uid, server_user.pw_gid)
         self._tool("initdb", "-D", str(self.data), "-U", USER, "--auth=trust", "--no-sync", "-E", "UTF8")
+        if clients:  # initdb trusts this machine's own connections only
+            with (self.data / "pg_hba.conf").open("a") as hba:
+                hba.write(f"host all {USER} {clients} trust\n")
 
     @property
     def url(self) -> str:
-        return f"postgresql://{USER}@127.0.0.1:{self.port}/postgres"
+        return f"postgresql://{USER}@{self.host}:{self.port}/postgres"
 
     def _tool(self, name: str, *args: str) -> None:
-        done = subprocess.run([*_as_server_user(), str(self.bin_dir / name), *args], capture_output=True, text=True,
-                              timeout=120, cwd=self.base)
-        assert done.returncode == 0, f"{name} failed: {done.stderr[-2000:]}{done.stdout[-2000:]}"
+        done = subprocess.run([*self.prefix, *_as_server_user(), str(self.bin_dir / name), *args],
+                              capture_output=True, text=True, timeout=120, cwd=self.base)
+        if done.returncode != 0:
+            raise RuntimeError(f"{name} failed: {done.stderr[-2000:]}{done.stdout[-2000:]}")
 
     def start(self) -> PostgresServer:
-        options = (f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1 -c fsync=off "
+        options = (f"-p {self.port} -k {self.base} -c listen_addresses={self.host} -c fsync=off "
                    "-c max_connections=200")
         self._tool("pg_ctl", "-D", str(self.data), "-l", str(self.base / "server.log"), "-o", options, "-w",
                    "-t", "60", "start")
@@ -68,6 +81,8 @@ class PostgresServer:
         self._tool("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "-t", "60", "stop")
 
     def remove(self) -> None:
-        if (self.data / "postmaster.pid").exists():
-            self.stop()
-        shutil.rmtree(self.base, ignore_errors=True)
+        try:
+            if (self.data / "postmaster.pid").exists():
+                self.stop()
+        finally:
+            shutil.rmtree(self.base, ignore_errors=True)
