@@ -268,8 +268,8 @@ def test_a_browser_moved_to_the_other_machine_by_its_process_dying_is_still_one_
     assert doomed not in moved_to
     assert any(hosts.machine_of(a) != hosts.machine_of(doomed) for a in moved_to), (
         f"none of {len(browsers)} browsers went to the other machine: {moved_to}")
-    assert shown_before == [first] * len(browsers)  # their new process showed the answer they had given
     assert list(shown.values()) == [expected] * 3  # on the dead one's machine and on the other
+    assert shown_before == [first] * len(browsers)  # their new process showed the answer they had given
 
 
 def test_the_presenter_key_unlocks_the_panel_on_every_process_of_both_machines(hosts, page_hash, routes):
