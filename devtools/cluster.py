@@ -247,14 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.run_dir:
         args.run_dir.mkdir(parents=True, exist_ok=True)
     catch_stop_signals()
-    try:
-        cluster = Cluster(args.processes, port=args.port, host=args.host, run_dir=args.run_dir).start()
-    except NginxMissingError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    except RuntimeError as exc:
-        print(f"could not start: {exc}", file=sys.stderr)
-        return 1
+    cluster = Cluster(args.processes, port=args.port, host=args.host, run_dir=args.run_dir)
+    failed = start_or_say_why(cluster.start, NginxMissingError)
+    if failed:
+        return failed
     with_host = f"http://{socket.getfqdn()}:{args.port}" if args.host in ("0.0.0.0", "") else cluster.url
     print(f"Serving the app at {with_host} ({args.processes} processes behind nginx). Ctrl-C stops it.")
     print(f"  nginx pid {cluster.nginx_pid}, app pids {cluster.app_pids}, logs in {cluster.run_dir / 'logs'}",
@@ -271,6 +267,23 @@ def catch_stop_signals() -> None:
     caller's clean-up; Ctrl-C even when the process was started with SIGINT ignored."""
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def start_or_say_why(start: Callable[[], object], setup_error: type[Exception]) -> int:
+    """Call `start`: 0 once it started, else the command line's exit code, with why on stderr: 2 when something it
+    needs is missing (`setup_error`), 1 when the start failed, 130 on Ctrl-C (a failed start removes what it made)."""
+    try:
+        start()
+    except setup_error as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        print(f"could not start: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted while starting; everything made was removed", file=sys.stderr)
+        return 130
+    return 0
 
 
 def serve(cluster: Cluster) -> None:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from devtools.appserver import AppServer
 from devtools.cluster import INSTALL_HINT as NGINX_HINT
-from devtools.cluster import Cluster, catch_stop_signals, nginx_binary, serve
+from devtools.cluster import Cluster, catch_stop_signals, nginx_binary, serve, start_or_say_why
 from devtools.postgres import INSTALL_HINT as POSTGRES_HINT
 from devtools.postgres import PostgresServer, postgres_bin_dir
 from poll.factory import DATA_DIR_ENV, DATABASE_URL_ENV
@@ -128,7 +128,7 @@ class Hosts:
         self.presenter_key = (env or {}).get(PRESENTER_KEY_ENV) or secrets.token_urlsafe(24)
         self.env = {**(env or {}), PRESENTER_KEY_ENV: self.presenter_key}
         self.tag = secrets.token_hex(2)
-        self.base = Path(tempfile.gettempdir()) / f"attention-hosts-{self.tag}"
+        self.base = Path(tempfile.mkdtemp(prefix=f"attention-hosts-{self.tag}-"))  # removed by `stop`
         self.bridge = f"{NAME_PREFIX}{self.tag}br"
         names = [f"m{k + 1}" for k in range(machines)]
         extra = list(machine_env or [])
@@ -137,6 +137,7 @@ class Hosts:
         self.database = Machine("db", f"{NAME_PREFIX}-{self.tag}-db", "", self.base / "db")
         self.subnet = ""  # "10.251.X", chosen at start
         self.cluster: Cluster | None = None
+        self.startup_timeout_s = startup_timeout_s
         self._cluster_args = dict(port=port, host=host, run_dir=run_dir, startup_timeout_s=startup_timeout_s)
         self.postgres: PostgresServer | None = None
         self._made_bridge = False
@@ -173,14 +174,16 @@ class Hosts:
     def _make_app(self, k: int, env: dict[str, str]) -> AppServer:
         machine = self.machines[k // self.processes]
         return AppServer(env={**env, DATA_DIR_ENV: str(machine.data_dir), **machine.env},
-                         startup_timeout_s=self._cluster_args["startup_timeout_s"], host=machine.address,
+                         startup_timeout_s=self.startup_timeout_s, host=machine.address,
                          port=APP_PORT + k % self.processes, prefix=machine.prefix)
 
     def start(self) -> Hosts:
-        problems = missing_requirements()
-        if problems:
-            raise HostsSetupError("; ".join(problems))
         try:
+            problems = missing_requirements()
+            if problems:
+                raise HostsSetupError("; ".join(problems))
+            for machine in self.machines:
+                machine.data_dir.mkdir(parents=True)
             self._network_up()
             bin_dir = postgres_bin_dir()
             assert bin_dir is not None
@@ -207,7 +210,6 @@ class Hosts:
             ip("netns", "add", machine.netns)
             self._made_namespaces.append(machine.netns)
             machine.address = address
-            machine.data_dir.mkdir(parents=True)
             link = f"{NAME_PREFIX}{self.tag}{machine.name}"  # at most 15 characters, the kernel's limit
             ip("link", "add", link, "type", "veth", "peer", "name", "eth0", "netns", machine.netns)
             ip("link", "set", link, "master", self.bridge, "up")
@@ -266,17 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     key = args.presenter_key or os.environ.get(PRESENTER_KEY_ENV)
     hosts = Hosts(args.machines, args.processes, env={PRESENTER_KEY_ENV: key} if key else None, port=args.port,
                   host=args.host)
-    try:
-        hosts.start()
-    except HostsSetupError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    except RuntimeError as exc:
-        print(f"could not start: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted while starting; everything made was removed", file=sys.stderr)
-        return 130
+    failed = start_or_say_why(hosts.start, HostsSetupError)
+    if failed:
+        return failed
     assert hosts.cluster is not None
     shown = f"http://{socket.getfqdn()}:{args.port}" if args.host in ("0.0.0.0", "") else hosts.url
     print(f"Serving the app at {shown}: {args.machines} machines of {args.processes} processes behind nginx "

@@ -19,8 +19,10 @@ import random
 import re
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -298,6 +300,7 @@ def test_the_tool_refuses_to_start_without_root_and_says_why():
                           text=True, timeout=120)
     assert done.returncode == 2
     assert "must run as root" in done.stderr and "Traceback" not in done.stderr
+    assert not [d for d in Path(tempfile.gettempdir()).glob("attention-hosts-*") if d.owner() == "nobody"]
 
 
 def test_a_failed_start_leaves_nothing_behind():
