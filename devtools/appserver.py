@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from devtools.box import Box
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -45,8 +47,9 @@ class AppServer:
     """`with AppServer() as srv: srv.url` runs the app headless for the duration of the block."""
 
     def __init__(self, script: str = "streamlit_app.py", startup_timeout_s: float = 60.0,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, box: Box | None = None) -> None:
         self.script = script
+        self.box = box  # a cgroup the server runs in (`devtools.box`), or None
         self.env = env or {}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -62,7 +65,8 @@ class AppServer:
                "--browser.gatherUsageStats", "false"]  # the rest as `.streamlit/config.toml` ships it
         self.started_at = time.perf_counter()
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env})
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
+                                     preexec_fn=None if self.box is None else self.box.enter)
         threading.Thread(target=self._collect_log, name="app server log", daemon=True).start()
         if wait_until_healthy(self.url, self.proc, self.startup_timeout_s, lambda: self.log, "streamlit"):
             self.ready_after_s = time.perf_counter() - self.started_at
