@@ -36,9 +36,16 @@ Reported (per repeat; medians over repeats):
   step with it; compare runs alongside this figure, or alternate A and B.
 
 With ``--profile FILE``, `py-spy` (a development requirement) samples the (first) app process for the whole
-run, only the thread holding the interpreter lock, so the samples show where the server's CPU goes. The
-stacks go to FILE in the "collapsed" format (a line per stack and its sample count) for a flame-graph tool;
-``python -m benchmarks.load --summarise FILE`` sums them by function.
+run (`benchmarks.profiling`): the thread holding the interpreter lock into FILE (where the server's CPU goes),
+every thread, idle or not, into FILE.idle (where each thread waits). Both are in the "collapsed" format (a line
+per stack and its sample count) for a flame-graph tool; ``python -m benchmarks.load --summarise FILE [--thread
+MainThread]`` sums one by thread and by function.
+
+With ``--steps N`` each student leaves after N steps; with ``--box`` the one process runs in Community Cloud's
+box (`devtools.box`: a cgroup of one core and 2.7 GB, root only), the students outside it. The table also gives
+the wait before each step's run started (from sending the step to the server's ``new_session``, so the part of
+the step spent before the script starts), the steps answered per second over the run, and the share of a core
+the server and the simulated students (this process) used, so a saturated client is seen rather than measured.
 
 Targets (issue #24, 60 students on one process): p50 <= 250 ms, p95 <= 1 s, CPU <= 20 ms per step,
 0 exceptions, 0 failed sessions, RSS <= 1 GB, no cross-talk. Nothing asserts on time: the table says
@@ -49,24 +56,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
 import random
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import websockets
 
+from benchmarks.hall_report import layout_name, summary_of, table
 from benchmarks.lecturer import PAGE, POLL_KEY, QUESTION, QUIZ, Presenter
 from benchmarks.new_settings import new_settings_cpu, solo_table
+from benchmarks.profiling import Sampler, summarise
 from benchmarks.protocol import (
     ANSWER_TIMEOUT_S,
     HttpConnection,
@@ -84,15 +93,15 @@ from benchmarks.protocol import (
 )
 from benchmarks.timing import percentile, python_loop_s
 from devtools.appserver import AppServer
+from devtools.box import Box
 from devtools.cluster import Cluster
-
-TARGETS = {"step_p50_ms": 250.0, "step_p95_ms": 1000.0, "cpu_ms_per_step": 20.0, "rss_mb": 1024.0,
-           "first_visit_p95_s": 5.0}
 
 
 async def student_session(url: str, page_hash: str, seed: int, arrive_s: float, end_at: float,
-                          results: dict, regime: str = "notch", link: dict[str, str] | None = None) -> None:
-    """One student: arrive, open the page (at `link`'s values, if given), then step sliders until `end_at`."""
+                          results: dict, regime: str = "notch", link: dict[str, str] | None = None,
+                          steps: int = 0) -> None:
+    """One student: arrive, open the page (at `link`'s values, if given), then step sliders until `end_at`, or
+    until `steps` steps are made (0: no such limit)."""
     rng = random.Random(seed)
     await asyncio.sleep(arrive_s)
     student = Student(url, page_hash, rng)
@@ -107,11 +116,15 @@ async def student_session(url: str, page_hash: str, seed: int, arrive_s: float, 
         student.absorb(seen)
         if seen.watcher is not None:
             asking = asyncio.create_task(ask_round_state(student, seen.watcher, end_at, results))
-        while student.sliders and time.monotonic() < end_at:
+        made = 0
+        while student.sliders and time.monotonic() < end_at and (not steps or made < steps):
             await asyncio.sleep(rng.uniform(1.0, 3.0))
             fragment = student.step_slider("notch" if regime == "notch" else "jump")
             took, seen = await student.rerun(fragment)
+            made += 1
             results["step_s"].append(took)
+            results["wait_s"].append(seen.started_s)
+            results["last_step_at"] = time.monotonic()
             record(results, seen, page_hash)
             student.absorb(seen)
         if asking is not None:
@@ -140,6 +153,13 @@ async def ask_round_state(student: Student, watcher: dict, end_at: float, result
                 results["round_state_changes"] = results.get("round_state_changes", 0) + 1
     finally:
         http.close()
+
+
+def empty_results() -> dict:
+    """What `student_session` fills in for a hall: each list gets an entry per step, visit or failure."""
+    return {"first_visit_s": [], "step_s": [], "wait_s": [], "last_step_at": 0.0, "exceptions": 0,
+            "exception_texts": [], "failed": [], "interrupted_runs": 0, "round_state_asks": 0,
+            "round_state_changes": 0}
 
 
 def record(results: dict, seen: RunSeen, page_hash: str) -> None:
@@ -177,41 +197,56 @@ async def cross_talk(url: str, page_hash: str) -> bool:
 
 
 def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile: Path | None = None,
-             processes: int = 1, regime: str = "notch", poll_round: bool = False) -> dict:
+             processes: int = 1, regime: str = "notch", poll_round: bool = False, steps: int = 0,
+             box: bool = False) -> dict:
     """One run: `students` on one `streamlit run` process, or on `processes` of them behind nginx
     (`devtools.cluster`), stepping as `regime` says (`REGIMES`). CPU is summed over the app processes; RSS is
     the largest process's peak. With `poll_round`, a lecturer in presenter mode has a round of the class poll open
     on the scaled-attention page's quiz for the whole run, its panel rerunning every second as the browser does
-    (`benchmarks.poll_idle.Presenter`), and the students on that page see the round."""
+    (`benchmarks.poll_idle.Presenter`), and the students on that page see the round. Each student makes `steps`
+    steps (0: until the time is up). With `box`, the one process runs in Cloud's box (`devtools.box`)."""
     machine_speed_s = python_loop_s()  # measured before the server starts, with nothing of this run going on
     with tempfile.TemporaryDirectory() as poll_data:
         env = {"ATTENTION_POLL_DATA_DIR": poll_data, "ATTENTION_PRESENTER_KEY": POLL_KEY}
-        server = AppServer(env=env) if processes == 1 else Cluster(processes, env=env)
-        return _one_hall(server, Path(poll_data) if poll_round else None, students, minutes, arrival_s, seed, profile,
-                         processes, regime, machine_speed_s)
+        with Box() if box else contextlib.nullcontext() as cloud:
+            server = AppServer(env=env, box=cloud) if processes == 1 else Cluster(processes, env=env)
+            hall = Hall(students, minutes, arrival_s, steps, regime, Path(poll_data) if poll_round else None)
+            return _one_hall(server, hall, seed, profile, processes, machine_speed_s)
 
 
-def _one_hall(server: AppServer | Cluster, poll_data: Path | None, students: int, minutes: float, arrival_s: float,
-              seed: int, profile: Path | None, processes: int, regime: str, machine_speed_s: float) -> dict:
-    with server:
+@dataclass(frozen=True)
+class Hall:
+    """What one run's class does: `students` arriving within `arrival_s`, stepping as `regime` says for `minutes`
+    or `steps` steps each; with `poll_data`, a lecturer keeps a poll round open (its store's directory)."""
+
+    students: int
+    minutes: float
+    arrival_s: float
+    steps: int
+    regime: str
+    poll_data: Path | None
+
+
+def _one_hall(server: AppServer | Cluster, hall_spec: Hall, seed: int, profile: Path | None, processes: int,
+              machine_speed_s: float) -> dict:
+    students, minutes, arrival_s = hall_spec.students, hall_spec.minutes, hall_spec.arrival_s
+    regime, poll_data = hall_spec.regime, hall_spec.poll_data
+    box = getattr(server, "box", None)
+    with server, contextlib.ExitStack() as sampling:
         pids = [server.proc.pid] if processes == 1 else server.app_pids
-        sampler = None if profile is None else subprocess.Popen(
-            [str(Path(sys.executable).with_name("py-spy")), "record", "--pid", str(pids[0]), "--threads", "--gil",
-             "--format", "raw", "--rate", "200", "--output", str(profile)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sampler = None if profile is None else sampling.enter_context(Sampler(pids[0], profile))
         hashes = page_hashes(server.url)
         train_before_class(server.url, hashes, tries=2 * processes)
         pages = sorted(hashes)
         sliders = page_sliders(server.url, hashes) if regime == "link" else {}
         rng = random.Random(seed)
-        results = {"first_visit_s": [], "step_s": [], "exceptions": 0, "exception_texts": [], "failed": [],
-                   "interrupted_runs": 0, "round_state_asks": 0, "round_state_changes": 0}
+        results = empty_results()
 
         def session(k: int, end_at: float) -> Coroutine[Any, Any, None]:
             page_hash = hashes[pages[k % len(pages)]]
             link = random_link(sliders[page_hash], rng) if regime == "link" else None
             return student_session(server.url, page_hash, seed * 1000 + k, rng.uniform(0, arrival_s), end_at,
-                                   results, regime, link)
+                                   results, regime, link, hall_spec.steps)
 
         async def hall() -> bool:
             end_at = time.monotonic() + arrival_s + minutes * 60
@@ -223,14 +258,18 @@ def _one_hall(server: AppServer | Cluster, poll_data: Path | None, students: int
                 await presenting
             return await cross_talk(server.url, hashes[""])
 
-        cpu_before = sum(cpu_s(pid) for pid in pids)
+        cpu_before, clients_before = sum(cpu_s(pid) for pid in pids), time.process_time()
+        throttled_before = box.throttled_s() if box else float("nan")
+        started = time.monotonic()
         no_cross_talk = run_coroutine(hall())
         cpu_used = sum(cpu_s(pid) for pid in pids) - cpu_before
+        clients_cpu, busy_s = time.process_time() - clients_before, results["last_step_at"] - started
+        throttled = box.throttled_s() - throttled_before if box else float("nan")
         behind_nginx = isinstance(server, Cluster)
         statuses = server.statuses() if behind_nginx else Counter()
         upstream_errors = dict(server.upstream_errors()) if behind_nginx else {}
         rss_mb = max(peak_rss_mb(pid) for pid in pids)
-        if sampler is not None:  # py-spy writes its file when the process it samples exits
+        if sampler is not None:  # py-spy writes its files when the process it samples exits
             server.stop()
             sampler.wait(60)
         steps = results["step_s"]
@@ -238,6 +277,11 @@ def _one_hall(server: AppServer | Cluster, poll_data: Path | None, students: int
             "regime": regime, "processes": processes, "students": students, "steps": len(steps),
             "step_p50_ms": percentile(steps, 0.5) * 1e3, "step_p95_ms": percentile(steps, 0.95) * 1e3,
             "step_max_ms": max(steps, default=float("nan")) * 1e3,
+            "wait_p50_ms": percentile(results["wait_s"], 0.5) * 1e3,
+            "wait_p95_ms": percentile(results["wait_s"], 0.95) * 1e3,
+            "steps_per_s": len(steps) / max(busy_s, 1e-9),
+            "server_cpu_share": cpu_used / max(busy_s, 1e-9), "clients_cpu_share": clients_cpu / max(busy_s, 1e-9),
+            "box_throttled_s": throttled,
             "first_visit_p50_s": percentile(results["first_visit_s"], 0.5),
             "first_visit_p95_s": percentile(results["first_visit_s"], 0.95),
             "cpu_ms_per_step": cpu_used / max(1, len(steps) + students) * 1e3,
@@ -273,65 +317,16 @@ async def open_poll_round(url: str, hashes: dict[str, str], data: Path, end_at: 
     return asyncio.create_task(present())
 
 
-def summarise(profile: Path, top: int = 40) -> None:
-    """Print the functions the server spent its samples in: own time (the innermost frame) and inclusive time
-    (anywhere on the stack), as shares of all samples."""
-    own: Counter[str] = Counter()
-    inclusive: Counter[str] = Counter()
-    total = 0
-    for line in profile.read_text().splitlines():
-        stack, _, count = line.rpartition(" ")
-        frames = stack.split(";")[1:]  # the first is the thread
-        if not frames:
-            continue
-        n = int(count)
-        total += n
-        own[frames[-1]] += n
-        for frame in set(frames):
-            inclusive[frame] += n
-    print(f"{total} samples")
-    for title, counter in (("own", own), ("inclusive", inclusive)):
-        print(f"--- {title}")
-        for frame, n in counter.most_common(top):
-            print(f"{100 * n / total:6.1f}%  {frame}")
-
-
 REGIMES = ("notch", "jump", "link")
-KEYS = ["steps", "step_p50_ms", "step_p95_ms", "step_max_ms", "first_visit_p50_s", "first_visit_p95_s",
-        "cpu_ms_per_step", "rss_mb", "exceptions", "failed_sessions", "interrupted_runs", "nginx_5xx", "taken_out",
-        "python_loop_s"]
-
-
-def summary_of(runs: list[dict]) -> dict:
-    """The median of each figure over the runs of one layout and regime; cross-talk must be absent from every run."""
-    summary = {k: statistics.median(r[k] for r in runs) for k in KEYS}
-    summary["no_cross_talk"] = all(r["no_cross_talk"] for r in runs)
-    return summary
-
-
-def layout_name(regime: str, processes: int) -> str:
-    """A column's heading: how the students step, and on how many processes."""
-    return f"{regime}, " + ("1 process" if processes == 1 else f"{processes} behind nginx")
-
-
-def table(summaries: dict[str, dict]) -> str:
-    """The medians side by side, one column per regime and layout (`layout_name`), with the targets (which apply
-    to one process)."""
-    width = max(16, *(len(h) + 2 for h in summaries))
-    lines = [f"  {'':<20}" + "".join(f"{h:>{width}}" for h in summaries) + "  target (one process)"]
-    for k in KEYS + ["no_cross_talk"]:
-        cells = "".join(f"{v[k]:>{width}.4g}" if isinstance(v[k], float) else f"{v[k]!s:>{width}}"
-                        for v in summaries.values())
-        target = TARGETS.get(k)
-        lines.append(f"  {k:<20}{cells}" + (f"  <= {target:g}" if target is not None else ""))
-    return "\n".join(lines)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.load", description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=60)
     parser.add_argument("--minutes", type=float, default=2.0)
     parser.add_argument("--arrival", type=float, default=5.0, help="students arrive within this many seconds")
+    parser.add_argument("--steps", type=int, default=0,
+                        help="each student makes this many steps, then leaves (0: steps until the time is up)")
+    parser.add_argument("--box", action="store_true",
+                        help="one process in Community Cloud's box: a cgroup of 1 core and 2.7 GB (root)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES),
                         help="how students step: notch (arrow keys), jump (anywhere on a slider), link (first "
@@ -347,9 +342,10 @@ def main() -> None:
                         help="a lecturer keeps a class-poll round open on the scaled-attention page, its panel "
                              "rerunning every second, for the whole run")
     parser.add_argument("--summarise", type=Path, help="print where a profile's samples went, then exit")
+    parser.add_argument("--thread", default="", help="with --summarise: only this kind of thread, e.g. MainThread")
     args = parser.parse_args()
     if args.summarise:
-        summarise(args.summarise)
+        summarise(args.summarise, thread=args.thread)
         return
     columns = [(r, n) for r in args.regimes for n in args.processes]
     runs: dict[str, list[dict]] = {layout_name(r, n): [] for r, n in columns}
@@ -361,7 +357,7 @@ def main() -> None:
             profile = args.profile if seed == 0 and k == 0 else None
             runs[layout_name(regime, n)].append(
                 one_hall(args.students, args.minutes, args.arrival, seed, profile, processes=n, regime=regime,
-                         poll_round=args.poll_round))
+                         poll_round=args.poll_round, steps=args.steps, box=args.box))
     summaries = {name: summary_of(r) for name, r in runs.items()}
     print(f"{args.students} students, {args.minutes:g} min, arriving within {args.arrival:g} s, "
           f"{args.repeats} repeat(s), medians; Python {platform.python_version()}, {os.cpu_count()} CPUs")

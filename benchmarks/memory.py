@@ -46,7 +46,7 @@ from pathlib import Path
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 import core.exercise_solution as solution
-from benchmarks.load import student_session
+from benchmarks.load import empty_results, student_session
 from benchmarks.protocol import Student, page_hashes, run_coroutine
 from devtools.appserver import AppServer
 from exercise.limits import CLOUD_GUARANTEED_BYTES, CLOUD_LIMIT_BYTES, MEMORY_BUDGET_BYTES
@@ -195,8 +195,7 @@ async def a_class(url: str, hashes: dict[str, str], students: int, minutes: floa
     run_s = minutes * 60
     end_at = time.monotonic() + run_s
     pages = sorted(p for p in hashes if p != "exercise")
-    results = {"first_visit_s": [], "step_s": [], "exceptions": 0, "exception_texts": [], "failed": [],
-               "interrupted_runs": 0}
+    results = empty_results()
     outcome: list[str] = []
     checks = [press_check(url, hashes["exercise"], SOLUTION + f"\nprint('student {k}')\n",
                           rng.uniform(0, 0.8 * run_s), outcome) for k in range(students)]

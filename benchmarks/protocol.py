@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import random
 import time
@@ -94,6 +95,7 @@ class RunSeen:
     interrupted: int = 0  # runs that stopped early for another (an `st.rerun`, or a newer request)
     widgets: dict[str, tuple[str, str]] = field(default_factory=dict)  # a button's or text area's label: id, fragment
     watcher: dict | None = None  # the class poll's watcher (`ui.poll_watch`) as drawn: its data (url, every_ms)
+    started_s: float = float("nan")  # from sending the rerun to its run's start (the server's `new_session`)
 
 
 class HttpConnection:
@@ -187,6 +189,8 @@ class Student:
             raw = await asyncio.wait_for(self.ws.recv(), ANSWER_TIMEOUT_S)
             fm = ForwardMsg.FromString(raw)
             kind = fm.WhichOneof("type")
+            if kind == "new_session" and math.isnan(seen.started_s):  # the first run this request started
+                seen.started_s = time.perf_counter() - t0
             if kind == "delta" and fm.delta.fragment_id:
                 seen.fragments.add(fm.delta.fragment_id)
             if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":

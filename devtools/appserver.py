@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from devtools.box import Box
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -45,9 +47,10 @@ class AppServer:
     """`with AppServer() as srv: srv.url` runs the app headless for the duration of the block."""
 
     def __init__(self, script: str = "streamlit_app.py", startup_timeout_s: float = 60.0,
-                 env: dict[str, str] | None = None, host: str = "127.0.0.1", port: int | None = None,
-                 prefix: Sequence[str] = ()) -> None:
+                 env: dict[str, str] | None = None, box: Box | None = None, host: str = "127.0.0.1",
+                 port: int | None = None, prefix: Sequence[str] = ()) -> None:
         self.script = script
+        self.box = box  # a cgroup the server runs in (`devtools.box`), or None
         self.env = env or {}
         self.host = host
         self.port = port or free_port()
@@ -65,7 +68,8 @@ class AppServer:
                "--browser.gatherUsageStats", "false"]  # the rest as `.streamlit/config.toml` ships it
         self.started_at = time.perf_counter()
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env})
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
+                                     preexec_fn=None if self.box is None else self.box.enter)
         threading.Thread(target=self._collect_log, name="app server log", daemon=True).start()
         if wait_until_healthy(self.url, self.proc, self.startup_timeout_s, lambda: self.log, "streamlit"):
             self.ready_after_s = time.perf_counter() - self.started_at
@@ -93,7 +97,8 @@ class AppServer:
 
     def fresh(self) -> AppServer:
         """A new, unstarted server like this one: same script, environment, address and port (a restart)."""
-        return AppServer(self.script, self.startup_timeout_s, self.env, self.host, self.port, self.prefix)
+        return AppServer(self.script, self.startup_timeout_s, env=self.env, box=self.box, host=self.host,
+                         port=self.port, prefix=self.prefix)
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:

@@ -43,7 +43,8 @@ def test_the_exercise_benchmark_gives_every_simulated_student_a_report():
 def test_the_load_benchmark_speaks_streamlits_protocol(processes, regime):
     """Simulated students get their pages, their slider steps answered without an exception box, and each of
     two students sees the link for their own seed; on one process, and on two behind nginx."""
-    from benchmarks.load import layout_name, one_hall, summary_of, table
+    from benchmarks.hall_report import layout_name, summary_of, table
+    from benchmarks.load import one_hall
     from devtools.cluster import nginx_binary
 
     if processes > 1 and nginx_binary() is None:
@@ -197,3 +198,45 @@ def test_the_floor_benchmark_steps_a_bare_fragment_and_one_with_elements():
     cpu = floor_cpu([0, 3], steps=5)
     assert set(cpu) == {0, 3} and all(ms >= 0 for ms in cpu.values())
     assert slope({0: 1.0, 10: 4.0, 20: 7.0}) == pytest.approx(0.3)
+
+
+def test_a_hall_of_students_making_a_set_number_of_steps_in_clouds_box():
+    """With `steps`, each student leaves after that many steps (long before the time is up); every step's wait
+    before its run started is part of the step; the server ran in Cloud's box where this machine can make one."""
+    from benchmarks.load import one_hall
+    from devtools.box import Box
+
+    figures = one_hall(students=4, minutes=0.5, arrival_s=0.2, seed=0, regime="jump", steps=1,
+                       box=Box.available())
+    assert figures["failed_sessions"] == 0 and figures["exceptions"] == 0, figures
+    assert 1 <= figures["steps"] <= 4
+    assert 0 < figures["wait_p50_ms"] <= figures["step_p50_ms"]
+    assert figures["wait_p95_ms"] <= figures["step_max_ms"]
+    assert figures["steps_per_s"] > 0 and figures["server_cpu_share"] > 0 and figures["clients_cpu_share"] > 0
+    if Box.available():
+        assert figures["box_throttled_s"] >= 0
+
+
+def test_the_sampler_sees_each_thread_and_sums_by_function(tmp_path, capsys):
+    """py-spy from outside: the GIL's holder in one file, every thread (idle ones too) in the other; a thread's
+    name comes without the numbers that tell threads of one kind apart."""
+    import subprocess
+    import sys
+
+    from benchmarks.profiling import Sampler, by_thread, summarise
+
+    child = subprocess.Popen([sys.executable, "-c", (
+        "import threading, time\n"
+        "def spin():\n    t = time.time()\n    while time.time() - t < 2: sum(range(1000))\n"
+        "threading.Thread(target=spin, name='busy-worker_7').start()\n"
+        "time.sleep(2.5)\n")])
+    out = tmp_path / "p.raw"
+    with Sampler(child.pid, out) as sampler:
+        child.wait(30)
+        sampler.wait(30)
+    on_the_gil, every_thread = by_thread(out), by_thread(Sampler.idle_file(out))
+    assert on_the_gil.most_common(1)[0][0] == "busy-worker"
+    assert {"busy-worker", "MainThread"} <= set(every_thread)
+    summarise(out, top=5)
+    printed = capsys.readouterr().out
+    assert "busy-worker" in printed and "spin (<string>:4)" in printed
