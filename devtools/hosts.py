@@ -114,8 +114,8 @@ class Hosts:
     app processes each, behind one nginx (`devtools.cluster.Cluster`), the poll on PostgreSQL in a namespace of
     its own.
 
-    `env` is added to every app process's environment, `machine_env[k]` to machine k's after it (a test points one
-    machine elsewhere with it). Without a presenter key in `env`, one is made (`presenter_key`). nginx listens on
+    `env` is added to every app process's environment, `machine_env[k]` to machine k's after it (one machine's
+    own settings, which win). Without a presenter key in `env`, one is made (`presenter_key`). nginx listens on
     `host`:`port` (a free loopback port by default); `run_dir` as for `Cluster`.
     """
 
