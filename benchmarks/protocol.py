@@ -141,6 +141,7 @@ class Student:
         self.extra_states: list = []  # other widgets' states (WidgetState protos), sent with the next rerun only
         self.cookies = ""  # what the page came with (behind nginx, its route cookie)
         self.ws = None
+        self.source_address = ""  # the local address the websocket comes from ("": the system's choice)
         self.parents: dict[str, str] = {}  # a fragment -> the fragment it was drawn in, as seen so far
 
     def _nested_in(self, fragment: str, ran: str) -> bool:
@@ -157,8 +158,9 @@ class Student:
         """Load the page, as a browser does before it opens the websocket, and open the websocket with the
         cookies the page came with (behind nginx, the route cookie that keeps this student on one process)."""
         self.cookies = cookies = await asyncio.to_thread(self.load_page)
+        local = {"local_addr": (self.source_address, 0)} if self.source_address else {}
         self.ws = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=2**27,
-                                           additional_headers={"Cookie": cookies} if cookies else None)
+                                           additional_headers={"Cookie": cookies} if cookies else None, **local)
 
     def load_page(self) -> str:
         """GET the app's page (its HTML only; a browser would then fetch the front end's files): its cookies."""

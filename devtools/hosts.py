@@ -41,7 +41,7 @@ from devtools.cluster import Cluster, catch_stop_signals, nginx_binary, serve, s
 from devtools.postgres import INSTALL_HINT as POSTGRES_HINT
 from devtools.postgres import PostgresServer, postgres_bin_dir
 from poll.factory import DATA_DIR_ENV, DATABASE_URL_ENV
-from poll.presenter_key import PRESENTER_KEY_ENV
+from poll.presenter_key import PRESENTER_KEY_ENV, TRUSTED_PROXIES_ENV
 
 #: Every namespace and link made here starts with this (then a random tag of the run, so runs never collide).
 NAME_PREFIX = "attn"
@@ -151,6 +151,11 @@ class Hosts:
         return self.cluster.url
 
     @property
+    def gateway(self) -> str:
+        """The root namespace's address on the bridge: where nginx's requests reach the machines from."""
+        return f"{self.subnet}.1"
+
+    @property
     def database_url(self) -> str:
         assert self.postgres is not None, "not started"
         return self.postgres.url
@@ -190,7 +195,8 @@ class Hosts:
             self.postgres = PostgresServer(bin_dir, host=self.database.address, port=POSTGRES_PORT,
                                            clients=f"{self.subnet}.0/24", prefix=self.database.prefix).start()
             self.cluster = Cluster(len(self.machines) * self.processes,
-                                   env={**self.env, DATABASE_URL_ENV: self.postgres.url}, make_app=self._make_app,
+                                   env={**self.env, DATABASE_URL_ENV: self.postgres.url,
+                                        TRUSTED_PROXIES_ENV: self.gateway}, make_app=self._make_app,
                                    **self._cluster_args)
             self.cluster.start()
         except BaseException:

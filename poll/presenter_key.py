@@ -22,6 +22,9 @@ from typing import Literal
 from poll.errors import PresenterKeySetupError
 
 PRESENTER_KEY_ENV = "ATTENTION_PRESENTER_KEY"
+#: The addresses of the proxies in front of the app on other machines (nginx, on a department's servers), separated by
+#: commas or spaces: their X-Forwarded-For names the client a wrong key is charged to.
+TRUSTED_PROXIES_ENV = "ATTENTION_TRUSTED_PROXIES"
 KEY_FILE_NAME = "presenter-key"
 #: A configured key shorter than this is refused: a throttle only slows guessing, it cannot make a short key safe.
 MIN_KEY_CHARS = 16

@@ -13,6 +13,7 @@ round and counts through `ui.class_poll` (only when the quiz's version moved).
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 import segno
@@ -21,6 +22,7 @@ import streamlit as st
 from poll import PollError, Question, Round
 from poll.key_guard import wait_text
 from poll.limits import CLIENT_ID_CHARS
+from poll.presenter_key import TRUSTED_PROXIES_ENV
 from ui.chart_names import counts_name
 from ui.charts.poll import answers_part
 from ui.charts.template import part_spec
@@ -90,13 +92,20 @@ def _key_form(poll: PollServices, quiz: str) -> None:
 
 def presenter_client() -> str:
     """Whom a presenter key is charged to: the client's address, which a reload, a new session or a dropped cookie
-    keep. Behind the app's own proxy (a loopback peer, which Streamlit reports as no address) it is the address the
-    proxy appended last to X-Forwarded-For; with neither, every such client is one (the server as a whole)."""
+    keep. Behind a proxy (a loopback peer, which Streamlit reports as no address, or one of the addresses in
+    `TRUSTED_PROXIES_ENV`) it is the address the proxy appended last to X-Forwarded-For; a client's own header is
+    believed from no one else. With neither, every such client is one (the server as a whole)."""
     address = st.context.ip_address
-    if not isinstance(address, str) or not address:
+    if not isinstance(address, str) or not address or address in trusted_proxies():
         forwarded = st.context.headers.get("X-Forwarded-For")
         address = (forwarded.rsplit(",", 1)[-1].strip() if isinstance(forwarded, str) else "") or "this server"
     return f"address {address}"[:CLIENT_ID_CHARS]
+
+
+def trusted_proxies() -> frozenset[str]:
+    """The proxies on other machines whose X-Forwarded-For is believed (`TRUSTED_PROXIES_ENV`: addresses separated
+    by commas or spaces)."""
+    return frozenset(os.environ.get(TRUSTED_PROXIES_ENV, "").replace(",", " ").split())
 
 
 def _check_key(poll: PollServices, field: str) -> None:

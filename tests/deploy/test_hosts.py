@@ -295,6 +295,30 @@ def test_the_presenter_key_unlocks_the_panel_on_every_process_of_both_machines(h
     assert run_coroutine(every_process()) == dict.fromkeys(routes, (False, True))
 
 
+def test_wrong_keys_from_one_browser_do_not_lock_the_lecturer_out_of_a_process_on_another_machine(
+        hosts, page_hash, routes):
+    """The app processes see nginx's address for every browser; nginx is named to them as a trusted proxy, so a wrong
+    key is charged to the address nginx saw (here: a stranger at 127.0.0.2, the lecturer at 127.0.0.3)."""
+    async def unlocked(route: str, key: str, source: str) -> bool:
+        lecturer = Lecturer(hosts.url, page_hash, route, key)
+        lecturer.source_address = source
+        await lecturer.open_page()
+        try:
+            seen = await lecturer.panel()
+        finally:
+            await lecturer.ws.close()
+        return bool({OPEN, LOCK, NEW_ROUND} & seen.widgets.keys())
+
+    async def every_process() -> dict[str, tuple[list[bool], bool]]:
+        outcome = {}
+        for address, rs in routes.items():
+            strangers = [await unlocked(rs[6], f"guess-{k}", "127.0.0.2") for k in range(4)]
+            outcome[address] = (strangers, await unlocked(rs[7], KEY, "127.0.0.3"))
+        return outcome
+
+    assert run_coroutine(every_process()) == dict.fromkeys(routes, ([False] * 4, True))
+
+
 def test_the_tool_refuses_to_start_without_root_and_says_why():
     unprivileged = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if os.geteuid() == 0 else []
     done = subprocess.run([*unprivileged, sys.executable, "-m", "devtools.hosts"], cwd=ROOT, capture_output=True,
