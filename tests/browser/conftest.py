@@ -127,11 +127,18 @@ def shared_context(browser):
 
 @pytest.fixture(scope="session")
 def kept_page():
-    """The page the last `audited_page` test kept open, with its key (`shared_load_key`), per worker."""
-    kept: dict = {}
-    yield kept
-    if kept:
-        kept["page"].close()
+    """The page the last `audited_page` test kept open, with its key (`shared_load_key`), per worker; its context
+    (`shared_context`) closes it at the end."""
+    return {}
+
+
+@pytest.fixture(autouse=True)
+def close_a_page_kept_for_another(request, kept_page):
+    """A page kept open for the next test of the same page is closed before any other test: an open page keeps its
+    session and connection on the app server the worker's tests share, which another test may be counting."""
+    if kept_page and kept_page["key"] != shared_load_key(request.node):
+        kept_page.pop("page").close()
+        kept_page.clear()
 
 
 @pytest.fixture
@@ -142,10 +149,7 @@ def audited_page(request, shared_context, app_url, kept_page):
     same screen (`pair_shared_loads` runs it next) finds it loaded instead of loading it again; any other test
     closes it after."""
     key = shared_load_key(request.node)
-    if kept_page and kept_page["key"] != key:
-        kept_page.pop("page").close()
-        kept_page.clear()
-    page = kept_page.pop("page", None)
+    page = kept_page.pop("page", None)  # the same page on the same screen (`close_a_page_kept_for_another`)
     kept_page.clear()
     if page is None:
         url_path, query = address(request.node.callspec.params)
