@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from devtools.appserver import AppServer
-from devtools.browser import VIEWS, chromium_available, launch
+from devtools.browser import VIEWS, chromium_available, launch, settle
 
 #: Where the browser tests save screenshots of what they checked, to look at: only when SCREENSHOT_DIR is set
 #: (``SCREENSHOT_DIR=/tmp/attention-screenshots python -m pytest -m browser``); they assert nothing.
@@ -23,10 +24,64 @@ COMMUNITY_CLOUD_CONFIG = {
 }
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "shared_load(on=None, screen=None, screens=None, keeps=False): a test of the "
+                            "page its `rp` and `query` name, on the screen `on` or `screens[<its parameter screen>]`, "
+                            "that takes it loaded (`audited_page`)")
+
+
+@pytest.hookimpl(tryfirst=True)  # the groups, before xdist reads them into the test ids
 def pytest_collection_modifyitems(items):
     for item in items:
         if "tests/browser/" in str(item.fspath).replace("\\", "/"):
             item.add_marker(pytest.mark.browser)
+    pair_shared_loads(items)
+
+
+def shared_load_key(item) -> str | None:
+    """For a test marked `shared_load`: the page it audits and the screen, from its parameters (else None)."""
+    marker = item.get_closest_marker("shared_load")
+    if marker is None or not hasattr(item, "callspec"):
+        return None
+    return json.dumps([*address(item.callspec.params), screen_of(item)], sort_keys=True)
+
+
+def address(params: dict) -> tuple[str, str]:
+    """The page and query string a test's parameters name (`rp`, and `query` where it has one)."""
+    return params["rp"].url_path, params.get("query", "")
+
+
+def screen_of(item) -> dict:
+    """The browser context options of a `shared_load` test's screen."""
+    marker = item.get_closest_marker("shared_load")
+    return marker.kwargs.get("on") or marker.kwargs["screens"][item.callspec.params[marker.kwargs["screen"]]]
+
+
+def keeps_its_page(item) -> bool:
+    """Whether a `shared_load` test leaves its page as it found it, for the next (``keeps=True``): it only reads it,
+    or runs axe on it, which changes nothing in it."""
+    return item.get_closest_marker("shared_load").kwargs.get("keeps", False)
+
+
+def pair_shared_loads(items) -> None:
+    """The `shared_load` tests of one page on one screen run one after the other on one worker, those that keep the
+    page first, so that they share one load of it (`audited_page`)."""
+    members: dict[str, list] = {}
+    for item in items:
+        if (key := shared_load_key(item)) is not None:
+            members.setdefault(key, []).append(item)
+    ordered, placed = [], set()
+    for item in items:
+        key = shared_load_key(item)
+        if key is None or len(members[key]) < 2:
+            ordered.append(item)
+        elif key not in placed:
+            placed.add(key)
+            group = "load-" + hashlib.sha1(key.encode()).hexdigest()[:10]
+            for member in sorted(members[key], key=lambda i: not keeps_its_page(i)):
+                member.add_marker(pytest.mark.xdist_group(group))
+                ordered.append(member)
+    items[:] = ordered
 
 
 @pytest.fixture(scope="session")
@@ -68,6 +123,44 @@ def shared_context(browser):
     yield context
     for made in contexts.values():
         made.close()
+
+
+@pytest.fixture(scope="session")
+def kept_page():
+    """The page the last `audited_page` test kept open, with its key (`shared_load_key`), per worker; its context
+    (`shared_context`) closes it at the end."""
+    return {}
+
+
+@pytest.fixture(autouse=True)
+def close_a_page_kept_for_another(request, kept_page):
+    """A page kept open for the next test of the same page is closed before any other test: an open page keeps its
+    session and connection on the app server the worker's tests share, which another test may be counting."""
+    if kept_page and kept_page["key"] != shared_load_key(request.node):
+        kept_page.pop("page").close()
+        kept_page.clear()
+
+
+@pytest.fixture
+def audited_page(request, shared_context, app_url, kept_page):
+    """The page the test's `rp` and `query` name, on the screen of its `shared_load` marker, loaded and settled.
+
+    A test marked ``keeps=True`` leaves the page as it found it and open: the next test of the same page on the
+    same screen (`pair_shared_loads` runs it next) finds it loaded instead of loading it again; any other test
+    closes it after."""
+    key = shared_load_key(request.node)
+    page = kept_page.pop("page", None)  # the same page on the same screen (`close_a_page_kept_for_another`)
+    kept_page.clear()
+    if page is None:
+        url_path, query = address(request.node.callspec.params)
+        page = shared_context(**screen_of(request.node)).new_page()
+        page.goto(f"{app_url}/{url_path}" + (f"?{query}" if query else ""))
+    settle(page)
+    yield page
+    if keeps_its_page(request.node):
+        kept_page.update(key=key, page=page)
+    else:
+        page.close()
 
 
 @pytest.fixture

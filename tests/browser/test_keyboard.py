@@ -11,7 +11,7 @@ import pytest
 from PIL import Image, ImageChops
 
 from devtools.appserver import router_pages
-from devtools.browser import exceptions, settle
+from devtools.browser import VIEWS, exceptions, settle
 
 PAGES = router_pages()
 MAX_TABS = 400
@@ -77,13 +77,13 @@ def _focus_changes_pixels(page) -> bool:
     return sum(changed.histogram()[255:]) >= MIN_CHANGED_PIXELS
 
 
+@pytest.mark.shared_load(on=VIEWS["desktop"])  # it marks and focuses what it reaches: the page is not kept
 @pytest.mark.parametrize("rp", PAGES, ids=[p.name for p in PAGES])
-def test_tab_reaches_every_control_with_a_focus_that_is_seen_and_never_stops(page, app_url, rp):
+def test_tab_reaches_every_control_with_a_focus_that_is_seen_and_never_stops(audited_page, rp):
     """Tab from the top of the page round to where it started: every button, input, slider and radio option of the
     page is a stop, each stop's focus is drawn (WCAG 2.4.7), the focus moves on (`MAX_PRESSES_ON_ONE`: 2.1.2),
     and Shift+Tab goes back."""
-    page.goto(f"{app_url}/{rp.url_path}")
-    settle(page)
+    page = audited_page
     stops: list[str] = []
     unseen: list[str] = []
     repeats = 0

@@ -12,10 +12,11 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from devtools.appserver import router_pages
-from devtools.browser import SHARE_LINK, after_frames, exceptions, scroll_boxes, settle
+from devtools.browser import SHARE_LINK, VIEWS, after_frames, exceptions, scroll_boxes, settle
 
 PAGES = router_pages()
-PHONES = {"390": (390, 844), "320": (320, 640)}
+#: The 390-px phone is the axe audit's (`VIEWS`): the two audits of a page on it share one load (`audited_page`).
+PHONES = {"390": VIEWS["phone"], "320": {**VIEWS["phone"], "viewport": {"width": 320, "height": 640}}}
 #: JavaScript: how many px the main area is wider than the screen (what a student would scroll sideways).
 OVERFLOW_JS = """() => { const m = document.querySelector('[data-testid="stMain"]');
   return m.scrollWidth - m.clientWidth; }"""
@@ -46,10 +47,8 @@ SVG_TEXT_JS = """() => Array.from(document.querySelectorAll('[data-testid="stMai
 
 @pytest.fixture(params=list(PHONES), ids=[f"{w}px" for w in PHONES])
 def phone(request, shared_context):
-    w, h = PHONES[request.param]
-    pg = shared_context(viewport={"width": w, "height": h}, device_scale_factor=2, is_mobile=True,
-                        has_touch=True).new_page()
-    pg.phone_width = w
+    pg = shared_context(**PHONES[request.param]).new_page()
+    pg.phone_width = PHONES[request.param]["viewport"]["width"]
     yield pg
     pg.close()
 
@@ -60,13 +59,16 @@ def open_on(page, app_url: str, url_path: str, query: str = "") -> None:
     after_frames(page)  # the scroll boxes are marked on the next animation frame
 
 
+@pytest.mark.shared_load(screen="phone", screens=PHONES, keeps=True)  # it only reads the page
 @pytest.mark.parametrize("query", ["", "present=true"], ids=["normal", "presenter"])
 @pytest.mark.parametrize("rp", PAGES, ids=[p.name for p in PAGES])
-def test_every_page_fits_a_phone_and_what_is_wider_scrolls_in_a_named_box_a_keyboard_reaches(phone, app_url, rp,
-                                                                                              query):
-    open_on(phone, app_url, rp.url_path, query)
+@pytest.mark.parametrize("phone", list(PHONES), ids=[f"{w}px" for w in PHONES])
+def test_every_page_fits_a_phone_and_what_is_wider_scrolls_in_a_named_box_a_keyboard_reaches(audited_page, rp, query,
+                                                                                              phone):
+    phone_width, phone = PHONES[phone]["viewport"]["width"], audited_page
+    after_frames(phone)  # the scroll boxes are marked on the next animation frame
     assert exceptions(phone) == []
-    assert phone.evaluate(OVERFLOW_JS) <= 0, f"{rp.title}: the page scrolls sideways on a {phone.phone_width}-px phone"
+    assert phone.evaluate(OVERFLOW_JS) <= 0, f"{rp.title}: the page scrolls sideways on a {phone_width}-px phone"
     boxes = scroll_boxes(phone)
     assert all(focusable and name for focusable, name in boxes), f"{rp.title}: a scroll box without tabindex/name"
     assert phone.evaluate(SMALL_TARGETS_JS) == [], f"{rp.title}: tap targets under 24 px"
