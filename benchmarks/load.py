@@ -211,7 +211,7 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
         with Box() if box else contextlib.nullcontext() as cloud:
             server = AppServer(env=env, box=cloud) if processes == 1 else Cluster(processes, env=env)
             hall = Hall(students, minutes, arrival_s, steps, regime, Path(poll_data) if poll_round else None)
-            return _one_hall(server, hall, seed, profile, processes, machine_speed_s)
+            return _one_hall(server, cloud, hall, seed, profile, processes, machine_speed_s)
 
 
 @dataclass(frozen=True)
@@ -227,11 +227,10 @@ class Hall:
     poll_data: Path | None
 
 
-def _one_hall(server: AppServer | Cluster, hall_spec: Hall, seed: int, profile: Path | None, processes: int,
-              machine_speed_s: float) -> dict:
+def _one_hall(server: AppServer | Cluster, box: Box | None, hall_spec: Hall, seed: int, profile: Path | None,
+              processes: int, machine_speed_s: float) -> dict:
     students, minutes, arrival_s = hall_spec.students, hall_spec.minutes, hall_spec.arrival_s
     regime, poll_data = hall_spec.regime, hall_spec.poll_data
-    box = getattr(server, "box", None)
     with server, contextlib.ExitStack() as sampling:
         pids = [server.proc.pid] if processes == 1 else server.app_pids
         sampler = None if profile is None else sampling.enter_context(Sampler(pids[0], profile))

@@ -90,4 +90,4 @@ def summarise(profile: Path, top: int = 40, thread: str = "") -> None:
     for title, counter in (("own", own), ("inclusive", inclusive)):
         print(f"--- {title}")
         for frame, n in counter.most_common(top):
-            print(f"{100 * n / total:6.1f}%  {frame}")
+            print(f"{100 * n / max(total, 1):6.1f}%  {frame}")
