@@ -36,8 +36,10 @@ from devtools.cluster import ROUTE_COOKIE
 from devtools.hosts import Hosts, missing_requirements
 from poll.presenter_key import PRESENTER_KEY_ENV
 from tests.deploy.test_upstream_health import LINE
+from tests.helpers.unprivileged import CAN_SWITCH_USER, IS_ROOT, as_user, python_installations
 
 KEY = "the-hosts-tests-presenter-key"
+NOBODY = 65534  # the user id and group id the refusal runs as, under root
 #: Route cookies tried, in order, until every app process has `ROUTES_EACH` of them.
 CANDIDATE_ROUTES = [f"hosts-{k:03d}" for k in range(256)]
 ROUTES_EACH = 8
@@ -320,12 +322,18 @@ def test_wrong_keys_from_one_browser_do_not_lock_the_lecturer_out_of_a_process_o
 
 
 def test_the_tool_refuses_to_start_without_root_and_says_why():
-    unprivileged = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if os.geteuid() == 0 else []
-    done = subprocess.run([*unprivileged, sys.executable, "-m", "devtools.hosts"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 2
+    """As root, the tool is started as `nobody`, with this Python and the app reachable (`tests.helpers.unprivileged`:
+    an interpreter under /root, 0700, cannot otherwise load its own libpython as that user)."""
+    command = [sys.executable, "-m", "devtools.hosts"]
+    if IS_ROOT:
+        if not CAN_SWITCH_USER:
+            pytest.skip("as root, the refusal needs setpriv and unshare (util-linux) to run as nobody")
+        command = as_user(NOBODY, command, [*python_installations(), ROOT])
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2, done.stderr[-3000:]
     assert "must run as root" in done.stderr and "Traceback" not in done.stderr
-    assert not [d for d in Path(tempfile.gettempdir()).glob("attention-hosts-*") if d.owner() == "nobody"]
+    assert not [d for d in Path(tempfile.gettempdir()).glob("attention-hosts-*") if d.stat().st_uid == NOBODY]
 
 
 def test_a_failed_start_leaves_nothing_behind():
