@@ -1,5 +1,6 @@
 """The server's start-up (`lifespan`). It imports slow modules in the background, so the first page a visitor
-opens does not wait for them, and sets the garbage collector's pace for serving (`collect_less_often`).
+opens does not wait for them, sets the garbage collector's pace for serving (`collect_less_often`), and runs each
+step's native maths on the step's own thread (`native_pools_of_one`).
 
 Two moments, two sets of modules:
 
@@ -21,11 +22,14 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import os
 import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
+
+from threadpoolctl import threadpool_limits
 
 from ui.deployment import announce_start
 
@@ -125,12 +129,35 @@ def collect_less_often() -> None:
     gc.set_threshold(YOUNG_GENERATION_THRESHOLD, middle, old)
 
 
+#: The variables that size the native thread pools of libraries loaded after start-up (PyTorch's OpenMP pool
+#: reads them when PyTorch is imported) and, read at their own import, NumPy's BLAS and MKL.
+THREAD_POOL_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def native_pools_of_one() -> None:
+    """Run the native maths of every script run (NumPy's matrix products, PyTorch's operations) on that run's own
+    thread, unless the operator sized the pools in the environment.
+
+    A server's sessions keep its cores busy, one script run each. A pool of worker threads adds nothing for a
+    step's small matrices: after each operation its workers spin, waiting for the next, on the core a queued step
+    needs. Pools loaded already (NumPy's BLAS, imported with Streamlit) are resized through threadpoolctl; the
+    variables size those loaded later. Work that wants more threads asks for them while it runs (the training
+    pages' `training.trainer.deterministic_torch`, the cost lab's `cost.measure`). Measured in
+    docs/performance.md.
+    """
+    if any(name in os.environ for name in THREAD_POOL_ENV):
+        return
+    os.environ.update(dict.fromkeys(THREAD_POOL_ENV, "1"))
+    threadpool_limits(limits=1)
+
+
 @contextlib.asynccontextmanager
 async def lifespan(app: Any) -> AsyncIterator[None]:
     """The `st.App`'s start-up (`streamlit_app.py`): log what this deployment got (`ui.deployment`: Python,
     PyTorch build, whether "Check my code" can run; read without importing PyTorch), log the class poll's
     presenter key if the server generated it (`ui.poll_services.announce_presenter_key`), set the collector's pace
-    (`collect_less_often`), import `FIRST_PAGE_MODULES` in the background, then serve. (The library patches,
+    (`collect_less_often`), size the native thread pools (`native_pools_of_one`), import `FIRST_PAGE_MODULES` in
+    the background, then serve. (The library patches,
     `ui.patches`, are installed by the router's first run, which `AppTest` runs too.)
 
     Only starts the thread, so the server answers at once (its effect on a cold start: docs/performance.md).
@@ -142,5 +169,6 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
 
     announce_presenter_key()
     collect_less_often()
+    native_pools_of_one()
     import_in_background(*FIRST_PAGE_MODULES)
     yield

@@ -1,11 +1,14 @@
 """`ui.warmup`: slow imports started in the background, once."""
 
+import ast
 import asyncio
+import os
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
 from streamlit.web.server.app_discovery import discover_asgi_app
 
 from tests.helpers.fresh_process import fresh_python
@@ -56,6 +59,7 @@ def test_the_lifespan_starts_the_first_page_imports_and_returns_at_once(monkeypa
     imported = []
     monkeypatch.setattr(warmup, "import_in_background", lambda *modules, **kw: imported.append(modules))
     monkeypatch.setattr(warmup, "collect_less_often", lambda: imported.append("collector paced"))
+    monkeypatch.setattr(warmup, "native_pools_of_one", lambda: imported.append("pools sized"))
     monkeypatch.setattr(warmup, "announce_start", lambda: imported.append("announced"))
 
     async def serve() -> None:
@@ -64,7 +68,7 @@ def test_the_lifespan_starts_the_first_page_imports_and_returns_at_once(monkeypa
 
     with ThreadPoolExecutor(1) as pool:  # a thread of its own: an earlier test may leave an event loop running here
         pool.submit(asyncio.run, serve()).result(timeout=60)
-    assert imported == ["announced", "collector paced", warmup.FIRST_PAGE_MODULES, "serving"]
+    assert imported == ["announced", "collector paced", "pools sized", warmup.FIRST_PAGE_MODULES, "serving"]
 
 
 def test_the_warm_up_leaves_nothing_big_for_the_landing_page_to_import():
@@ -132,6 +136,45 @@ def test_the_server_collects_the_youngest_generation_less_often():
                        "warmup.collect_less_often(); print(*default, *before, *gc.get_threshold())").split()
     default = out[:3]  # Python's own: (700, 10, 10) up to 3.12, (2000, 10, 10) on 3.13
     assert out[3:6] == default and out[6:] == [str(warmup.YOUNG_GENERATION_THRESHOLD), *default[1:]]
+
+
+#: In a fresh process: NumPy loaded first (as Streamlit loads it before the server starts), then the pools sized,
+#: then PyTorch imported (as the warm-up imports it later); the threads of each pool after that.
+POOLS_PROBE = """
+import os, sys
+for name in {names}:
+    os.environ.pop(name, None)
+os.environ.update({operator})
+import numpy
+from threadpoolctl import threadpool_info
+blas_before = max(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+from ui import warmup
+warmup.native_pools_of_one()
+import torch
+pools = sorted((p["internal_api"], p["num_threads"]) for p in threadpool_info())
+print(blas_before, torch.get_num_threads(), pools)
+"""
+
+
+def pools_after_start(operator: dict[str, str]) -> tuple[int, int, list[tuple[str, int]]]:
+    out = fresh_python(POOLS_PROBE.format(names=warmup.THREAD_POOL_ENV, operator=operator))
+    before, torch_threads, pools = out.split(" ", 2)
+    return int(before), int(torch_threads), ast.literal_eval(pools)
+
+
+def test_the_server_runs_native_maths_on_each_run_s_own_thread():
+    """NumPy's BLAS, loaded before start-up, and PyTorch's OpenMP pool, loaded after it, both have one thread."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("on one core every pool has one thread anyway: nothing to tell apart")
+    blas_before, torch_threads, pools = pools_after_start({})
+    assert blas_before > 1  # what the libraries take by themselves here
+    assert torch_threads == 1 and pools and all(threads == 1 for _, threads in pools), pools
+
+
+def test_an_operator_s_own_thread_counts_are_kept():
+    blas_before, torch_threads, pools = pools_after_start({"OMP_NUM_THREADS": "2"})
+    assert torch_threads == 2
+    assert dict(pools).get("openblas", blas_before) == blas_before
 
 
 def test_the_served_app_logs_what_it_got_at_start():
