@@ -33,6 +33,7 @@ from ui.display import show_chart
 from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source, static_table
 from ui.quiz import predict_then_reveal
 from ui.shared_runs import SharedRuns, shared_runs
+from ui.turns import next_turn
 from ui.url_state import bound_select_slider, bound_slider, seed_slider, tokens_input
 
 #: Every session's runs, one per setting: a class trains each setting once.
@@ -161,6 +162,7 @@ def train_section(config: DecoderConfig) -> DecoderRun | None:
 def train_live(config: DecoderConfig) -> DecoderTrainer:
     bar = st.progress(0.0, text="building the decoder…")
     while True:
+        next_turn()  # the class's waiting steps go between two chunks
         trainer = RUNS.advance(config, CHUNK_S)
         r = trainer.result
         bar.progress(r.steps_done / config.steps, text=f"step {r.steps_done} / {config.steps} · batch loss "

@@ -18,6 +18,7 @@ from ui.deployment import execution_disabled
 from ui.display import show_chart
 from ui.layout import as_markdown, explain, introduction, page_fragment, show_source
 from ui.quiz import predict_then_reveal
+from ui.turns import outside_turn
 
 CODE_KEY = "exercise_code"
 REPORT_KEY = "exercise_report"
@@ -169,7 +170,7 @@ def run_the_checks(code: str) -> None:
         queue_notice.info(f"Waiting for the checker: {ahead} {'check' if ahead == 1 else 'checks'} of other "
                           "students ahead of yours.", icon=":material/hourglass_top:")
 
-    with st.spinner("Running your code in the sandbox…"):
+    with st.spinner("Running your code in the sandbox…"), outside_turn():  # the class runs while the sandbox works
         st.session_state[REPORT_KEY] = check_submission(code or "", sandbox(), timeout_s=DEFAULT_TIMEOUT_S,
                                                         on_wait=show_queue)
         st.session_state[CHECKED_SOURCE_KEY] = code

@@ -16,6 +16,7 @@ from ui.chart_names import ChartName, largest_weight
 from ui.charts import training as charts
 from ui.display import show_chart
 from ui.layout import controls_row, explain, introduction, page_fragment, show_source
+from ui.turns import next_turn
 from ui.url_state import bound_choice, bound_select_slider, bound_slider, seed_slider, tokens_input
 
 #: session_state key of this session's runs: {TrainConfig: Trainer}, finished or stopped.
@@ -79,6 +80,7 @@ def train_live(config: TrainConfig, runs: dict[TrainConfig, Trainer], buttons: D
     live_curves, live_maps, live_note = st.empty(), st.empty(), st.empty()
     drawn, budget, redraws = -float("inf"), UPDATE_EVERY_S, 0
     while not trainer.result.complete:
+        next_turn()  # the class's waiting steps go between two chunks
         result = trainer.run(max_seconds=budget)
         bar.progress(result.steps_done / result.config.steps, text=progress_text(result))
         budget = UPDATE_EVERY_S

@@ -21,6 +21,7 @@ import streamlit as st
 from streamlit.errors import StreamlitInvalidLayoutContextError
 
 from ui.display import one_export_menu
+from ui.turns import turn
 from ui.url_state import presenter_mode, share_link
 
 
@@ -276,6 +277,9 @@ def page_fragment(body: Callable[..., None]) -> Callable[..., None]:
     Its widgets then rerun only that section. The link is written by the outermost fragment of a run:
     the page's on a page step, the section's when the section reruns alone.
 
+    `body` runs in one of the process's turns (`ui.turns`): a class's runs take turns at the core rather than all
+    sharing it at once.
+
     Every chart `show_chart` draws in `body` is offered in one export menu, drawn after `body` (one
     element on every step instead of one per chart; see `export_menu`). A nested fragment's charts are
     in its own menu, which reruns with them.
@@ -289,7 +293,7 @@ def page_fragment(body: Callable[..., None]) -> Callable[..., None]:
             _reserve_link_slot()
         _fragments.depth = depth + 1
         try:
-            with one_export_menu(key=f"export_{body.__name__}"):  # its own charts only
+            with turn(), one_export_menu(key=f"export_{body.__name__}"):  # its own charts only
                 body(*args, **kwargs)
         finally:  # also after st.stop() in the body, so the link is always there
             _fragments.depth = depth

@@ -160,3 +160,14 @@ def test_every_chart_after_training_can_be_read_as_tables(trained):
     untabled = [spec.get("description") for spec in sent if not matrix_titles(spec) and not series_tables(spec)]
     assert len(sent) == 3 and not untabled, f"{len(untabled)} of {len(sent)} charts have no table"
     assert any(len(matrix_titles(spec)) == 4 for spec in sent)  # 2 layers x 2 heads of attention
+
+
+def test_training_lets_the_class_s_waiting_steps_go_between_its_chunks(monkeypatch):
+    """A run trains in chunks; between two, every step waiting for a turn goes first (`ui.turns.next_turn`)."""
+    import ui.turns
+
+    chunks = []
+    monkeypatch.setattr(ui.turns, "next_turn", lambda: chunks.append("turn"))
+    at = open_page(steps="60")  # a setting no other test trains: this one trains it here
+    at.button(key="train").click().run()
+    assert not at.exception and chunks

@@ -200,3 +200,22 @@ def test_predict_then_reveal_rejects_an_answer_that_is_not_an_option():
 
     at = AppTest.from_function(bad_app).run()
     assert at.exception and "not one of the options" in at.exception[0].value
+
+
+def test_the_check_gives_the_page_s_turn_back_while_the_sandbox_works(exec_on, monkeypatch):
+    """The rest of the class runs while a student's code is in the sandbox (`ui.turns`): the page waits outside
+    its turn."""
+    import exercise.sandbox
+    from ui import turns
+
+    real, in_turn = exercise.sandbox.check_submission, []
+
+    def check_submission(*args, **kwargs):
+        in_turn.append(turns.holding())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(exercise.sandbox, "check_submission", check_submission)
+    at = run_page(PAGE)
+    button(at, "Check my code").click()
+    at.run(timeout=TIMEOUT + 90)
+    assert not at.exception and in_turn == [False]

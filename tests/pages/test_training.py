@@ -209,3 +209,13 @@ def test_after_a_run_every_chart_can_be_read_as_tables_the_curves_values_include
     np.testing.assert_allclose(column("per token"), r.eval_accuracy, atol=5e-5)
     maps = [t for t in tables if list(t.index) == list(t.columns) == ["0:1", "1:3", "2:0", "3:0"]]
     assert any(np.allclose(t.to_numpy(dtype=float), r.attention[-1][0, 0], atol=5e-4) for t in maps)
+
+
+def test_training_lets_the_class_s_waiting_steps_go_between_its_chunks(monkeypatch):
+    """A run trains in chunks; between two, every step waiting for a turn goes first (`ui.turns.next_turn`)."""
+    import ui.turns
+
+    chunks = []
+    monkeypatch.setattr(ui.turns, "next_turn", lambda: chunks.append("turn"))
+    trained(**SHORT)
+    assert chunks
