@@ -139,7 +139,7 @@ def test_the_idle_poll_benchmark_times_a_round_and_the_votes_reaching_every_scre
 
     with AppServer(env={"ATTENTION_POLL_DATA_DIR": str(tmp_path), "ATTENTION_PRESENTER_KEY": KEY}) as server:
         figures = one_count(server.url, [server.proc.pid], page_hashes(server.url)[PAGE], students=3, seconds=4.0,
-                            data=tmp_path, key=KEY, vote_spread_s=6.0, changers=0.5)
+                            data=tmp_path, key=KEY, vote_spread_s=3.0, changers=0.5)
     assert figures["ticks"] > 0 and figures["fragment_runs_idle"] == 0 and figures["exceptions"] == 0
     assert figures["fragment_runs"] >= 2 * 3  # the open and the reveal, on each screen
     for event in ("open", "reveal"):
