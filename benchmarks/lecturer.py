@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Callable
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
@@ -62,11 +63,15 @@ class Presenter(Student):
                              WidgetState(id=unlock_id, trigger_value=True)]
         await self.rerun(fragment_id)
 
-    async def tick_until(self, end_at: float) -> None:
-        """Rerun the panel on its interval until `end_at` (a late tick goes at once, as a browser's timer does)."""
+    async def tick_until(self, end_at: float, seen_through: Callable[[], bool] = lambda: False) -> None:
+        """Rerun the panel on its interval until `end_at` (a late tick goes at once, as a browser's timer does), or
+        until one tick after `seen_through()` held, which then shows everything there was by that moment."""
         fragment_id, interval = self.timer
         due = time.monotonic()
         while due + interval < end_at:
+            last = seen_through()
             due += interval
             await asyncio.sleep(max(0.0, due - time.monotonic()))
             await self.rerun(fragment_id)
+            if last:
+                return

@@ -127,7 +127,7 @@ async def student_session(url: str, page_hash: str, seed: int, arrive_s: float, 
             results["last_step_at"] = time.monotonic()
             record(results, seen, page_hash)
             student.absorb(seen)
-        if asking is not None:
+        if asking is not None and not (steps and made >= steps):  # one who made its steps leaves, asking no more
             await asking
     except (TimeoutError, websockets.ConnectionClosed, websockets.InvalidStatus, OSError) as exc:
         results["failed"].append(f"{type(exc).__name__}: {exc}"[:200])

@@ -41,6 +41,8 @@ ROUTE_COOKIE = "st_route"
 #: Each app process's parameters in nginx's upstream: out of service for 10 s after 3 failed attempts within 10 s
 #: (the template says why a busy process never fails one).
 SERVER_PARAMETERS = "max_fails=3 fail_timeout=10s"
+#: The template's two waits for a connected app process (its answer, and its reading of a request).
+PROCESS_WAITS = re.compile(r"^(\s*proxy_(?:read|send)_timeout) \S+;", re.M)
 
 
 class NginxMissingError(RuntimeError):
@@ -62,12 +64,20 @@ def nginx_version(binary: str) -> tuple[int, ...]:
     return tuple(int(part) for part in match.group(1).split(".")) if match else (0,)
 
 
-def render_config(listen: str, upstreams: Sequence[str], user: str = "") -> str:
+def render_config(listen: str, upstreams: Sequence[str], user: str = "", process_wait: str | None = None) -> str:
     """`deploy/nginx.conf.template` filled in: nginx on `listen` ("HOST:PORT"), in front of the app processes at
-    `upstreams` ("HOST:PORT" each, on this machine or others), with `user` as its `user` line (root only)."""
+    `upstreams` ("HOST:PORT" each, on this machine or others), with `user` as its `user` line (root only).
+    `process_wait` (an nginx time such as "30s"), if given, replaces the template's wait for a connected process
+    (`proxy_read_timeout` and `proxy_send_timeout`), so a test can stall a process past uvicorn's timeouts within
+    seconds rather than past the shipped wait."""
     servers = "\n".join(f"        server {address} {SERVER_PARAMETERS};" for address in upstreams)
     text = (TEMPLATE.read_text().replace("@LISTEN@", listen).replace("@UPSTREAM_SERVERS@", servers)
             .replace("@USER@", user))
+    if process_wait is not None:
+        text, found = PROCESS_WAITS.subn(rf"\1 {process_wait};", text)
+        if found != 2:
+            raise ValueError(f"the template has {found} of its two waits for a process (proxy_read_timeout and "
+                             "proxy_send_timeout)")
     left = re.findall(r"@[A-Z_]+@", text)
     if left:
         raise ValueError(f"placeholders left in the nginx config: {left}")
@@ -92,11 +102,13 @@ class Cluster:
     temporary files and cache; a temporary one is made, and removed on exit, unless one is given.
     `make_app(k, env)`, if given, makes the k-th app process (unstarted) with `env` in its environment, wherever
     it is to run (`devtools.hosts`: in a network namespace); by default each is on a free loopback port.
+    `process_wait` replaces the config's wait for a connected process (`render_config`).
     """
 
     def __init__(self, processes: int = 2, env: dict[str, str] | None = None, port: int | None = None,
                  host: str = "127.0.0.1", run_dir: Path | None = None, startup_timeout_s: float = 120.0,
-                 make_app: Callable[[int, dict[str, str]], AppServer] | None = None) -> None:
+                 make_app: Callable[[int, dict[str, str]], AppServer] | None = None,
+                 process_wait: str | None = None) -> None:
         if processes < 1:
             raise ValueError("a cluster needs at least one app process")
         self.cookie_secret = secrets.token_hex(32)
@@ -105,6 +117,7 @@ class Cluster:
         self.port = port or free_port()
         self.url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{self.port}"
         self.startup_timeout_s = startup_timeout_s
+        self.process_wait = process_wait
         self.apps = [make_app(k, self.env) for k in range(processes)] if make_app else []
         taken = {self.port}
         while len(self.apps) < processes:  # free ports, distinct from each other and from nginx's
@@ -179,7 +192,8 @@ class Cluster:
         if os.geteuid() == 0:  # root's nginx workers run as `nobody`: they must reach the temporary files and cache
             self.run_dir.chmod(0o755)
         config = self.run_dir / "nginx.conf"
-        config.write_text(render_config(f"{self.host}:{self.port}", self.app_addresses, unprivileged_user_line()))
+        config.write_text(render_config(f"{self.host}:{self.port}", self.app_addresses, unprivileged_user_line(),
+                                        self.process_wait))
         cmd = [binary, "-p", f"{self.run_dir}/", "-c", str(config)]
         if nginx_version(binary) >= (1, 19, 5):  # -e: errors before the config is read go to stderr, not /var/log
             cmd += ["-e", "stderr"]

@@ -67,7 +67,7 @@ def test_the_load_benchmark_asks_the_polls_route_and_can_keep_a_round_open():
     who open the scaled-attention page see that round (which they were drawn at: no change to ask for)."""
     from benchmarks.load import one_hall
 
-    figures = one_hall(students=11, minutes=0.25, arrival_s=0.5, seed=0, regime="jump", poll_round=True)
+    figures = one_hall(students=11, minutes=0.15, arrival_s=0.5, seed=0, regime="jump", poll_round=True)
     assert figures["failed_sessions"] == 0 and figures["exceptions"] == 0, figures
     assert figures["round_state_asks"] > 0 and figures["round_state_changes"] == 0
     assert figures["poll_round_open"] and figures["presenter_ticks"] >= 3
@@ -139,7 +139,7 @@ def test_the_idle_poll_benchmark_times_a_round_and_the_votes_reaching_every_scre
 
     with AppServer(env={"ATTENTION_POLL_DATA_DIR": str(tmp_path), "ATTENTION_PRESENTER_KEY": KEY}) as server:
         figures = one_count(server.url, [server.proc.pid], page_hashes(server.url)[PAGE], students=3, seconds=4.0,
-                            data=tmp_path, key=KEY, vote_spread_s=6.0, changers=0.5)
+                            data=tmp_path, key=KEY, vote_spread_s=3.0, changers=0.5)
     assert figures["ticks"] > 0 and figures["fragment_runs_idle"] == 0 and figures["exceptions"] == 0
     assert figures["fragment_runs"] >= 2 * 3  # the open and the reveal, on each screen
     for event in ("open", "reveal"):
@@ -174,7 +174,7 @@ def test_the_memory_benchmark_presses_check_my_code_and_counts_the_checkers_proc
     from benchmarks.memory import measure, table
     from exercise.limits import MEMORY_BUDGET_BYTES
 
-    figures = measure("class", students=1, minutes=0.25, hog_pairs=1, steps=0, seed=0)
+    figures = measure("class", students=1, minutes=0.1, hog_pairs=1, steps=0, seed=0)
     assert figures["checks"] == {"failed": 2, "passed": 1}, figures["checks"]
     assert figures["processes_peak"] >= 3  # the server, the worker, at least one child
     assert figures["tree_pss_peak_mb"] > figures["server_and_worker_pss_peak_mb"] > figures["server_pss_peak_mb"] > 0

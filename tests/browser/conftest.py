@@ -11,6 +11,7 @@ import pytest
 
 from devtools.appserver import AppServer
 from devtools.browser import VIEWS, chromium_available, launch, settle
+from tests.helpers.browser_context import fresh_page, new_page_as_if_first_visit
 
 #: Where the browser tests save screenshots of what they checked, to look at: only when SCREENSHOT_DIR is set
 #: (``SCREENSHOT_DIR=/tmp/attention-screenshots python -m pytest -m browser``); they assert nothing.
@@ -108,10 +109,11 @@ def browser():
 def shared_context(browser):
     """`shared_context(**options)`: one browser context for each set of options, kept while the worker runs.
 
-    For the tests that only look at the page they open (they store nothing in the browser): each opens a page of
-    its own in it and closes it, and the app's scripts come from the context's cache, compiled once, instead of
-    being fetched and compiled again for every test. A test that keeps anything in the browser (a cookie, a vote)
-    takes a context of its own."""
+    For the tests that keep nothing in the browser but what the app itself stores there (`page`, `view`,
+    `audited_page` and the phones of `test_phone` clear that first: `tests.helpers.browser_context`): each opens
+    a page of its own in it and closes it, and the app's scripts come from the context's cache, compiled once,
+    instead of being fetched and compiled again for every test. A test that keeps anything else in the browser
+    (a permission, a cookie of its own) takes a context of its own."""
     contexts = {}
 
     def context(**options):
@@ -153,7 +155,7 @@ def audited_page(request, shared_context, app_url, kept_page):
     kept_page.clear()
     if page is None:
         url_path, query = address(request.node.callspec.params)
-        page = shared_context(**screen_of(request.node)).new_page()
+        page = new_page_as_if_first_visit(shared_context(**screen_of(request.node)), app_url)
         page.goto(f"{app_url}/{url_path}" + (f"?{query}" if query else ""))
     settle(page)
     yield page
@@ -164,24 +166,21 @@ def audited_page(request, shared_context, app_url, kept_page):
 
 
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    pg = context.new_page()
-    pg.console_errors = []
-    pg.on("console", lambda m: pg.console_errors.append(m.text) if m.type == "error" else None)
-    pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
-    yield pg
-    context.close()
+def page(shared_context, app_url):
+    """A page on the desktop (`fresh_page`); its console errors are in ``console_errors``."""
+    with fresh_page(shared_context(**VIEWS["desktop"]), app_url) as pg:
+        pg.console_errors = []
+        pg.on("console", lambda m: pg.console_errors.append(m.text) if m.type == "error" else None)
+        pg.on("pageerror", lambda e: pg.console_errors.append(str(e)))
+        yield pg
 
 
 @pytest.fixture(params=list(VIEWS))
-def view(request, browser):
-    """A fresh page on each screen of `VIEWS` (its name in ``view_name``)."""
-    context = browser.new_context(**VIEWS[request.param])
-    pg = context.new_page()
-    pg.view_name = request.param
-    yield pg
-    context.close()
+def view(request, shared_context, app_url):
+    """A page on each screen of `VIEWS` (`fresh_page`; the screen's name in ``view_name``)."""
+    with fresh_page(shared_context(**VIEWS[request.param]), app_url) as pg:
+        pg.view_name = request.param
+        yield pg
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ import pytest
 
 from devtools.appserver import router_pages
 from devtools.browser import VIEWS, exceptions, scroll_boxes, settle
+from tests.helpers.browser_context import fresh_page
 
 PAGES = router_pages()
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
@@ -39,11 +40,10 @@ def report(where: str, violations: list[dict]) -> list[str]:
 
 
 @pytest.fixture(params=list(VIEWS))
-def view(request, shared_context):
-    pg = shared_context(**VIEWS[request.param]).new_page()
-    pg.view_name = request.param
-    yield pg
-    pg.close()
+def view(request, shared_context, app_url):
+    with fresh_page(shared_context(**VIEWS[request.param]), app_url) as pg:
+        pg.view_name = request.param
+        yield pg
 
 
 @pytest.mark.shared_load(screen="view", screens=VIEWS, keeps=True)  # axe reads the page, changing nothing in it

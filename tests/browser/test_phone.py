@@ -13,6 +13,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from devtools.appserver import router_pages
 from devtools.browser import SHARE_LINK, VIEWS, after_frames, exceptions, scroll_boxes, settle
+from tests.helpers.browser_context import fresh_page
 
 PAGES = router_pages()
 #: The 390-px phone is the axe audit's (`VIEWS`): the two audits of a page on it share one load (`audited_page`).
@@ -46,11 +47,10 @@ SVG_TEXT_JS = """() => Array.from(document.querySelectorAll('[data-testid="stMai
 
 
 @pytest.fixture(params=list(PHONES), ids=[f"{w}px" for w in PHONES])
-def phone(request, shared_context):
-    pg = shared_context(**PHONES[request.param]).new_page()
-    pg.phone_width = PHONES[request.param]["viewport"]["width"]
-    yield pg
-    pg.close()
+def phone(request, shared_context, app_url):
+    with fresh_page(shared_context(**PHONES[request.param]), app_url) as pg:
+        pg.phone_width = PHONES[request.param]["viewport"]["width"]
+        yield pg
 
 
 def open_on(page, app_url: str, url_path: str, query: str = "") -> None:

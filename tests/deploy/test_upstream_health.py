@@ -1,10 +1,14 @@
 """nginx takes a dead app process out of service, and never a busy one (`deploy/nginx.conf.template`'s upstream).
 
 A busy process is played by one stopped with SIGSTOP: alive (the kernel still accepts its connections) but answering
-nothing until SIGCONT, for longer than nginx's default read timeout (60 s), beyond which a loaded process's answer
-would otherwise count as a failure. Its students' requests must wait for it and be answered by it, and it must never
-be taken out. A process killed with SIGKILL refuses every connection: its students' requests go to the other process
-and, after a few, nginx takes it out (they then go straight to the other one).
+nothing until SIGCONT. Its students' requests must wait for it and be answered by it, and it must never be taken out.
+The shipped config waits an hour for a connected process, far past nginx's default of 60 s, beyond which a loaded
+process's answer would count as a failure; that is checked in the config itself. The stall is played within seconds:
+the cluster's nginx is given a shorter wait (`render_config`'s `process_wait`), and the process is stopped for less
+than that but past uvicorn's keep-alive, so every other part of the config (which failures count, how many take a
+process out, the kept connections) meets a stall as it would at full length. A process killed with SIGKILL refuses
+every connection: its students' requests go to the other process and, after a few, nginx takes it out (they then go
+straight to the other one).
 """
 
 from __future__ import annotations
@@ -17,11 +21,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from devtools.cluster import INSTALL_HINT, Cluster, nginx_binary
+from devtools.cluster import INSTALL_HINT, PROCESS_WAITS, Cluster, nginx_binary, render_config
 from tests.deploy.test_cluster import CANDIDATE_ROUTES, http_get
 
-#: How long the busy process answers nothing: longer than nginx's default proxy_read_timeout (60 s).
-STALL_S = 65
+#: nginx's own wait for a connected process (proxy_read_timeout and proxy_send_timeout) when a config sets none.
+NGINX_DEFAULT_WAIT_S = 60
+#: The wait the stalled-process test's nginx is given, and how long its busy process answers nothing: longer than
+#: uvicorn's keep-alive (5 s), so the process wakes to connections it accepted and then let lapse.
+TEST_WAIT_S, STALL_S = 40, 10
 #: Requests waiting on the stalled process: more than any `max_fails` a deployment would choose.
 WAITING = 4
 TAKEN_OUT = "upstream server temporarily disabled"
@@ -33,8 +40,14 @@ LINE = re.compile(r'"GET (?P<path>\S+) [^"]*" (?P<status>\d+) \d+ upstream=(?P<u
 def cluster():
     if nginx_binary() is None:
         pytest.skip(INSTALL_HINT)
-    with Cluster(processes=2) as started:
+    with Cluster(processes=2, process_wait=f"{TEST_WAIT_S}s") as started:
         yield started
+
+
+def seconds(nginx_time: str) -> float:
+    """An nginx time ("90", "500ms", "10s", "5m", "1h", "1d") in seconds."""
+    number, unit = re.fullmatch(r"(\d+)(ms|s|m|h|d)?", nginx_time).groups()
+    return int(number) * {"ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}[unit or "s"]
 
 
 def tried(cluster: Cluster, route: str) -> list[list[str]]:
@@ -79,6 +92,18 @@ def test_the_cluster_reads_nginx_answers_and_failures_from_its_logs(tmp_path):
                                          TAKEN_OUT: 1}
 
 
+def test_the_shipped_config_waits_an_hour_for_a_connected_process_and_a_test_can_shorten_that():
+    """A loaded process may take longer than nginx's default wait to answer: the shipped config waits as long as for
+    a websocket's next message, an hour, so the test below's shortened wait stands for that hour."""
+    shipped = render_config("127.0.0.1:1", ["127.0.0.1:2"])
+    waits = re.findall(r"^\s*proxy_(read|send)_timeout (\S+);", shipped, re.M)
+    assert sorted(kind for kind, _ in waits) == ["read", "send"], waits
+    assert all(seconds(value) >= 3600 > NGINX_DEFAULT_WAIT_S for _, value in waits), waits
+    shortened = render_config("127.0.0.1:1", ["127.0.0.1:2"], process_wait=f"{TEST_WAIT_S}s")
+    assert re.findall(r"^\s*proxy_(?:read|send)_timeout (\S+);", shortened, re.M) == [f"{TEST_WAIT_S}s"] * 2
+    assert PROCESS_WAITS.sub("", shortened) == PROCESS_WAITS.sub("", shipped)  # and nothing else
+
+
 def test_a_stalled_process_keeps_its_students_and_is_never_taken_out(cluster):
     busy, other = cluster.app_addresses
     waiting = routes_to(cluster, busy, WAITING)
@@ -87,7 +112,7 @@ def test_a_stalled_process_keeps_its_students_and_is_never_taken_out(cluster):
     os.kill(pid, signal.SIGSTOP)
     try:
         with ThreadPoolExecutor(WAITING) as pool:
-            answers = [pool.submit(http_get, cluster.url + "/", route, timeout_s=STALL_S + 60) for route in waiting]
+            answers = [pool.submit(http_get, cluster.url + "/", route, timeout_s=TEST_WAIT_S + 60) for route in waiting]
             assert http_get(cluster.url + "/", control)[0] == 200  # the other process's students are not held up
             time.sleep(STALL_S)
             assert not any(a.done() for a in answers), "answered while the process was stopped: nginx gave up on it"
