@@ -168,6 +168,7 @@ def test_training_lets_the_class_s_waiting_steps_go_between_its_chunks(monkeypat
 
     chunks = []
     monkeypatch.setattr(ui.turns, "next_turn", lambda: chunks.append("turn"))
-    at = open_page(steps="60")  # a setting no other test trains: this one trains it here
+    at = open_page(steps="100", seed="41")  # a short setting no other test trains (the default must stay untrained)
+    assert at.button(key="train").label == "Train"
     at.button(key="train").click().run()
     assert not at.exception and chunks
