@@ -127,7 +127,9 @@ def test_a_stalled_process_keeps_its_students_and_is_never_taken_out(cluster):
     for route in waiting:
         assert tried(cluster, route)[-1][0] == busy, (route, tried(cluster, route))
     assert TAKEN_OUT not in cluster.nginx_log
-    assert http_get(cluster.url + "/", waiting[0])[0] == 200 and tried(cluster, waiting[0])[-1] == [busy]
+    # Still in service: a later request goes to it first (a connection nginx kept across the stall may be closed
+    # under it, and that request is passed on as above).
+    assert http_get(cluster.url + "/", waiting[0])[0] == 200 and tried(cluster, waiting[0])[-1][0] == busy
 
 
 def test_a_killed_process_is_taken_out_and_its_students_go_to_the_other(cluster):
