@@ -65,13 +65,14 @@ import statistics
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import websockets
 
+from benchmarks.front_end import recorded_files
 from benchmarks.hall_report import layout_name, summary_of, table
 from benchmarks.lecturer import PAGE, POLL_KEY, QUESTION, QUIZ, Presenter
 from benchmarks.new_settings import new_settings_cpu, solo_table
@@ -99,9 +100,10 @@ from devtools.cluster import Cluster
 
 async def student_session(url: str, page_hash: str, seed: int, arrive_s: float, end_at: float,
                           results: dict, regime: str = "notch", link: dict[str, str] | None = None,
-                          steps: int = 0) -> None:
-    """One student: arrive, open the page (at `link`'s values, if given), then step sliders until `end_at`, or
-    until `steps` steps are made (0: no such limit)."""
+                          steps: int = 0, front_end: Sequence[str] = ()) -> None:
+    """One student: arrive, open the page (at `link`'s values, if given; fetching the front end's files
+    `front_end` first, as a browser's first visit does), then step sliders until `end_at`, or until `steps` steps
+    are made (0: no such limit)."""
     rng = random.Random(seed)
     await asyncio.sleep(arrive_s)
     student = Student(url, page_hash, rng)
@@ -109,7 +111,8 @@ async def student_session(url: str, page_hash: str, seed: int, arrive_s: float, 
     asking = None
     try:
         arrived = time.perf_counter()
-        await student.connect()
+        await student.connect(front_end)
+        results["front_end_bytes"] += student.front_end_bytes
         _, seen = await student.rerun()
         results["first_visit_s"].append(time.perf_counter() - arrived)
         record(results, seen, page_hash)
@@ -159,7 +162,7 @@ def empty_results() -> dict:
     """What `student_session` fills in for a hall: each list gets an entry per step, visit or failure."""
     return {"first_visit_s": [], "step_s": [], "wait_s": [], "last_step_at": 0.0, "exceptions": 0,
             "exception_texts": [], "failed": [], "interrupted_runs": 0, "round_state_asks": 0,
-            "round_state_changes": 0}
+            "round_state_changes": 0, "front_end_bytes": 0}
 
 
 def record(results: dict, seen: RunSeen, page_hash: str) -> None:
@@ -198,26 +201,30 @@ async def cross_talk(url: str, page_hash: str) -> bool:
 
 def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile: Path | None = None,
              processes: int = 1, regime: str = "notch", poll_round: bool = False, steps: int = 0,
-             box: bool = False) -> dict:
+             box: bool = False, front_end: bool = False) -> dict:
     """One run: `students` on one `streamlit run` process, or on `processes` of them behind nginx
     (`devtools.cluster`), stepping as `regime` says (`REGIMES`). CPU is summed over the app processes; RSS is
     the largest process's peak. With `poll_round`, a lecturer in presenter mode has a round of the class poll open
     on the scaled-attention page's quiz for the whole run, its panel rerunning every second as the browser does
     (`benchmarks.poll_idle.Presenter`), and the students on that page see the round. Each student makes `steps`
-    steps (0: until the time is up). With `box`, the one process runs in Cloud's box (`devtools.box`)."""
+    steps (0: until the time is up). With `box`, the one process runs in Cloud's box (`devtools.box`). With
+    `front_end`, each first visit also fetches the front end's files, as Chromium fetched them from this server
+    (`benchmarks.front_end`)."""
     machine_speed_s = python_loop_s()  # measured before the server starts, with nothing of this run going on
     with tempfile.TemporaryDirectory() as poll_data:
         env = {"ATTENTION_POLL_DATA_DIR": poll_data, "ATTENTION_PRESENTER_KEY": POLL_KEY}
         with Box() if box else contextlib.nullcontext() as cloud:
             server = AppServer(env=env, box=cloud) if processes == 1 else Cluster(processes, env=env)
-            hall = Hall(students, minutes, arrival_s, steps, regime, Path(poll_data) if poll_round else None)
+            hall = Hall(students, minutes, arrival_s, steps, regime, Path(poll_data) if poll_round else None,
+                        front_end)
             return _one_hall(server, cloud, hall, seed, profile, processes, machine_speed_s)
 
 
 @dataclass(frozen=True)
 class Hall:
     """What one run's class does: `students` arriving within `arrival_s`, stepping as `regime` says for `minutes`
-    or `steps` steps each; with `poll_data`, a lecturer keeps a poll round open (its store's directory)."""
+    or `steps` steps each; with `poll_data`, a lecturer keeps a poll round open (its store's directory); with
+    `front_end`, first visits fetch the front end's files."""
 
     students: int
     minutes: float
@@ -225,6 +232,7 @@ class Hall:
     steps: int
     regime: str
     poll_data: Path | None
+    front_end: bool = False
 
 
 def _one_hall(server: AppServer | Cluster, box: Box | None, hall_spec: Hall, seed: int, profile: Path | None,
@@ -238,6 +246,7 @@ def _one_hall(server: AppServer | Cluster, box: Box | None, hall_spec: Hall, see
         train_before_class(server.url, hashes, tries=2 * processes)
         pages = sorted(hashes)
         sliders = page_sliders(server.url, hashes) if regime == "link" else {}
+        files = recorded_files(server.url) if hall_spec.front_end else []
         rng = random.Random(seed)
         results = empty_results()
 
@@ -245,7 +254,7 @@ def _one_hall(server: AppServer | Cluster, box: Box | None, hall_spec: Hall, see
             page_hash = hashes[pages[k % len(pages)]]
             link = random_link(sliders[page_hash], rng) if regime == "link" else None
             return student_session(server.url, page_hash, seed * 1000 + k, rng.uniform(0, arrival_s), end_at,
-                                   results, regime, link, hall_spec.steps)
+                                   results, regime, link, hall_spec.steps, files)
 
         async def hall() -> bool:
             end_at = time.monotonic() + arrival_s + minutes * 60
@@ -283,6 +292,7 @@ def _one_hall(server: AppServer | Cluster, box: Box | None, hall_spec: Hall, see
             "box_throttled_s": throttled,
             "first_visit_p50_s": percentile(results["first_visit_s"], 0.5),
             "first_visit_p95_s": percentile(results["first_visit_s"], 0.95),
+            "front_end_mb_per_visit": results["front_end_bytes"] / max(1, len(results["first_visit_s"])) / 1e6,
             "cpu_ms_per_step": cpu_used / max(1, len(steps) + students) * 1e3,
             "rss_mb": rss_mb,
             "exceptions": results["exceptions"], "failed_sessions": len(results["failed"]),
@@ -340,6 +350,9 @@ def main() -> None:
     parser.add_argument("--poll-round", action="store_true",
                         help="a lecturer keeps a class-poll round open on the scaled-attention page, its panel "
                              "rerunning every second, for the whole run")
+    parser.add_argument("--front-end", action="store_true",
+                        help="each first visit also fetches Streamlit's front end from the server (the files a "
+                             "first visit in Chromium fetched), as a browser that has never opened the app does")
     parser.add_argument("--summarise", type=Path, help="print where a profile's samples went, then exit")
     parser.add_argument("--thread", default="", help="with --summarise: only this kind of thread, e.g. MainThread")
     args = parser.parse_args()
@@ -356,7 +369,8 @@ def main() -> None:
             profile = args.profile if seed == 0 and k == 0 else None
             runs[layout_name(regime, n)].append(
                 one_hall(args.students, args.minutes, args.arrival, seed, profile, processes=n, regime=regime,
-                         poll_round=args.poll_round, steps=args.steps, box=args.box))
+                         poll_round=args.poll_round, steps=args.steps, box=args.box,
+                         front_end=args.front_end))
     summaries = {name: summary_of(r) for name, r in runs.items()}
     print(f"{args.students} students, {args.minutes:g} min, arriving within {args.arrival:g} s, "
           f"{args.repeats} repeat(s), medians; Python {platform.python_version()}, {os.cpu_count()} CPUs")

@@ -17,7 +17,7 @@ import random
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,6 +108,10 @@ class HttpConnection:
         self.writer: asyncio.StreamWriter | None = None
 
     async def get(self, path: str) -> tuple[int, str]:
+        status, body = await self.get_bytes(path)
+        return status, body.decode()
+
+    async def get_bytes(self, path: str) -> tuple[int, bytes]:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         cookie = f"Cookie: {self.cookies}\r\n" if self.cookies else ""
@@ -119,12 +123,38 @@ class HttpConnection:
         body = await self.reader.readexactly(int(headers.get("content-length", "0")))
         if headers.get("connection") == "close":
             self.close()
-        return status, body.decode()
+        return status, body
 
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
         self.reader = self.writer = None
+
+
+#: Connections a browser keeps to one HTTP/1.1 server at once.
+BROWSER_CONNECTIONS = 6
+
+
+async def fetch_front_end(url: str, paths: list[str], cookies: str = "") -> int:
+    """Fetch `paths` over `BROWSER_CONNECTIONS` kept-alive connections, each taking the next path as it is free.
+    Returns the bytes received; a status other than 200 raises OSError."""
+    todo = iter(paths)
+    received = 0
+
+    async def one_connection() -> None:
+        nonlocal received
+        http = HttpConnection(url, cookies)
+        try:
+            for path in todo:
+                status, body = await http.get_bytes(path)
+                if status != 200:
+                    raise OSError(f"GET {path}: HTTP {status}")
+                received += len(body)
+        finally:
+            http.close()
+
+    await asyncio.gather(*(one_connection() for _ in range(BROWSER_CONNECTIONS)))
+    return received
 
 
 class Student:
@@ -142,6 +172,7 @@ class Student:
         self.cookies = ""  # what the page came with (behind nginx, its route cookie)
         self.ws = None
         self.source_address = ""  # the local address the websocket comes from ("": the system's choice)
+        self.front_end_bytes = 0  # what `connect` fetched of the front end
         self.parents: dict[str, str] = {}  # a fragment -> the fragment it was drawn in, as seen so far
 
     def _nested_in(self, fragment: str, ran: str) -> bool:
@@ -154,10 +185,13 @@ class Student:
                 return True
         return False
 
-    async def connect(self) -> None:
-        """Load the page, as a browser does before it opens the websocket, and open the websocket with the
-        cookies the page came with (behind nginx, the route cookie that keeps this student on one process)."""
+    async def connect(self, front_end: Sequence[str] = ()) -> None:
+        """Load the page and the front end's files `front_end` (`benchmarks.front_end`), as a browser does before
+        it opens the websocket, and open the websocket with the cookies the page came with (behind nginx, the
+        route cookie that keeps this student on one process)."""
         self.cookies = cookies = await asyncio.to_thread(self.load_page)
+        if front_end:
+            self.front_end_bytes = await fetch_front_end(self.http_url, list(front_end), cookies)
         local = {"local_addr": (self.source_address, 0)} if self.source_address else {}
         self.ws = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=2**27,
                                            additional_headers={"Cookie": cookies} if cookies else None, **local)

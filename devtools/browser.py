@@ -1,4 +1,4 @@
-"""Headless Chromium (Debian's /usr/bin/chromium) driven by Playwright, and waiting for Streamlit to settle."""
+"""Headless Chromium (Debian's) driven by Playwright, and waiting for Streamlit to settle."""
 
 from __future__ import annotations
 
@@ -6,11 +6,21 @@ import os
 import time
 from pathlib import Path
 
+#: Debian's Chromium, the browser as a student runs it (headless): what the benchmarks time.
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+#: Chromium's headless shell (Debian's `chromium-headless-shell`): the same Blink and V8 from the same release,
+#: built without the desktop browser's windowing, profile and extension layers. The tests use it when it is
+#: installed, since a page load costs less CPU there (docs/development.md); otherwise they use `CHROMIUM`.
+HEADLESS_SHELL = os.environ.get("CHROMIUM_HEADLESS_SHELL", "/usr/bin/chromium-headless-shell")
+#: Why a browser test is skipped on a machine without either.
+NO_CHROMIUM = "no Chromium at /usr/bin/chromium-headless-shell or /usr/bin/chromium " \
+              "(apt-get install -y chromium-headless-shell chromium)"
 LAUNCH_ARGS = [
-    "--no-sandbox", "--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
     "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
+#: The full browser's own headless mode; the shell has only one.
+FULL_BROWSER_ARGS = ["--headless=new"]
 #: The sidebar's share link (`ui.layout.show_share_link`): its text, as inline code.
 SHARE_LINK = '[data-testid="stSidebar"] [data-testid="stMarkdown"] code'
 #: Console errors that come from the closed network here, not from the app.
@@ -24,11 +34,19 @@ VIEWS = {"desktop": {"viewport": {"width": 1440, "height": 900}},
 
 
 def chromium_available() -> bool:
-    return Path(CHROMIUM).exists()
+    return Path(HEADLESS_SHELL).exists() or Path(CHROMIUM).exists()
 
 
-def launch(playwright):
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+def browser_for_tests() -> str:
+    """The Chromium the tests drive: the headless shell when installed, else the full browser."""
+    return HEADLESS_SHELL if Path(HEADLESS_SHELL).exists() else CHROMIUM
+
+
+def launch(playwright, *, for_tests: bool = False):
+    """Headless Chromium: the full browser, or with `for_tests` the one `browser_for_tests` names."""
+    binary = browser_for_tests() if for_tests else CHROMIUM
+    extra = [] if binary == HEADLESS_SHELL else FULL_BROWSER_ARGS
+    return playwright.chromium.launch(executable_path=binary, args=LAUNCH_ARGS + extra)
 
 
 #: JavaScript expression: true while the app is not settled. The script is running or has not run yet

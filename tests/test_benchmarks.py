@@ -217,6 +217,22 @@ def test_a_hall_of_students_making_a_set_number_of_steps_in_clouds_box():
         assert figures["box_throttled_s"] >= 0
 
 
+@pytest.mark.browser
+def test_a_first_visit_can_fetch_the_front_end_as_a_browser_does():
+    """With `front_end`, each student's first visit fetches the files Chromium fetched from that server (Streamlit's
+    front end: megabytes of scripts, styles and fonts) before its websocket opens; without it, only the HTML."""
+    from benchmarks.load import one_hall
+    from devtools.browser import chromium_available
+
+    if not chromium_available():
+        pytest.skip("the front end's files are recorded from Chromium")
+    with_files = one_hall(students=3, minutes=0.05, arrival_s=0.2, seed=0, regime="jump", steps=1, front_end=True)
+    assert with_files["failed_sessions"] == 0 and with_files["exceptions"] == 0, with_files
+    assert with_files["front_end_mb_per_visit"] > 1, with_files
+    without = one_hall(students=3, minutes=0.05, arrival_s=0.2, seed=0, regime="jump", steps=1)
+    assert without["front_end_mb_per_visit"] == 0
+
+
 def test_the_sampler_sees_each_thread_and_sums_by_function(tmp_path, capsys):
     """py-spy from outside: the GIL's holder in one file, every thread (idle ones too) in the other; a thread's
     name comes without the numbers that tell threads of one kind apart."""

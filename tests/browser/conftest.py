@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from devtools.appserver import AppServer
-from devtools.browser import VIEWS, chromium_available, launch, settle
+from devtools.browser import NO_CHROMIUM, VIEWS, chromium_available, launch, settle
 from tests.helpers.browser_context import fresh_page, new_page_as_if_first_visit
 
 #: Where the browser tests save screenshots of what they checked, to look at: only when SCREENSHOT_DIR is set
@@ -88,7 +88,7 @@ def pair_shared_loads(items) -> None:
 @pytest.fixture(scope="session")
 def app_url():
     if not chromium_available():
-        pytest.skip("no chromium binary at /usr/bin/chromium (apt-get install -y chromium)")
+        pytest.skip(NO_CHROMIUM)
     with AppServer(env=COMMUNITY_CLOUD_CONFIG) as server:
         yield server.url
 
@@ -96,11 +96,11 @@ def app_url():
 @pytest.fixture(scope="session")
 def browser():
     if not chromium_available():
-        pytest.skip("no chromium binary at /usr/bin/chromium (apt-get install -y chromium)")
+        pytest.skip(NO_CHROMIUM)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = launch(p)
+        b = launch(p, for_tests=True)
         yield b
         b.close()
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from devtools.browser import chromium_available, settle
+from devtools.browser import NO_CHROMIUM, chromium_available, settle
 from devtools.cluster import INSTALL_HINT, ROUTE_COOKIE, Cluster, nginx_binary
 from poll import NO_ROUND, Question, open_store
 from tests.browser.conftest import COMMUNITY_CLOUD_CONFIG
@@ -40,7 +40,7 @@ def poll_cluster(poll_data):
     if nginx_binary() is None:
         pytest.skip(INSTALL_HINT)
     if not chromium_available():
-        pytest.skip("no chromium binary at /usr/bin/chromium (apt-get install -y chromium)")
+        pytest.skip(NO_CHROMIUM)
     env = {**COMMUNITY_CLOUD_CONFIG, "ATTENTION_POLL_DATA_DIR": str(poll_data), "ATTENTION_PRESENTER_KEY": KEY}
     with Cluster(processes=2, env=env) as cluster:
         yield cluster

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from devtools.appserver import AppServer
-from devtools.browser import chromium_available, settle
+from devtools.browser import NO_CHROMIUM, chromium_available, settle
 from poll import Question, open_store
 from tests.browser.conftest import COMMUNITY_CLOUD_CONFIG
 from tests.poll.conftest import running_postgres
@@ -27,7 +27,7 @@ def postgres():
 @pytest.fixture(scope="module")
 def app_on_postgres(postgres):
     if not chromium_available():
-        pytest.skip("no chromium binary at /usr/bin/chromium (apt-get install -y chromium)")
+        pytest.skip(NO_CHROMIUM)
     env = {**COMMUNITY_CLOUD_CONFIG, "ATTENTION_POLL_DATABASE_URL": postgres.url,
            "ATTENTION_PRESENTER_KEY": "a-key-this-test-never-types"}
     with AppServer(env=env) as server:
