@@ -80,6 +80,9 @@ def main() -> None:
 if __name__ == "__main__":  # a visitor's run
     main()
 else:  # `streamlit run` importing the file to serve it
+    from starlette.middleware import Middleware
+
+    from ui.immutable_files import ImmutableFiles
     from ui.poll_watch import poll_routes
 
-    app = st.App(__file__, lifespan=lifespan, routes=poll_routes())
+    app = st.App(__file__, lifespan=lifespan, routes=poll_routes(), middleware=[Middleware(ImmutableFiles)])

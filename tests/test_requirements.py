@@ -57,6 +57,11 @@ def imported_top_levels() -> set[str]:
     return found
 
 
+#: Runtime requirements the app does not import: the server takes them by itself (checked in the running server,
+#: tests/ui/test_warmup.py).
+TAKEN_BY_THE_SERVER = {"uvloop", "httptools"}
+
+
 def test_every_runtime_requirement_is_used_by_the_app():
     modules_of: dict[str, set[str]] = {}
     for module, dists in importlib.metadata.packages_distributions().items():
@@ -64,5 +69,7 @@ def test_every_runtime_requirement_is_used_by_the_app():
             modules_of.setdefault(re.sub(r"[-_.]+", "-", dist).lower(), set()).add(module)
     used = imported_top_levels()
     for requirement in requirements("requirements.txt"):
+        if requirement.name in TAKEN_BY_THE_SERVER:
+            continue
         modules = modules_of[re.sub(r"[-_.]+", "-", requirement.name).lower()]
         assert modules & used, f"{requirement.name} ({', '.join(sorted(modules))}) is not used by the app"

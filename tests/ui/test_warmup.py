@@ -3,6 +3,7 @@
 import ast
 import asyncio
 import os
+import re
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
@@ -177,15 +178,31 @@ def test_an_operator_s_own_thread_counts_are_kept():
     assert dict(pools).get("openblas", blas_before) == blas_before
 
 
-def test_the_served_app_logs_what_it_got_at_start():
-    """One line (`ui.deployment.announce_start`): the Python, the PyTorch build, whether "Check my code" can run."""
-    import torch
-
+@pytest.fixture(scope="module")
+def served():
+    """A server started and stopped: its log, and the shared objects its process had loaded while it served."""
     from devtools.appserver import AppServer
 
     with AppServer(env={"ATTENTION_DISABLE_EXEC": "1"}) as server:
-        pass
-    line = next(line for line in server.log.splitlines() if "serving on Python" in line)
+        maps = Path(f"/proc/{server.proc.pid}/maps").read_text()
+    return server.log, maps
+
+
+def test_the_served_app_logs_what_it_got_at_start(served):
+    """One line (`ui.deployment.announce_start`): the Python, the PyTorch build, whether "Check my code" can run."""
+    import torch
+
+    log, _ = served
+    line = next(line for line in log.splitlines() if "serving on Python" in line)
     assert f"serving on Python {'.'.join(map(str, sys.version_info[:3]))}" in line
     assert f"PyTorch {torch.__version__}, {installed_build_words()}" in line
     assert '"Check my code" is OFF: switched off by ATTENTION_DISABLE_EXEC' in line
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads the server's memory map from /proc")
+def test_the_server_runs_on_uvloop_and_httptools(served):
+    """requirements.txt installs them and uvicorn (Streamlit's server) takes them by itself: its event loop and its
+    HTTP parser, in compiled code, are what every message and every file of the front end goes through."""
+    _, maps = served
+    assert re.search(r"/uvloop/loop\.[^/]*\.so", maps), "the server's event loop is asyncio's own"
+    assert re.search(r"/httptools/parser/parser\.[^/]*\.so", maps), "the server parses HTTP in Python (h11)"
