@@ -87,8 +87,7 @@ class ImmutableFiles:
         return send_and_keep
 
     def _keep(self, path: str, start: Message, body: bytes) -> None:
-        headers = [(bytes(name).lower(), bytes(value)) for name, value in start.get("headers", [])]
-        named = dict(headers)
+        named = {bytes(name).lower(): bytes(value) for name, value in start.get("headers", [])}
         whole = named.get(b"content-length") == str(len(body)).encode()
         per_request = b"set-cookie" in named or b"vary" in named or b"content-encoding" in named
         if (start["status"] != 200 or b"immutable" not in named.get(b"cache-control", b"") or per_request

@@ -3,14 +3,13 @@ byte for byte as Streamlit sent it, and nothing else is."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from benchmarks.protocol import run_coroutine
 from ui.immutable_files import ImmutableFiles
 
 IMMUTABLE = (b"cache-control", b"public, immutable, max-age=31536000")
@@ -46,8 +45,7 @@ def request(app, path: str = "/static/js/main.abc123.js", method: str = "GET",
         sent.append(message)
 
     scope = {"type": "http", "method": method, "path": path, "headers": list(headers), "query_string": b""}
-    with ThreadPoolExecutor(1) as thread:  # a thread of its own: Playwright's sync API leaves a loop in a worker's
-        thread.submit(asyncio.run, app(scope, receive, send)).result()
+    run_coroutine(app(scope, receive, send))
     start = next(m for m in sent if m["type"] == "http.response.start")
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     return start["status"], list(start["headers"]), body
