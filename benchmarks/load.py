@@ -13,8 +13,9 @@ A student whose page has a quiz also asks the class poll's route for the round's
 browser does (`ui.poll_watch`). With ``--poll-round`` a lecturer, in presenter mode on the scaled-attention page,
 keeps a round of the poll open for the whole run, its panel rerunning every second.
 
-A first visit starts with a GET of the page's HTML, as in a browser (which would then load the front end's files:
-not fetched here), and the websocket is opened with the cookies that came with it. With ``--processes 1 2`` each
+A first visit starts with a GET of the page's HTML, as in a browser, and the websocket is opened with the cookies
+that came with it; with ``--front-end`` it first fetches the front end's files too, as a browser that has never
+opened the app does. With ``--processes 1 2`` each
 repeat runs one `streamlit run` process, then two behind nginx (`devtools.cluster`, which routes by that cookie),
 and the table puts the layouts side by side.
 
@@ -201,7 +202,7 @@ async def cross_talk(url: str, page_hash: str) -> bool:
 
 def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile: Path | None = None,
              processes: int = 1, regime: str = "notch", poll_round: bool = False, steps: int = 0,
-             box: bool = False, front_end: bool = False) -> dict:
+             box: bool = False, front_end: bool = False, server: AppServer | None = None) -> dict:
     """One run: `students` on one `streamlit run` process, or on `processes` of them behind nginx
     (`devtools.cluster`), stepping as `regime` says (`REGIMES`). CPU is summed over the app processes; RSS is
     the largest process's peak. With `poll_round`, a lecturer in presenter mode has a round of the class poll open
@@ -209,8 +210,14 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
     (`benchmarks.poll_idle.Presenter`), and the students on that page see the round. Each student makes `steps`
     steps (0: until the time is up). With `box`, the one process runs in Cloud's box (`devtools.box`). With
     `front_end`, each first visit also fetches the front end's files, as Chromium fetched them from this server
-    (`benchmarks.front_end`)."""
+    (`benchmarks.front_end`). With `server`, the hall runs on that running process and leaves it running: one
+    process, outside any box, its poll store the one it was started with, so without `poll_round` or `profile`."""
+    if server is not None and (processes != 1 or box or poll_round or profile is not None):
+        raise ValueError("a hall on a running server has one process, no box, no poll round and no profile")
     machine_speed_s = python_loop_s()  # measured before the server starts, with nothing of this run going on
+    if server is not None:
+        hall = Hall(students, minutes, arrival_s, steps, regime, None, front_end)
+        return _one_hall(contextlib.nullcontext(server), None, hall, seed, None, processes, machine_speed_s)
     with tempfile.TemporaryDirectory() as poll_data:
         env = {"ATTENTION_POLL_DATA_DIR": poll_data, "ATTENTION_PRESENTER_KEY": POLL_KEY}
         with Box() if box else contextlib.nullcontext() as cloud:
@@ -235,11 +242,12 @@ class Hall:
     front_end: bool = False
 
 
-def _one_hall(server: AppServer | Cluster, box: Box | None, hall_spec: Hall, seed: int, profile: Path | None,
-              processes: int, machine_speed_s: float) -> dict:
+def _one_hall(running: contextlib.AbstractContextManager[AppServer | Cluster], box: Box | None, hall_spec: Hall,
+              seed: int, profile: Path | None, processes: int, machine_speed_s: float) -> dict:
+    """`one_hall` on the server that entering `running` gives (and exiting it stops, or not)."""
     students, minutes, arrival_s = hall_spec.students, hall_spec.minutes, hall_spec.arrival_s
     regime, poll_data = hall_spec.regime, hall_spec.poll_data
-    with server, contextlib.ExitStack() as sampling:
+    with running as server, contextlib.ExitStack() as sampling:
         pids = [server.proc.pid] if processes == 1 else server.app_pids
         sampler = None if profile is None else sampling.enter_context(Sampler(pids[0], profile))
         hashes = page_hashes(server.url)
@@ -282,7 +290,7 @@ def _one_hall(server: AppServer | Cluster, box: Box | None, hall_spec: Hall, see
             sampler.wait(60)
         steps = results["step_s"]
         return {
-            "regime": regime, "processes": processes, "students": students, "steps": len(steps),
+            "regime": regime, "processes": processes, "app_pids": pids, "students": students, "steps": len(steps),
             "step_p50_ms": percentile(steps, 0.5) * 1e3, "step_p95_ms": percentile(steps, 0.95) * 1e3,
             "step_max_ms": max(steps, default=float("nan")) * 1e3,
             "wait_p50_ms": percentile(results["wait_s"], 0.5) * 1e3,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -37,19 +39,22 @@ def test_the_exercise_benchmark_gives_every_simulated_student_a_report():
     assert figures["p50_s"] <= figures["p95_s"] <= figures["max_s"]
 
 
-@pytest.mark.parametrize(("processes", "regime"), [(1, "notch"), (1, "jump"), (1, "link"), (2, "jump")],
-                         ids=["one process, notches", "one process, jumps", "one process, links",
-                              "two behind nginx, jumps"])
-def test_the_load_benchmark_speaks_streamlits_protocol(processes, regime):
-    """Simulated students get their pages, their slider steps answered without an exception box, and each of
-    two students sees the link for their own seed; on one process, and on two behind nginx."""
-    from benchmarks.hall_report import layout_name, summary_of, table
-    from benchmarks.load import one_hall
-    from devtools.cluster import nginx_binary
+@pytest.fixture(scope="module")
+def hall_server(tmp_path_factory):
+    """One app process for the small halls of this module that need nothing of their own from it."""
+    from benchmarks.load import POLL_KEY
+    from devtools.appserver import AppServer
 
-    if processes > 1 and nginx_binary() is None:
-        pytest.skip("nginx is not installed (apt-get install -y nginx)")
-    figures = one_hall(students=2, minutes=0.05, arrival_s=0.2, seed=0, processes=processes, regime=regime)
+    env = {"ATTENTION_POLL_DATA_DIR": str(tmp_path_factory.mktemp("poll")), "ATTENTION_PRESENTER_KEY": POLL_KEY}
+    with AppServer(env=env) as server:
+        yield server
+
+
+def assert_the_hall_spoke_the_protocol(figures: dict, processes: int, regime: str) -> None:
+    """Simulated students got their pages, their slider steps were answered without an exception box, and each of
+    two students saw the link for their own seed."""
+    from benchmarks.hall_report import layout_name, summary_of, table
+
     assert figures["failed_sessions"] == 0 and figures["exceptions"] == 0, figures
     assert figures["steps"] >= 1 and figures["no_cross_talk"] and figures["processes"] == processes
     assert figures["regime"] == regime
@@ -58,7 +63,35 @@ def test_the_load_benchmark_speaks_streamlits_protocol(processes, regime):
     printed = table({layout_name(regime, processes): summary_of([figures])})
     assert f"{regime}, " + ("1 process" if processes == 1 else "2 behind nginx") in printed
     assert "step_p95_ms" in printed and "python_loop_s" in printed and "nginx_5xx" in printed
+
+
+@pytest.mark.parametrize("regime", ["notch", "jump", "link"])
+def test_the_load_benchmark_speaks_streamlits_protocol_to_one_process(regime, hall_server):
+    from benchmarks.load import one_hall
+
+    figures = one_hall(students=2, minutes=0.05, arrival_s=0.2, seed=0, regime=regime, server=hall_server)
+    assert_the_hall_spoke_the_protocol(figures, 1, regime)
+    assert figures["nginx_5xx"] == figures["taken_out"] == 0
+    assert figures["app_pids"] == [hall_server.proc.pid] and hall_server.proc.poll() is None  # used, left running
+
+
+def test_the_load_benchmark_speaks_streamlits_protocol_to_two_processes_behind_nginx():
+    from benchmarks.load import one_hall
+    from devtools.cluster import nginx_binary
+
+    if nginx_binary() is None:
+        pytest.skip("nginx is not installed (apt-get install -y nginx)")
+    figures = one_hall(students=2, minutes=0.05, arrival_s=0.2, seed=0, processes=2, regime="jump")
+    assert_the_hall_spoke_the_protocol(figures, 2, "jump")
     assert figures["nginx_5xx"] == figures["taken_out"] == 0 and figures["upstream_errors"] == {}
+
+
+def test_a_hall_on_a_running_server_refuses_what_needs_a_server_of_its_own(hall_server):
+    from benchmarks.load import one_hall
+
+    for extra in ({"processes": 2}, {"box": True}, {"poll_round": True}, {"profile": Path("profile")}):
+        with pytest.raises(ValueError, match="running server"):
+            one_hall(students=1, minutes=0.01, arrival_s=0.1, seed=0, server=hall_server, **extra)
 
 
 def test_the_load_benchmark_asks_the_polls_route_and_can_keep_a_round_open():
@@ -218,7 +251,7 @@ def test_a_hall_of_students_making_a_set_number_of_steps_in_clouds_box():
 
 
 @pytest.mark.browser
-def test_a_first_visit_can_fetch_the_front_end_as_a_browser_does():
+def test_a_first_visit_can_fetch_the_front_end_as_a_browser_does(hall_server):
     """With `front_end`, each student's first visit fetches the files Chromium fetched from that server (Streamlit's
     front end: megabytes of scripts, styles and fonts) before its websocket opens; without it, only the HTML."""
     from benchmarks.load import one_hall
@@ -226,10 +259,11 @@ def test_a_first_visit_can_fetch_the_front_end_as_a_browser_does():
 
     if not chromium_available():
         pytest.skip("the front end's files are recorded from Chromium")
-    with_files = one_hall(students=3, minutes=0.05, arrival_s=0.2, seed=0, regime="jump", steps=1, front_end=True)
+    with_files = one_hall(students=3, minutes=0.05, arrival_s=0.2, seed=0, regime="jump", steps=1, front_end=True,
+                          server=hall_server)
     assert with_files["failed_sessions"] == 0 and with_files["exceptions"] == 0, with_files
-    assert with_files["front_end_mb_per_visit"] > 1, with_files
-    without = one_hall(students=3, minutes=0.05, arrival_s=0.2, seed=0, regime="jump", steps=1)
+    assert with_files["front_end_mb_per_visit"] > 1 and with_files["app_pids"] == [hall_server.proc.pid], with_files
+    without = one_hall(students=3, minutes=0.05, arrival_s=0.2, seed=0, regime="jump", steps=1, server=hall_server)
     assert without["front_end_mb_per_visit"] == 0
 
 
