@@ -15,15 +15,9 @@ to the next (a cookie set, a ``Vary``, a compressed body).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Any
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 #: Where Streamlit serves its front end, below the app's base URL.
 STATIC_PREFIX = "/static/"
