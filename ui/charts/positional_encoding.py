@@ -3,8 +3,6 @@ wavelength, and the similarity of positions. A matrix too big for rect marks is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -25,24 +23,33 @@ TARGET_PX = 620
 MAX_DOTS = 64  # draw the table's values as dots on the curves up to this many positions
 
 
+#: The column that orders the waves' series (the dimension's index): their legend and colours follow it, so a
+#: series' label (which quotes its wavelength, and so changes with d_model) is data, not structure.
+SERIES_ORDER = "dimension"
+
+
+def series_colour(legend: alt.Legend | None) -> alt.Color:
+    """The colour of each series, in the order of its `SERIES_ORDER` column (``dim 2`` before ``dim 10``)."""
+    return alt.Color(field="series", type="nominal", title=None,
+                     sort=alt.EncodingSortField(field=SERIES_ORDER, op="min", order="ascending"),
+                     scale=alt.Scale(range=list(CATEGORY)), legend=legend)
+
+
 def wave_chart(
     curves: pd.DataFrame,
     samples: pd.DataFrame | None = None,
     *,
-    series_order: Sequence[str] | None = None,
     title: str = "",
     width: int = 480,
     height: int = 260,
 ) -> alt.LayerChart:
-    """Smooth curves (`curves`: ``position``, ``value``, ``series``) and, optionally, dots at the table's positions.
+    """Smooth curves (`curves`: ``position``, ``value``, ``series``, ``dimension``) and, optionally, dots at the
+    table's positions.
 
-    `samples` has the same columns at integer positions: the values the encoding
-    table actually holds. `series_order` fixes the legend order and colours.
+    `samples` has the same columns at integer positions: the values the encoding table actually holds. The legend
+    and the colours go by ``dimension`` (`series_colour`).
     """
-    domain = list(series_order) if series_order is not None else alt.Undefined
-    color = alt.Color(field="series", type="nominal", title=None, sort=domain,
-                      scale=alt.Scale(domain=domain, range=list(CATEGORY)),
-                      legend=alt.Legend(orient="bottom", columns=2, labelLimit=320))
+    color = series_colour(alt.Legend(orient="bottom", columns=2, labelLimit=320))
     x = alt.X(field="position", type="quantitative", title="position p", axis=alt.Axis(tickMinStep=1))
     y = alt.Y(field="value", type="quantitative", title="PE value", scale=alt.Scale(domain=[-1.05, 1.05]))
     tooltip = [alt.Tooltip(field="series", type="nominal", title="dimension"),
@@ -59,7 +66,6 @@ def wavelength_chart(
     ladder: pd.DataFrame,
     chosen: pd.DataFrame,
     *,
-    series_order: Sequence[str],
     title: str = "",
     width: int = 260,
     height: int = 260,
@@ -67,7 +73,7 @@ def wavelength_chart(
     """Wavelength of every dimension on a log axis (`ladder`: ``dimension``, ``wavelength``), chosen dims marked.
 
     `chosen` has ``dimension``, ``wavelength``, ``series`` for the curves drawn
-    next to it, coloured like them.
+    next to it, coloured like them (`series_colour`).
     """
     x = alt.X(field="dimension", type="quantitative", title="dimension", scale=alt.Scale(nice=False),
               axis=alt.Axis(format="d", tickMinStep=1))
@@ -77,10 +83,7 @@ def wavelength_chart(
                alt.Tooltip(field="wavelength", type="quantitative", title="wavelength λ", format=",.2f")]
     line = alt.Chart(ladder).mark_line(color=REFERENCE_GREY, interpolate="step-after").encode(x=x, y=y, tooltip=tooltip)
     marks = alt.Chart(chosen).mark_point(filled=True, size=90, opacity=1).encode(
-        x=x, y=y, tooltip=tooltip,
-        color=alt.Color(field="series", type="nominal", sort=list(series_order), legend=None,
-                        scale=alt.Scale(domain=list(series_order), range=list(CATEGORY))),
-    )
+        x=x, y=y, tooltip=tooltip, color=series_colour(legend=None))
     return alt.layer(line, marks, title=title or alt.Undefined).properties(width=width, height=height)
 
 
@@ -165,17 +168,18 @@ def waves_spec(waves: SampledWaves) -> dict:
     names = wave_names(waves)
     n_fine, positions = len(waves.fine_positions), len(waves.table_values)
     # the tables as columns (`frames_part`): no DataFrame of thousands of rows per setting
+    dims = np.asarray(waves.dims)
     curves = {"position": np.tile(waves.fine_positions, len(names)), "value": waves.fine_values.T.ravel(),
-              "series": np.repeat(names, n_fine)}
+              "series": np.repeat(names, n_fine), SERIES_ORDER: np.repeat(dims, n_fine)}
     samples = {"position": np.tile(np.arange(positions, dtype=np.float64), len(names)),
-               "value": waves.table_values.T.ravel(), "series": np.repeat(names, positions)}
+               "value": waves.table_values.T.ravel(), "series": np.repeat(names, positions),
+               SERIES_ORDER: np.repeat(dims, positions)}
     lam = waves.wavelengths
     ladder = {"dimension": np.arange(len(lam)), "wavelength": lam}
-    chosen = {"dimension": list(waves.dims), "wavelength": lam[list(waves.dims)], "series": names}
-    waves = (frames_part(wave_chart, curves, samples, series_order=names, title="PE value against position")
-             if positions <= MAX_DOTS else
-             frames_part(wave_chart, curves, series_order=names, title="PE value against position"))
-    lengths = frames_part(wavelength_chart, ladder, chosen, series_order=names, title="wavelength of every dimension")
+    chosen = {"dimension": dims, "wavelength": lam[dims], "series": names}
+    waves = (frames_part(wave_chart, curves, samples, title="PE value against position") if positions <= MAX_DOTS
+             else frames_part(wave_chart, curves, title="PE value against position"))
+    lengths = frames_part(wavelength_chart, ladder, chosen, title="wavelength of every dimension")
     return part_spec(compose(side_by_side, waves, lengths), canvas=True)
 
 

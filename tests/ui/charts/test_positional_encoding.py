@@ -4,23 +4,41 @@
 import numpy as np
 import pandas as pd
 
+from core.positional_analysis import sampled_waves
 from ui.charts.heatmap import heatmap
-from ui.charts.positional_encoding import wave_chart, wavelength_chart, with_legend_length
+from ui.charts.positional_encoding import wave_chart, wavelength_chart, waves_spec, with_legend_length
+
+BY_DIMENSION = {"field": "dimension", "op": "min", "order": "ascending"}
 
 
 def test_wave_and_wavelength_charts():
-    curves = pd.DataFrame({"position": [0.0, 0.5, 1.0], "value": [0.0, 0.48, 0.84], "series": ["dim 0"] * 3})
-    spec = wave_chart(curves, curves.iloc[[0, 2]], series_order=["dim 0"], title="waves").to_dict()
+    curves = pd.DataFrame({"position": [0.0, 0.5, 1.0], "value": [0.0, 0.48, 0.84], "series": ["dim 0"] * 3,
+                           "dimension": [0] * 3})
+    spec = wave_chart(curves, curves.iloc[[0, 2]], title="waves").to_dict()
     line, dots = spec["layer"]
     assert line["mark"]["type"] == "line" and dots["mark"]["type"] == "point"
     assert line["encoding"]["y"]["scale"]["domain"] == [-1.05, 1.05]
-    assert line["encoding"]["color"]["scale"]["domain"] == ["dim 0"]
+    assert line["encoding"]["color"]["sort"] == dots["encoding"]["color"]["sort"] == BY_DIMENSION
     assert len(wave_chart(curves).to_dict()["layer"]) == 1
     ladder = pd.DataFrame({"dimension": [0, 1], "wavelength": [6.28, 6.28]})
     chosen = ladder.assign(series=["dim 0", "dim 1"])
-    wl = wavelength_chart(ladder, chosen, series_order=["dim 0", "dim 1"]).to_dict()
+    wl = wavelength_chart(ladder, chosen).to_dict()
     assert wl["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
-    assert wl["layer"][1]["encoding"]["color"]["scale"]["domain"] == ["dim 0", "dim 1"]
+    assert wl["layer"][1]["encoding"]["color"]["sort"] == BY_DIMENSION
+
+
+def test_the_waves_legend_follows_the_dimensions_and_d_model_changes_only_the_data():
+    """The legend's labels quote each wavelength, which d_model changes: they are data, ordered by the dimension
+    (dim 2 before dim 10, which their text would not give), so every d_model shares one structure."""
+    specs = [waves_spec(sampled_waves(5, d_model, (0, 2, 10, 11))) for d_model in (16, 64, 512)]
+    structures = [{k: v for k, v in spec.items() if k != "datasets"} for spec in specs]
+    assert structures[0] == structures[1] == structures[2]
+    for spec in specs:
+        curves, chosen = pd.DataFrame(spec["datasets"]["d0"].rows()), pd.DataFrame(spec["datasets"]["d3"].rows())
+        assert chosen["dimension"].tolist() == [0, 2, 10, 11]
+        assert [label.split(" · ")[0] for label in chosen["series"]] == ["dim 0", "dim 2", "dim 10", "dim 11"]
+        assert (curves["series"].str.split(" ").str[1].astype(int) == curves["dimension"]).all()
+    assert len({tuple(row["series"] for row in spec["datasets"]["d3"]) for spec in specs}) == 3  # the labels did change
 
 
 def test_with_legend_length_changes_a_copy_only():
