@@ -20,8 +20,10 @@ def summary_of(runs: list[dict]) -> dict:
     return summary
 
 
-def layout_name(regime: str, processes: int) -> str:
-    """A column's heading: how the students step, and on how many processes."""
+def layout_name(regime: str, processes: int, machines: int = 1) -> str:
+    """A column's heading: how the students step, and on how many processes (and machines)."""
+    if machines > 1:
+        return f"{regime}, {processes} on {machines} machines behind nginx"
     return f"{regime}, " + ("1 process" if processes == 1 else f"{processes} behind nginx")
 
 

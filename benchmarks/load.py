@@ -1,7 +1,7 @@
 """A lecture hall on one server: simulated students speaking Streamlit's own websocket protocol.
 
     python -m benchmarks.load [--students 60] [--minutes 2] [--arrival 5] [--repeats 1] [--processes 1 2]
-                              [--out benchmarks/load_results.json] [--profile FILE]
+                              [--machines 2] [--out benchmarks/load_results.json] [--profile FILE]
 
 No browser: each student is a websocket client (the `websockets` package Streamlit already depends on) that
 sends the `BackMsg` protobufs the front end sends and reads the `ForwardMsg`s back. Students arrive within
@@ -17,7 +17,9 @@ A first visit starts with a GET of the page's HTML, as in a browser, and the web
 that came with it; with ``--front-end`` it first fetches the front end's files too, as a browser that has never
 opened the app does. With ``--processes 1 2`` each
 repeat runs one `streamlit run` process, then two behind nginx (`devtools.cluster`, which routes by that cookie),
-and the table puts the layouts side by side.
+and the table puts the layouts side by side. With ``--machines 2`` each layout's processes are spread over two
+"machines", network namespaces behind one nginx, the poll on PostgreSQL in a third (`devtools.hosts`, as root): the
+department's recipe of docs/deployment.md on one computer.
 
 Reported (per repeat; medians over repeats):
 
@@ -66,143 +68,30 @@ import statistics
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import websockets
 
 from benchmarks.front_end import recorded_files
 from benchmarks.hall_report import layout_name, summary_of, table
 from benchmarks.lecturer import PAGE, POLL_KEY, QUESTION, QUIZ, Presenter
 from benchmarks.new_settings import new_settings_cpu, solo_table
 from benchmarks.profiling import Sampler, summarise
-from benchmarks.protocol import (
-    ANSWER_TIMEOUT_S,
-    HttpConnection,
-    RunSeen,
-    Slider,
-    Student,
-    cpu_s,
-    grid,
-    option_text,
-    page_hashes,
-    page_sliders,
-    peak_rss_mb,
-    run_coroutine,
-    train_before_class,
-)
+from benchmarks.protocol import cpu_s, page_hashes, page_sliders, peak_rss_mb, run_coroutine, train_before_class
+from benchmarks.students import cross_talk, empty_results, random_link, student_session
 from benchmarks.timing import percentile, python_loop_s
 from devtools.appserver import AppServer
 from devtools.box import Box
 from devtools.cluster import Cluster
-
-
-async def student_session(url: str, page_hash: str, seed: int, arrive_s: float, end_at: float,
-                          results: dict, regime: str = "notch", link: dict[str, str] | None = None,
-                          steps: int = 0, front_end: Sequence[str] = ()) -> None:
-    """One student: arrive, open the page (at `link`'s values, if given; fetching the front end's files
-    `front_end` first, as a browser's first visit does), then step sliders until `end_at`, or until `steps` steps
-    are made (0: no such limit)."""
-    rng = random.Random(seed)
-    await asyncio.sleep(arrive_s)
-    student = Student(url, page_hash, rng)
-    student.query = dict(link or {})
-    asking = None
-    try:
-        arrived = time.perf_counter()
-        await student.connect(front_end)
-        results["front_end_bytes"] += student.front_end_bytes
-        _, seen = await student.rerun()
-        results["first_visit_s"].append(time.perf_counter() - arrived)
-        record(results, seen, page_hash)
-        student.absorb(seen)
-        if seen.watcher is not None:
-            asking = asyncio.create_task(ask_round_state(student, seen.watcher, end_at, results))
-        made = 0
-        while student.sliders and time.monotonic() < end_at and (not steps or made < steps):
-            await asyncio.sleep(rng.uniform(1.0, 3.0))
-            fragment = student.step_slider("notch" if regime == "notch" else "jump")
-            took, seen = await student.rerun(fragment)
-            made += 1
-            results["step_s"].append(took)
-            results["wait_s"].append(seen.started_s)
-            results["last_step_at"] = time.monotonic()
-            record(results, seen, page_hash)
-            student.absorb(seen)
-        if asking is not None and not (steps and made >= steps):  # one who made its steps leaves, asking no more
-            await asking
-    except (TimeoutError, websockets.ConnectionClosed, websockets.InvalidStatus, OSError) as exc:
-        results["failed"].append(f"{type(exc).__name__}: {exc}"[:200])
-    finally:
-        if asking is not None:
-            asking.cancel()
-        if student.ws is not None:
-            await student.ws.close()
-
-
-async def ask_round_state(student: Student, watcher: dict, end_at: float, results: dict) -> None:
-    """What the browser does for a page with the class poll's watcher (`ui.poll_watch`): ask its route for the
-    quiz's round state every interval until `end_at` (a state other than the one drawn would rerun the poll's
-    fragment; this benchmark's rounds, if any, open before the students arrive, so none is expected)."""
-    http = HttpConnection(student.http_url, student.cookies)
-    interval = watcher["every_ms"] / 1000
-    try:
-        while time.monotonic() + interval < end_at:
-            await asyncio.sleep(interval)
-            status, state = await asyncio.wait_for(http.get("/" + watcher["url"]), ANSWER_TIMEOUT_S)
-            results["round_state_asks"] = results.get("round_state_asks", 0) + 1
-            if status != 200 or state != watcher["state"]:
-                results["round_state_changes"] = results.get("round_state_changes", 0) + 1
-    finally:
-        http.close()
-
-
-def empty_results() -> dict:
-    """What `student_session` fills in for a hall: each list gets an entry per step, visit or failure."""
-    return {"first_visit_s": [], "step_s": [], "wait_s": [], "last_step_at": 0.0, "exceptions": 0,
-            "exception_texts": [], "failed": [], "interrupted_runs": 0, "round_state_asks": 0,
-            "round_state_changes": 0, "front_end_bytes": 0}
-
-
-def record(results: dict, seen: RunSeen, page_hash: str) -> None:
-    """Add a run's exception boxes and early ends to the hall's results."""
-    results["exceptions"] += seen.exceptions
-    results["exception_texts"] += [f"{page_hash[:6]} {t}" for t in seen.exception_texts]
-    results["interrupted_runs"] += seen.interrupted
-
-
-def random_link(sliders: list[Slider], rng: random.Random) -> dict[str, str]:
-    """A link's query with a random valid value for each of a page's URL-bound sliders (as drawn at the defaults:
-    a slider whose range follows another's may get a value the page then replaces, as a real link may)."""
-    return {s.query_key: option_text(s, rng.choice(grid(s))) for s in sliders if s.query_key}
-
-
-async def cross_talk(url: str, page_hash: str) -> bool:
-    """Two students on the worked example move their seed sliders to different seeds at once: each must get
-    back the share link for their own seed, and not the other's."""
-    async def own_link(wanted: int) -> list[str]:
-        student = Student(url, page_hash, random.Random(wanted))
-        await student.connect()
-        try:
-            _, seen = await student.rerun()
-            seed = next(s for s in seen.sliders.values() if s.query_key == "seed")
-            student.widget_values[seed.id] = [float(wanted)]
-            student.query["seed"] = str(wanted)
-            _, seen = await student.rerun(seed.fragment_id)
-            return [m for m in seen.markdown if "seed=" in m]
-        finally:
-            await student.ws.close()
-
-    links = dict(zip((1, 2), await asyncio.gather(own_link(1), own_link(2)), strict=True))
-    return all(any(f"seed={wanted}" in m for m in found) and not any(f"seed={3 - wanted}" in m for m in found)
-               for wanted, found in links.items())
+from devtools.hosts import Hosts
+from poll.presenter_key import PRESENTER_KEY_ENV
 
 
 def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile: Path | None = None,
              processes: int = 1, regime: str = "notch", poll_round: bool = False, steps: int = 0,
-             box: bool = False, front_end: bool = False, server: AppServer | None = None) -> dict:
+             box: bool = False, front_end: bool = False, server: AppServer | Cluster | None = None,
+             machines: int = 1) -> dict:
     """One run: `students` on one `streamlit run` process, or on `processes` of them behind nginx
     (`devtools.cluster`), stepping as `regime` says (`REGIMES`). CPU is summed over the app processes; RSS is
     the largest process's peak. With `poll_round`, a lecturer in presenter mode has a round of the class poll open
@@ -210,14 +99,27 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
     (`benchmarks.poll_idle.Presenter`), and the students on that page see the round. Each student makes `steps`
     steps (0: until the time is up). With `box`, the one process runs in Cloud's box (`devtools.box`). With
     `front_end`, each first visit also fetches the front end's files, as Chromium fetched them from this server
-    (`benchmarks.front_end`). With `server`, the hall runs on that running process and leaves it running: one
-    process, outside any box, its poll store the one it was started with, so without `poll_round` or `profile`."""
+    (`benchmarks.front_end`). With `machines` above 1, the `processes` are spread evenly over that many machines,
+    each a network namespace of its own, behind one nginx, the poll on PostgreSQL in another (`devtools.hosts`, as
+    root). With `server`, the hall runs on that running process, or on those behind that nginx (`processes` is left
+    at 1: the hall counts them), and leaves them running. A hall on several machines or on a running server runs
+    outside any box and without a poll round (its store is not this process's to open); one on a running server
+    also without `profile`."""
     if server is not None and (processes != 1 or box or poll_round or profile is not None):
-        raise ValueError("a hall on a running server has one process, no box, no poll round and no profile")
+        raise ValueError("a hall on a running server takes its processes from it, and has no box, no poll round "
+                         "and no profile")
+    if machines > 1 and (processes % machines or box or poll_round):
+        raise ValueError(f"a hall on {machines} machines spreads its processes evenly over them, outside any box, "
+                         "without a poll round")
     machine_speed_s = python_loop_s()  # measured before the server starts, with nothing of this run going on
     if server is not None:
         hall = Hall(students, minutes, arrival_s, steps, regime, None, front_end)
-        return _one_hall(contextlib.nullcontext(server), None, hall, seed, None, processes, machine_speed_s)
+        running = len(server.app_pids) if isinstance(server, Cluster) else 1
+        return _one_hall(contextlib.nullcontext(server), None, hall, seed, None, running, machine_speed_s)
+    if machines > 1:
+        hall = Hall(students, minutes, arrival_s, steps, regime, None, front_end)
+        spread = on_machines(machines, processes, {PRESENTER_KEY_ENV: POLL_KEY})
+        return _one_hall(spread, None, hall, seed, profile, processes, machine_speed_s)
     with tempfile.TemporaryDirectory() as poll_data:
         env = {"ATTENTION_POLL_DATA_DIR": poll_data, "ATTENTION_PRESENTER_KEY": POLL_KEY}
         with Box() if box else contextlib.nullcontext() as cloud:
@@ -225,6 +127,36 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
             hall = Hall(students, minutes, arrival_s, steps, regime, Path(poll_data) if poll_round else None,
                         front_end)
             return _one_hall(server, cloud, hall, seed, profile, processes, machine_speed_s)
+
+
+@dataclass(frozen=True)
+class NginxCounts:
+    """What nginx logged so far (nothing for a single process, which has none): its answers by status, the times it
+    took an app process out of service, its errors about the processes by kind."""
+
+    statuses: Counter[int]
+    taken_out: int
+    upstream_errors: Counter[str]
+
+    def __sub__(self, earlier: NginxCounts) -> tuple[Counter[int], int, Counter[str]]:
+        """What was logged since `earlier`."""
+        return (self.statuses - earlier.statuses, self.taken_out - earlier.taken_out,
+                self.upstream_errors - earlier.upstream_errors)
+
+
+def nginx_counts(server: AppServer | Cluster) -> NginxCounts:
+    if not isinstance(server, Cluster):
+        return NginxCounts(Counter(), 0, Counter())
+    return NginxCounts(server.statuses(), server.processes_taken_out(), server.upstream_errors())
+
+
+@contextlib.contextmanager
+def on_machines(machines: int, processes: int, env: dict[str, str]) -> Iterator[Cluster]:
+    """`processes` app processes spread over `machines` network namespaces (`devtools.hosts`): its nginx, which a
+    hall reads as it reads a `Cluster` of its own."""
+    with Hosts(machines=machines, processes=processes // machines, env=env) as hosts:
+        assert hosts.cluster is not None
+        yield hosts.cluster
 
 
 @dataclass(frozen=True)
@@ -249,6 +181,7 @@ def _one_hall(running: contextlib.AbstractContextManager[AppServer | Cluster], b
     regime, poll_data = hall_spec.regime, hall_spec.poll_data
     with running as server, contextlib.ExitStack() as sampling:
         pids = [server.proc.pid] if processes == 1 else server.app_pids
+        nginx_before = nginx_counts(server)  # a running nginx may have answered before: the hall counts its own
         sampler = None if profile is None else sampling.enter_context(Sampler(pids[0], profile))
         hashes = page_hashes(server.url)
         train_before_class(server.url, hashes, tries=2 * processes)
@@ -281,9 +214,7 @@ def _one_hall(running: contextlib.AbstractContextManager[AppServer | Cluster], b
         cpu_used = sum(cpu_s(pid) for pid in pids) - cpu_before
         clients_cpu, busy_s = time.process_time() - clients_before, results["last_step_at"] - started
         throttled = box.throttled_s() - throttled_before if box else float("nan")
-        behind_nginx = isinstance(server, Cluster)
-        statuses = server.statuses() if behind_nginx else Counter()
-        upstream_errors = dict(server.upstream_errors()) if behind_nginx else {}
+        statuses, taken_out, upstream_errors = nginx_counts(server) - nginx_before
         rss_mb = max(peak_rss_mb(pid) for pid in pids)
         if sampler is not None:  # py-spy writes its files when the process it samples exits
             server.stop()
@@ -308,8 +239,7 @@ def _one_hall(running: contextlib.AbstractContextManager[AppServer | Cluster], b
             "failures": results["failed"][:5], "exception_texts": sorted(set(results["exception_texts"]))[:10],
             "no_cross_talk": no_cross_talk,
             "nginx_5xx": sum(n for status, n in statuses.items() if status >= 500),
-            "nginx_502": statuses[502], "taken_out": server.processes_taken_out() if behind_nginx else 0,
-            "upstream_errors": upstream_errors,
+            "nginx_502": statuses[502], "taken_out": taken_out, "upstream_errors": dict(upstream_errors),
             "round_state_asks": results["round_state_asks"], "round_state_changes": results["round_state_changes"],
             "poll_round_open": poll_data is not None, "presenter_ticks": results.get("presenter_ticks", 0),
             "python_loop_s": machine_speed_s,
@@ -350,6 +280,9 @@ def main() -> None:
                              "visit at a random link's values, then jumps)")
     parser.add_argument("--processes", type=int, nargs="+", default=[1],
                         help="layouts to compare, e.g. 1 2: one process, then two behind nginx (alternating)")
+    parser.add_argument("--machines", type=int, default=1,
+                        help="spread each layout's processes evenly over this many machines, each a network "
+                             "namespace of its own, behind one nginx, the poll on PostgreSQL (devtools.hosts; root)")
     parser.add_argument("--solo-steps", type=int, default=8,
                         help="steps to new values per slider for one student alone (0: skip that measurement)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/load_results.json"))
@@ -368,17 +301,17 @@ def main() -> None:
         summarise(args.summarise, thread=args.thread)
         return
     columns = [(r, n) for r in args.regimes for n in args.processes]
-    runs: dict[str, list[dict]] = {layout_name(r, n): [] for r, n in columns}
+    runs: dict[str, list[dict]] = {layout_name(r, n, args.machines): [] for r, n in columns}
     solo: list[dict[str, dict[str, float]]] = []
     for seed in range(args.repeats):  # regimes and layouts alternate, so a change in the machine's load hits all
         if args.solo_steps:
             solo.append(new_settings_cpu(args.solo_steps, seed))
         for k, (regime, n) in enumerate(columns):
             profile = args.profile if seed == 0 and k == 0 else None
-            runs[layout_name(regime, n)].append(
+            runs[layout_name(regime, n, args.machines)].append(
                 one_hall(args.students, args.minutes, args.arrival, seed, profile, processes=n, regime=regime,
                          poll_round=args.poll_round, steps=args.steps, box=args.box,
-                         front_end=args.front_end))
+                         front_end=args.front_end, machines=args.machines))
     summaries = {name: summary_of(r) for name, r in runs.items()}
     print(f"{args.students} students, {args.minutes:g} min, arriving within {args.arrival:g} s, "
           f"{args.repeats} repeat(s), medians; Python {platform.python_version()}, {os.cpu_count()} CPUs")

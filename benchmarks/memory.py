@@ -46,8 +46,8 @@ from pathlib import Path
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 import core.exercise_solution as solution
-from benchmarks.load import empty_results, student_session
 from benchmarks.protocol import Student, page_hashes, run_coroutine
+from benchmarks.students import empty_results, student_session
 from devtools.appserver import AppServer
 from exercise.limits import CLOUD_GUARANTEED_BYTES, CLOUD_LIMIT_BYTES, MEMORY_BUDGET_BYTES
 from exercise.sandbox import DEFAULT_PARALLEL

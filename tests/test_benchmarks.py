@@ -94,6 +94,36 @@ def test_a_hall_on_a_running_server_refuses_what_needs_a_server_of_its_own(hall_
             one_hall(students=1, minutes=0.01, arrival_s=0.1, seed=0, server=hall_server, **extra)
 
 
+def test_a_hall_on_several_machines_spreads_its_processes_evenly_and_refuses_what_it_cannot_do(monkeypatch):
+    """`--machines`: the processes are spread evenly over the machines (`devtools.hosts`), whose nginx the hall reads
+    as a cluster of its own; an uneven spread, Cloud's box or a poll round is refused before anything starts."""
+    from benchmarks import load
+    from benchmarks.hall_report import layout_name
+
+    for extra in ({"processes": 3}, {"box": True}, {"poll_round": True}):
+        with pytest.raises(ValueError, match="2 machines"):
+            load.one_hall(students=1, minutes=0.01, arrival_s=0.1, seed=0, machines=2, **{"processes": 4} | extra)
+    made = []
+
+    class FakeHosts:
+        def __init__(self, machines, processes, env):
+            made.append((machines, processes, env))
+            self.cluster = object()
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            made.append("stopped")
+
+    monkeypatch.setattr(load, "Hosts", FakeHosts)
+    with load.on_machines(2, 6, {"KEY": "k"}) as cluster:
+        assert made == [(2, 3, {"KEY": "k"})] and cluster is not None
+    assert made[-1] == "stopped"
+    assert layout_name("jump", 4, 2) == "jump, 4 on 2 machines behind nginx"
+    assert layout_name("jump", 4) == "jump, 4 behind nginx" and layout_name("notch", 1) == "notch, 1 process"
+
+
 def test_the_load_benchmark_asks_the_polls_route_and_can_keep_a_round_open():
     """Students on pages with a quiz ask the poll watcher's route as their browsers do; with `poll_round`, a
     lecturer's panel with an open round reruns every second all along, without an exception box; the students
@@ -110,8 +140,8 @@ def test_a_jump_lands_anywhere_on_the_slider_and_a_notch_next_door():
     """The two ways students move a slider: an arrow key's notch, or a click anywhere on its track."""
     import random
 
-    from benchmarks.load import random_link
     from benchmarks.protocol import Slider, grid, next_value, option_text
+    from benchmarks.students import random_link
 
     seed = Slider("s", "Seed", [5.0], 0.0, 99.0, 1.0, "f", "seed", [])
     temp = Slider("t", "τ", [1.0], 0.0, 3.0, 1.0, "f", "temp", ["0.1", "0.3", "1", "3"])
