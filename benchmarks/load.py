@@ -90,7 +90,7 @@ from poll.presenter_key import PRESENTER_KEY_ENV
 
 def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile: Path | None = None,
              processes: int = 1, regime: str = "notch", poll_round: bool = False, steps: int = 0,
-             box: bool = False, front_end: bool = False, server: AppServer | Cluster | None = None,
+             box: bool = False, front_end: bool = False, server: AppServer | None = None,
              machines: int = 1) -> dict:
     """One run: `students` on one `streamlit run` process, or on `processes` of them behind nginx
     (`devtools.cluster`), stepping as `regime` says (`REGIMES`). CPU is summed over the app processes; RSS is
@@ -101,21 +101,18 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
     `front_end`, each first visit also fetches the front end's files, as Chromium fetched them from this server
     (`benchmarks.front_end`). With `machines` above 1, the `processes` are spread evenly over that many machines,
     each a network namespace of its own, behind one nginx, the poll on PostgreSQL in another (`devtools.hosts`, as
-    root). With `server`, the hall runs on that running process, or on those behind that nginx (`processes` is left
-    at 1: the hall counts them), and leaves them running. A hall on several machines or on a running server runs
-    outside any box and without a poll round (its store is not this process's to open); one on a running server
-    also without `profile`."""
+    root), outside any box and without a poll round (its store is not this process's to open). With `server`, the
+    hall runs on that running process and leaves it running: one process, outside any box, its poll store the one it
+    was started with, so without `poll_round` or `profile`."""
     if server is not None and (processes != 1 or box or poll_round or profile is not None):
-        raise ValueError("a hall on a running server takes its processes from it, and has no box, no poll round "
-                         "and no profile")
+        raise ValueError("a hall on a running server has one process, no box, no poll round and no profile")
     if machines > 1 and (processes % machines or box or poll_round):
         raise ValueError(f"a hall on {machines} machines spreads its processes evenly over them, outside any box, "
                          "without a poll round")
     machine_speed_s = python_loop_s()  # measured before the server starts, with nothing of this run going on
     if server is not None:
         hall = Hall(students, minutes, arrival_s, steps, regime, None, front_end)
-        running = len(server.app_pids) if isinstance(server, Cluster) else 1
-        return _one_hall(contextlib.nullcontext(server), None, hall, seed, None, running, machine_speed_s)
+        return _one_hall(contextlib.nullcontext(server), None, hall, seed, None, processes, machine_speed_s)
     if machines > 1:
         hall = Hall(students, minutes, arrival_s, steps, regime, None, front_end)
         spread = on_machines(machines, processes, {PRESENTER_KEY_ENV: POLL_KEY})
@@ -127,27 +124,6 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
             hall = Hall(students, minutes, arrival_s, steps, regime, Path(poll_data) if poll_round else None,
                         front_end)
             return _one_hall(server, cloud, hall, seed, profile, processes, machine_speed_s)
-
-
-@dataclass(frozen=True)
-class NginxCounts:
-    """What nginx logged so far (nothing for a single process, which has none): its answers by status, the times it
-    took an app process out of service, its errors about the processes by kind."""
-
-    statuses: Counter[int]
-    taken_out: int
-    upstream_errors: Counter[str]
-
-    def __sub__(self, earlier: NginxCounts) -> tuple[Counter[int], int, Counter[str]]:
-        """What was logged since `earlier`."""
-        return (self.statuses - earlier.statuses, self.taken_out - earlier.taken_out,
-                self.upstream_errors - earlier.upstream_errors)
-
-
-def nginx_counts(server: AppServer | Cluster) -> NginxCounts:
-    if not isinstance(server, Cluster):
-        return NginxCounts(Counter(), 0, Counter())
-    return NginxCounts(server.statuses(), server.processes_taken_out(), server.upstream_errors())
 
 
 @contextlib.contextmanager
@@ -181,7 +157,6 @@ def _one_hall(running: contextlib.AbstractContextManager[AppServer | Cluster], b
     regime, poll_data = hall_spec.regime, hall_spec.poll_data
     with running as server, contextlib.ExitStack() as sampling:
         pids = [server.proc.pid] if processes == 1 else server.app_pids
-        nginx_before = nginx_counts(server)  # a running nginx may have answered before: the hall counts its own
         sampler = None if profile is None else sampling.enter_context(Sampler(pids[0], profile))
         hashes = page_hashes(server.url)
         train_before_class(server.url, hashes, tries=2 * processes)
@@ -214,7 +189,9 @@ def _one_hall(running: contextlib.AbstractContextManager[AppServer | Cluster], b
         cpu_used = sum(cpu_s(pid) for pid in pids) - cpu_before
         clients_cpu, busy_s = time.process_time() - clients_before, results["last_step_at"] - started
         throttled = box.throttled_s() - throttled_before if box else float("nan")
-        statuses, taken_out, upstream_errors = nginx_counts(server) - nginx_before
+        behind_nginx = isinstance(server, Cluster)
+        statuses = server.statuses() if behind_nginx else Counter()
+        upstream_errors = dict(server.upstream_errors()) if behind_nginx else {}
         rss_mb = max(peak_rss_mb(pid) for pid in pids)
         if sampler is not None:  # py-spy writes its files when the process it samples exits
             server.stop()
@@ -239,7 +216,8 @@ def _one_hall(running: contextlib.AbstractContextManager[AppServer | Cluster], b
             "failures": results["failed"][:5], "exception_texts": sorted(set(results["exception_texts"]))[:10],
             "no_cross_talk": no_cross_talk,
             "nginx_5xx": sum(n for status, n in statuses.items() if status >= 500),
-            "nginx_502": statuses[502], "taken_out": taken_out, "upstream_errors": dict(upstream_errors),
+            "nginx_502": statuses[502], "taken_out": server.processes_taken_out() if behind_nginx else 0,
+            "upstream_errors": upstream_errors,
             "round_state_asks": results["round_state_asks"], "round_state_changes": results["round_state_changes"],
             "poll_round_open": poll_data is not None, "presenter_ticks": results.get("presenter_ticks", 0),
             "python_loop_s": machine_speed_s,

@@ -321,20 +321,6 @@ def test_wrong_keys_from_one_browser_do_not_lock_the_lecturer_out_of_a_process_o
     assert run_coroutine(every_process()) == dict.fromkeys(routes, ([False] * 4, True))
 
 
-def test_the_load_benchmarks_hall_runs_on_both_machines_through_their_nginx(hosts):
-    """`benchmarks.load`'s hall on the two machines (as ``--machines 2`` runs it): students arriving within a second,
-    each making two steps anywhere on a slider, through the one nginx, with no exception box, failed session, 5xx
-    or cross-talk, and the CPU counted over the four processes of both machines."""
-    from benchmarks.load import one_hall
-
-    figures = one_hall(students=16, minutes=0.5, arrival_s=1.0, seed=0, regime="jump", steps=2, server=hosts.cluster)
-    assert figures["failed_sessions"] == 0 and figures["exceptions"] == 0 and figures["no_cross_talk"], figures
-    assert figures["processes"] == 4
-    assert sorted(figures["app_pids"]) == sorted(app.proc.pid for app in hosts.cluster.apps)
-    assert figures["steps"] >= 16 and figures["cpu_ms_per_step"] > 0
-    assert figures["nginx_5xx"] == figures["taken_out"] == 0
-
-
 def test_the_tool_refuses_to_start_without_root_and_says_why():
     """As root, the tool is started as `nobody`, with this Python and the app reachable (`tests.helpers.unprivileged`:
     an interpreter under /root, 0700, cannot otherwise load its own libpython as that user)."""
