@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from devtools.browser import settle
 from poll import Question, new_browser_token, open_store
+from poll.key_guard import ThrottlePolicy
 from tests.browser.test_class_poll import (  # noqa: F401 - fixtures: this module's own cluster
     IDLE_PAGE,
     IDLE_QUIZ,
@@ -221,11 +222,13 @@ def test_wrong_keys_still_wait_after_a_reload_and_without_any_cookie(poll_cluste
     settle(page)
     unlock = lecturer_panel(page).get_by_role("button", name="Unlock the class poll")
     field = page.get_by_label("Presenter key", exact=True).and_(page.locator("input"))
-    for _ in range(8):
+    for tries in range(1, 9):
         expect_enabled(unlock)
         field.fill("a wrong key")
         unlock.click()
         expect(field).to_have_value("", timeout=REACHES_MS)  # the try was made: the server empties the field
+        if ThrottlePolicy().wait_after(tries) > 0:  # and, in the same run, disables the button for the wait: seen
+            expect(unlock).to_be_disabled(timeout=REACHES_MS)  # before the next try looks for it enabled again
     page.reload()
     settle(page)
     page.get_by_text("Too many wrong presenter keys from this address").wait_for(timeout=REACHES_MS)
