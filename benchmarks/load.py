@@ -60,6 +60,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import platform
@@ -110,19 +111,18 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
         raise ValueError(f"a hall on {machines} machines spreads its processes evenly over them, outside any box, "
                          "without a poll round")
     machine_speed_s = python_loop_s()  # measured before the server starts, with nothing of this run going on
+    hall = Hall(students, minutes, arrival_s, steps, regime, None, front_end)
     if server is not None:
-        hall = Hall(students, minutes, arrival_s, steps, regime, None, front_end)
         return _one_hall(contextlib.nullcontext(server), None, hall, seed, None, processes, machine_speed_s)
     if machines > 1:
-        hall = Hall(students, minutes, arrival_s, steps, regime, None, front_end)
         spread = on_machines(machines, processes, {PRESENTER_KEY_ENV: POLL_KEY})
         return _one_hall(spread, None, hall, seed, profile, processes, machine_speed_s)
     with tempfile.TemporaryDirectory() as poll_data:
         env = {"ATTENTION_POLL_DATA_DIR": poll_data, "ATTENTION_PRESENTER_KEY": POLL_KEY}
         with Box() if box else contextlib.nullcontext() as cloud:
             server = AppServer(env=env, box=cloud) if processes == 1 else Cluster(processes, env=env)
-            hall = Hall(students, minutes, arrival_s, steps, regime, Path(poll_data) if poll_round else None,
-                        front_end)
+            if poll_round:
+                hall = dataclasses.replace(hall, poll_data=Path(poll_data))
             return _one_hall(server, cloud, hall, seed, profile, processes, machine_speed_s)
 
 
