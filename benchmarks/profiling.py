@@ -48,12 +48,24 @@ class Sampler:
                 proc.terminate()
 
 
+UNNAMED = "(unnamed)"
+
+
+def thread_name(first_frame: str) -> str:
+    """The name in py-spy's first frame, `thread (7141): busy-worker_7`; `UNNAMED` where py-spy found none, as for
+    the main thread before the `threading` module is imported, `thread (7134)`."""
+    match = re.fullmatch(r"thread \(\w+\)(?:: (.*))?", first_frame)
+    if match is None:
+        return first_frame
+    return match.group(1) or UNNAMED
+
+
 def _stacks(profile: Path):
     """(thread name, frames innermost last, samples) for each line of a raw profile."""
     for line in profile.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
         thread, *frames = stack.split(";")
-        yield re.sub(r"^thread \(\w+\): ", "", thread), frames, int(count)
+        yield thread_name(thread), frames, int(count)
 
 
 def thread_kind(name: str) -> str:

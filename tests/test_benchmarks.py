@@ -305,11 +305,15 @@ def test_the_sampler_sees_each_thread_and_sums_by_function(tmp_path, capsys):
 
     from benchmarks.profiling import Sampler, by_thread, summarise
 
+    # Sampling starts once the thread runs: the interpreter's start-up, before `threading` can name a thread, is
+    # not what this test is about, and on a busy machine it can outlast the thread's work.
     child = subprocess.Popen([sys.executable, "-c", (
         "import threading, time\n"
         "def spin():\n    t = time.time()\n    while time.time() - t < 2: sum(range(1000))\n"
         "threading.Thread(target=spin, name='busy-worker_7').start()\n"
-        "time.sleep(2.5)\n")])
+        "print('started', flush=True)\n"
+        "time.sleep(2.5)\n")], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline() == "started\n"
     out = tmp_path / "p.raw"
     with Sampler(child.pid, out) as sampler:
         child.wait(30)
@@ -320,3 +324,11 @@ def test_the_sampler_sees_each_thread_and_sums_by_function(tmp_path, capsys):
     summarise(out, top=5)
     printed = capsys.readouterr().out
     assert "busy-worker" in printed and "spin (<string>:4)" in printed
+
+
+def test_a_thread_py_spy_could_not_name_is_called_unnamed():
+    from benchmarks.profiling import UNNAMED, thread_kind, thread_name
+
+    assert thread_name("thread (7141): busy-worker_7") == "busy-worker_7"
+    assert thread_name("thread (0x7f3a): ThreadPoolExecutor-0_3") == "ThreadPoolExecutor-0_3"
+    assert thread_name("thread (7134)") == UNNAMED == thread_kind(thread_name("thread (7134)"))
