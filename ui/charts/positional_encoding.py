@@ -28,11 +28,35 @@ MAX_DOTS = 64  # draw the table's values as dots on the curves up to this many p
 SERIES_ORDER = "dimension"
 
 
+#: Line dashes by series, in the colours' order: a solid round through `CATEGORY`, then a dashed one, so two
+#: curves that share a colour never share a dash.
+SOLID, DASHED = [1, 0], [6, 3]
+SERIES_DASHES = [SOLID] * len(CATEGORY) + [DASHED] * len(CATEGORY)
+
+
+def _by_dimension() -> alt.EncodingSortField:
+    return alt.EncodingSortField(field=SERIES_ORDER, op="min", order="ascending")
+
+
 def series_colour(legend: alt.Legend | None) -> alt.Color:
     """The colour of each series, in the order of its `SERIES_ORDER` column (``dim 2`` before ``dim 10``)."""
-    return alt.Color(field="series", type="nominal", title=None,
-                     sort=alt.EncodingSortField(field=SERIES_ORDER, op="min", order="ascending"),
+    return alt.Color(field="series", type="nominal", title=None, sort=_by_dimension(),
                      scale=alt.Scale(range=list(CATEGORY)), legend=legend)
+
+
+def series_dash(legend: alt.Legend | None) -> alt.StrokeDash:
+    """The dash of each series, in the order of `series_colour`. Given with the colour on every mark of the
+    series (and resolved like it, `waves_beside_ladder`), it joins the colour's legend."""
+    return alt.StrokeDash(field="series", type="nominal", title=None, sort=_by_dimension(),
+                          scale=alt.Scale(range=SERIES_DASHES), legend=legend)
+
+
+def waves_beside_ladder(waves: alt.LayerChart, ladder: alt.LayerChart) -> alt.HConcatChart:
+    """`side_by_side`, with each chart's dash scale its own as its colour scale is: the waves' colour and dash
+    then have one domain, which Vega-Lite needs to draw them as one legend of dashed, coloured strokes."""
+    chart = side_by_side(waves, ladder)
+    chart.resolve = alt.Resolve(scale=alt.ScaleResolveMap(color="independent", strokeDash="independent"))
+    return chart
 
 
 def wave_chart(
@@ -46,19 +70,22 @@ def wave_chart(
     """Smooth curves (`curves`: ``position``, ``value``, ``series``, ``dimension``) and, optionally, dots at the
     table's positions.
 
-    `samples` has the same columns at integer positions: the values the encoding table actually holds. The legend
-    and the colours go by ``dimension`` (`series_colour`).
+    `samples` has the same columns at integer positions: the values the encoding table actually holds. The legend,
+    the colours and the dashes go by ``dimension`` (`series_colour`, `series_dash`).
     """
-    color = series_colour(alt.Legend(orient="bottom", columns=2, labelLimit=320))
+    legend = alt.Legend(orient="bottom", columns=2, labelLimit=320, symbolType="stroke", symbolStrokeWidth=2,
+                        symbolSize=300)  # a stroke about 17 px long: long enough to show its dash
+    color, dash = series_colour(legend), series_dash(legend)
     x = alt.X(field="position", type="quantitative", title="position p", axis=alt.Axis(tickMinStep=1))
     y = alt.Y(field="value", type="quantitative", title="PE value", scale=alt.Scale(domain=[-1.05, 1.05]))
     tooltip = [alt.Tooltip(field="series", type="nominal", title="dimension"),
                alt.Tooltip(field="position", type="quantitative", title="position", format=".2f"),
                alt.Tooltip(field="value", type="quantitative", title="value", format=".3f")]
-    layers = [alt.Chart(curves).mark_line(strokeWidth=2).encode(x=x, y=y, color=color, tooltip=tooltip)]
+    layers = [alt.Chart(curves).mark_line(strokeWidth=2).encode(x=x, y=y, color=color, strokeDash=dash,
+                                                                 tooltip=tooltip)]
     if samples is not None:
         layers.append(alt.Chart(samples).mark_point(filled=True, size=45, opacity=1).encode(
-            x=x, y=y, color=color, tooltip=tooltip))
+            x=x, y=y, color=color, strokeDash=dash, tooltip=tooltip))
     return alt.layer(*layers, title=title or alt.Undefined).properties(width=width, height=height)
 
 
@@ -180,7 +207,7 @@ def waves_spec(waves: SampledWaves) -> dict:
     waves = (frames_part(wave_chart, curves, samples, title="PE value against position") if positions <= MAX_DOTS
              else frames_part(wave_chart, curves, title="PE value against position"))
     lengths = frames_part(wavelength_chart, ladder, chosen, title="wavelength of every dimension")
-    return part_spec(compose(side_by_side, waves, lengths), canvas=True)
+    return part_spec(compose(waves_beside_ladder, waves, lengths), canvas=True)
 
 
 def similarity_spec(table: EncodingTable) -> dict:

@@ -41,6 +41,24 @@ def test_the_waves_legend_follows_the_dimensions_and_d_model_changes_only_the_da
     assert len({tuple(row["series"] for row in spec["datasets"]["d3"]) for spec in specs}) == 3  # the labels did change
 
 
+def test_every_curve_of_the_picker_s_eight_differs_from_the_others_in_colour_or_dash():
+    """Six colours, up to eight curves: past the sixth a curve is dashed. Rendered for real (vl-convert), the one
+    legend shows each entry in its curve's colour and dash, in the dimensions' order."""
+    import json
+    import re
+
+    import vl_convert as vlc
+
+    spec = waves_spec(sampled_waves(5, 16, tuple(range(8))))
+    svg = vlc.vegalite_to_svg(json.loads(json.dumps(spec, default=lambda table: table.rows())))
+    entries = re.findall(r'role-legend-symbol.*?stroke="(#\w+)".*?stroke-dasharray="([\d,]+)".*?'
+                         r'role-legend-label.*?>(dim \d+)', svg)
+    assert [label for _, _, label in entries] == [f"dim {d}" for d in range(8)]
+    assert len({(colour, dash) for colour, dash, _ in entries}) == 8
+    assert len({colour for colour, _, _ in entries}) == 6
+    assert [dash for _, dash, _ in entries] == ["1,0"] * 6 + ["6,3"] * 2
+
+
 def test_with_legend_length_changes_a_copy_only():
     chart = heatmap(np.eye(30), cell_size=10)
     short = with_legend_length(chart, 200)
