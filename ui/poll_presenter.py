@@ -74,9 +74,13 @@ def presenter_panel(question: str, options: list[str], answer: str, explanation:
 
 def _key_form(poll: PollServices, quiz: str) -> None:
     """The presenter-key field (a password field, emptied after every try; the key is never sent back). One per
-    quiz on the page; any of them unlocks them all, for the session."""
+    quiz on the page; any of them unlocks them all, for the session.
+
+    The browser empties the field itself when the form is sent (`clear_on_submit`): the panel's timer keeps
+    sending the field's value, and a tick sent before the try's answer arrives would otherwise bring the key back
+    into the field and the session's state."""
     wait = poll.guard.wait_s(presenter_client())
-    with st.form(f"poll_key_form_{quiz}", border=False):
+    with st.form(f"poll_key_form_{quiz}", clear_on_submit=True, border=False):
         st.text_input("Presenter key", type="password", key=f"poll_key_{quiz}", max_chars=KEY_FIELD_CHARS,
                       help="From .streamlit/secrets.toml (presenter_key), the ATTENTION_PRESENTER_KEY environment "
                            "variable, or the server's log at start-up. Asked once per session.")

@@ -5,6 +5,7 @@ throttle across reloads."""
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 import time
 
@@ -26,6 +27,7 @@ from tests.browser.test_class_poll import (  # noqa: F401 - fixtures: this modul
     routed_context,
 )
 from ui.class_poll import VOTER_COOKIE
+from ui.poll_presenter import PRESENTER_EVERY_S
 from ui.poll_watch import ROUND_STATE_PATH, STUDENT_EVERY_S
 
 #: The page and quiz of the tests of tabs (the idle page's test has its own).
@@ -211,6 +213,42 @@ def test_every_download_arrives_while_the_panel_ticks_and_the_class_votes(poll_c
         store.end_round(current.id)
     assert len(files) == DOWNLOADS and all(f.startswith("round,quiz,question,option") for f in files)
     lecturer.context.close()
+
+
+def test_a_key_tried_while_a_tick_is_on_its_way_is_still_emptied(poll_cluster, process_routes, browser):
+    """The panel reruns every second, and each tick the browser sends carries what the form's field holds. A tick
+    sent after Unlock but before its answer arrives carries the key just tried. Here the server's messages are held
+    back for two ticks after the click, as a slow server or network holds them: the field still ends empty, and
+    stays empty."""
+    relay = {"hold": False, "held": [], "page_side": None}
+
+    def through_relay(page_side) -> None:  # the app's WebSocket, with its server's messages held on demand
+        relay["page_side"] = page_side
+        server_side = page_side.connect_to_server()
+
+        def to_page(message) -> None:
+            if relay["hold"]:
+                relay["held"].append(message)
+            else:
+                page_side.send(message)
+        server_side.on_message(to_page)
+
+    page = routed_context(browser, poll_cluster, process_routes[0][1]).new_page()
+    page.route_web_socket(re.compile(r".*/_stcore/stream$"), through_relay)
+    page.goto(f"{poll_cluster.url}/{EDGE_PAGE}?present=true")
+    settle(page)
+    field = page.get_by_label("Presenter key", exact=True).and_(page.locator("input"))
+    field.fill("a wrong key")
+    relay["hold"] = True
+    lecturer_panel(page).get_by_role("button", name="Unlock the class poll").click()
+    page.wait_for_timeout(2500 * PRESENTER_EVERY_S)  # two ticks leave the browser, holding the key
+    while relay["held"]:  # in order; a message that arrives meanwhile joins the end of the queue
+        relay["page_side"].send(relay["held"].pop(0))
+    relay["hold"] = False
+    expect(field).to_have_value("", timeout=REACHES_MS)
+    page.wait_for_timeout(2500 * PRESENTER_EVERY_S)
+    expect(field).to_have_value("")
+    page.context.close()
 
 
 def test_wrong_keys_still_wait_after_a_reload_and_without_any_cookie(poll_cluster, process_routes, browser):
