@@ -77,8 +77,8 @@ def _key_form(poll: PollServices, quiz: str) -> None:
     quiz on the page; any of them unlocks them all, for the session.
 
     The browser empties the field itself when the form is sent (`clear_on_submit`): the panel's timer keeps
-    sending the field's value, and a tick sent before the try's answer arrives would otherwise bring the key back
-    into the field and the session's state."""
+    sending the field's value, and a tick sent before the try's answer arrives would otherwise put the key back
+    into the field for good. Such a tick can still put it back into the session's state, until the next tick."""
     wait = poll.guard.wait_s(presenter_client())
     with st.form(f"poll_key_form_{quiz}", clear_on_submit=True, border=False):
         st.text_input("Presenter key", type="password", key=f"poll_key_{quiz}", max_chars=KEY_FIELD_CHARS,
