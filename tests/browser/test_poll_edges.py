@@ -264,9 +264,9 @@ def test_wrong_keys_still_wait_after_a_reload_and_without_any_cookie(poll_cluste
         expect_enabled(unlock)
         field.fill("a wrong key")
         unlock.click()
-        expect(field).to_have_value("", timeout=REACHES_MS)  # the try was made: the server empties the field
-        if ThrottlePolicy().wait_after(tries) > 0:  # and, in the same run, disables the button for the wait: seen
-            expect(unlock).to_be_disabled(timeout=REACHES_MS)  # before the next try looks for it enabled again
+        expect(field).to_have_value("", timeout=REACHES_MS)  # the form was sent: the browser empties the field
+        if ThrottlePolicy().wait_after(tries) > 0:  # the server counted the try and disables the button for the
+            expect(unlock).to_be_disabled(timeout=REACHES_MS)  # wait: seen before the next try looks for it enabled
     page.reload()
     settle(page)
     page.get_by_text("Too many wrong presenter keys from this address").wait_for(timeout=REACHES_MS)
