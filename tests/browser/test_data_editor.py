@@ -3,7 +3,9 @@
 AppTest cannot type into a data editor, so these tests drive headless Chromium. Streamlit's editor is Glide
 Data Grid, drawn on a canvas: a cell is selected by clicking the first token cell (at a fixed offset from the
 grid's top-left corner) and moving with the arrow keys; Enter opens the cell's editor, whose ``<input>``
-Playwright fills, and Enter commits the edit, which reruns the script.
+Playwright fills, and Enter commits the edit, which reruns the script. The grid shows a committed edit at once, and
+the page asks for its rerun about 200 ms later, so a test waits for that rerun on the websocket (`edit_and_rerun`),
+never for the page's text to change.
 
 What reaches Python and what the grid handles itself:
 
@@ -24,7 +26,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from core import LESSON_TOKENS, LESSON_X, worked_example
 from core.user_input import format_matrix
-from devtools.browser import IDLE_AND_CHANGED_JS, PAGE_TEXT_JS, settle
+from devtools.browser import settle
+from tests.helpers.interactions import Traffic, wait_for_answer
 
 EXPANDER = '[data-testid="stExpander"]'
 HEADER_PX = ROW_PX = 35  # Glide's header and row heights in Streamlit's data editor
@@ -48,9 +51,11 @@ CELLS_JS = """(root) => Array.from(root.querySelectorAll('table [role=gridcell]'
 def open_editor(page, app_url: str | None, query: dict[str, str] | None = None):
     """Open the worked example (unless `app_url` is None: the page is open) and its own-input expander.
 
-    Return the grid. The expander sends its table only while open, so opening it reruns the page.
+    Return the grid. The expander sends its table only while open, so opening it reruns the page. The page's
+    websocket traffic is counted from its load on (``page.traffic``, for `edit_and_rerun`).
     """
     if app_url is not None:
+        page.traffic = Traffic(page)
         page.goto(f"{app_url}/" + (f"?{urlencode(query)}" if query else ""))
         settle(page)
     expander = page.locator(EXPANDER).filter(has_text="Use your own tokens and embeddings")
@@ -82,12 +87,20 @@ def select_cell(page, grid, row: int, col: int) -> None:
         page.keyboard.press("ArrowDown")
 
 
-def commit_and_wait(page, before: str | None) -> None:
-    """Press Enter to commit the edit; wait until the rerun has redrawn the page (its text changed)."""
+def edit_and_rerun(page, key: str) -> None:
+    """Press `key`, which ends an edit, and wait until the rerun the edit asks for has run, then `settle`.
+
+    The grid's own text (in its table for screen readers) shows the edit before the page has asked for the rerun:
+    a wait for the page's text to change can end there, with every number still the old input's."""
+    before = page.traffic.counts()
+    page.keyboard.press(key)
+    assert wait_for_answer(page, page.traffic, before, ask_ms=10_000) == "rerun", f"{key} reran nothing"
+
+
+def commit(page) -> None:
+    """Press Enter, once React has taken what was typed into the cell's editor, to commit it (`edit_and_rerun`)."""
     page.evaluate(NEXT_FRAMES_JS)
-    page.keyboard.press("Enter")
-    page.wait_for_function(IDLE_AND_CHANGED_JS, arg=before, timeout=60_000)
-    settle(page)
+    edit_and_rerun(page, "Enter")
 
 
 def open_cell_editor(page, grid, row: int, col: int, tries: int = 3) -> None:
@@ -107,19 +120,15 @@ def open_cell_editor(page, grid, row: int, col: int, tries: int = 3) -> None:
 
 def fill_cell(page, grid, row: int, col: int, text: str) -> None:
     """Replace a cell's content with `text` through its editor, as a paste or select-all-and-type would."""
-    before = page.evaluate(PAGE_TEXT_JS)
     open_cell_editor(page, grid, row, col)
     cell_editor(page).fill(text)
-    commit_and_wait(page, before)
+    commit(page)
 
 
 def clear_cell(page, grid, row: int, col: int) -> None:
     """Empty a cell as a student does: select it and press Delete."""
-    before = page.evaluate(PAGE_TEXT_JS)
     select_cell(page, grid, row, col)
-    page.keyboard.press("Delete")
-    page.wait_for_function(IDLE_AND_CHANGED_JS, arg=before, timeout=60_000)
-    settle(page)
+    edit_and_rerun(page, "Delete")
 
 
 def output_texts(page) -> list[str]:
@@ -198,14 +207,13 @@ def test_a_bad_edit_says_what_is_wrong_and_keeps_the_last_valid_input(page, app_
 def test_letters_typed_into_a_number_cell_are_named(page, app_url):
     """Typed key by key, as a student does: a number column would have committed 0 here, silently."""
     grid = open_editor(page, app_url)
-    before = page.evaluate(PAGE_TEXT_JS)
     select_cell(page, grid, 1, 2)
     page.keyboard.press("a")  # the first key opens the cell's editor, holding that key
     editor = cell_editor(page)
     editor.wait_for(state="visible")
     page.keyboard.type("bc")
     assert editor.input_value() == "abc"
-    commit_and_wait(page, before)
+    commit(page)
     assert exceptions(page) == 0
     (error,) = errors(page)
     assert "column 2 is 'abc', not a number" in error
@@ -262,11 +270,8 @@ def test_good_edits_change_the_output_and_reach_the_link(page, browser, app_url)
         assert query(page)["tokens"] == [" ".join(tokens)] and query(page)["X"] == [format_matrix(X)]
 
     # delete the row of "cat": select it by its row marker, then Delete
-    before = page.evaluate(PAGE_TEXT_JS)
     grid.click(position={"x": 15, "y": HEADER_PX + ROW_PX * 1.5})
-    page.keyboard.press("Delete")
-    page.wait_for_function(IDLE_AND_CHANGED_JS, arg=before, timeout=60_000)
-    settle(page)
+    edit_and_rerun(page, "Delete")
     tokens, X = [tokens[0], tokens[2]], X[[0, 2]]
     assert output_texts(page)[:8] == expected_output(tuple(tokens), X)
     assert query(page)["tokens"] == ["the dog"] and query(page)["X"] == [format_matrix(X)]
