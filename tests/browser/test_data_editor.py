@@ -3,9 +3,9 @@
 AppTest cannot type into a data editor, so these tests drive headless Chromium. Streamlit's editor is Glide
 Data Grid, drawn on a canvas: a cell is selected by clicking the first token cell (at a fixed offset from the
 grid's top-left corner) and moving with the arrow keys; Enter opens the cell's editor, whose ``<input>``
-Playwright fills, and Enter commits the edit, which reruns the script. The grid shows a committed edit at once, and
-the page asks for its rerun about 200 ms later, so a test waits for that rerun on the websocket (`edit_and_rerun`),
-never for the page's text to change.
+Playwright fills, and Enter commits the edit, which reruns the script. The page asks for that rerun about 200 ms
+after the key, and the grid may show the edit before then, so a test waits for the rerun on the websocket
+(`edit_and_rerun`), never for the page's text to change.
 
 What reaches Python and what the grid handles itself:
 
@@ -90,8 +90,8 @@ def select_cell(page, grid, row: int, col: int) -> None:
 def edit_and_rerun(page, key: str) -> None:
     """Press `key`, which ends an edit, and wait until the rerun the edit asks for has run, then `settle`.
 
-    The grid's own text (in its table for screen readers) shows the edit before the page has asked for the rerun:
-    a wait for the page's text to change can end there, with every number still the old input's."""
+    The grid's own text (its table for screen readers) may show the edit before the page has asked for the rerun:
+    a wait for the page's text to change could end there, with every number still the old input's."""
     before = page.traffic.counts()
     page.keyboard.press(key)
     assert wait_for_answer(page, page.traffic, before, ask_ms=10_000) == "rerun", f"{key} reran nothing"
