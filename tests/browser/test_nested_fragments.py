@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlparse
 
-from devtools.browser import SHARE_LINK, settle
-from tests.browser.test_browser import app_console_errors, exceptions, open_page
+from devtools.browser import SHARE_LINK, app_console_errors, exceptions, settle
+from tests.helpers.browser_pages import open_page
 
 
 def click_and_settle(page, name: str) -> None:

@@ -179,8 +179,8 @@ SEED_PAGES = [p for p in CHART_PAGES if "seed_slider(" in Path(p.file).read_text
 
 @pytest.mark.parametrize("page", SEED_PAGES, ids=lambda p: p.name)
 def test_a_seed_step_keeps_every_charts_name_and_changes_its_numbers(page):
-    """Streamlit's front end builds a new view for a chart whose name changed (`tests/browser/test_browser.py`
-    times that): a new seed changes the numbers read after a chart, never its name."""
+    """Streamlit's front end builds a new view for a chart whose name changed (`tests/browser/test_reruns.py` checks
+    that a seed step keeps every view): a new seed changes the numbers read after a chart, never its name."""
     first, second = (run_page(page.file, seed=seed) for seed in ("3", "11"))
     assert [c.proto.alt for c in first.get("vega_lite_chart")] == [c.proto.alt for c in second.get("vega_lite_chart")]
     assert [c.value for c in first.caption] != [c.value for c in second.caption]
