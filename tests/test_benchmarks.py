@@ -166,6 +166,16 @@ def test_new_settings_cost_is_measured_per_slider():
     assert "median over sliders" in solo_table(figures)
 
 
+def test_a_first_visit_is_measured_on_every_page_with_a_session_kept_open():
+    """One new student after another opens each page while another session stays open: CPU per visit, by page."""
+    from benchmarks.first_visits import first_visit_cpu, visit_table
+
+    figures = first_visit_cpu(rounds=1, warm_rounds=1)
+    assert {"", "multi_head", "positional_encoding", "decoder"} <= set(figures)
+    assert all(len(visits) == 1 and visits[0] >= 0 for visits in figures.values())
+    assert "mean over every visit" in visit_table(figures)
+
+
 def test_the_poll_benchmark_accounts_for_every_vote(tmp_path):
     """A small class on SQLite: every vote before the lock accepted, every one after refused, none lost."""
     from benchmarks.poll import one_poll
