@@ -20,20 +20,9 @@ import statistics
 from pathlib import Path
 
 from benchmarks.profiling import Sampler
-from benchmarks.protocol import Student, cpu_s, page_hashes, run_coroutine, train_before_class
+from benchmarks.protocol import Student, cpu_s, first_run, page_hashes, run_coroutine, train_before_class
 from benchmarks.timing import python_loop_s
 from devtools.appserver import AppServer
-
-
-async def _visit(url: str, page_hash: str) -> int:
-    """One first visit; the exceptions its run showed."""
-    student = Student(url, page_hash, random.Random(0))
-    await student.connect()
-    try:
-        _, seen = await student.rerun()
-    finally:
-        await student.ws.close()
-    return seen.exceptions
 
 
 async def _rounds(url: str, pid: int, hashes: dict[str, str], rounds: int,
@@ -49,7 +38,7 @@ async def _rounds(url: str, pid: int, hashes: dict[str, str], rounds: int,
         for _ in range(rounds):
             for path, page_hash in sorted(hashes.items()):
                 before = cpu_s(pid)
-                if await _visit(url, page_hash):
+                if (await first_run(url, page_hash)).exceptions:
                     raise RuntimeError(f"the first visit of /{path} showed an exception")
                 await asyncio.sleep(0.05)  # the closed session's last messages
                 per_page[path].append((cpu_s(pid) - before) * 1e3)
@@ -78,10 +67,15 @@ def first_visit_cpu(rounds: int = 15, warm_rounds: int = 2, profile: Path | None
     return figures
 
 
+def every_visit(figures: dict[str, list[float]]) -> list[float]:
+    """The ms of every visit, whatever its page."""
+    return [ms for visits in figures.values() for ms in visits]
+
+
 def visit_table(figures: dict[str, list[float]]) -> str:
     """A line per page (mean ms of CPU a first visit), then the mean over every visit."""
     lines = [f"{path or '(home)':22s} {statistics.mean(ms):6.1f} ms" for path, ms in sorted(figures.items())]
-    every = [ms for visits in figures.values() for ms in visits]
+    every = every_visit(figures)
     lines.append(f"{'mean over every visit':22s} {statistics.mean(every):6.1f} ms ({len(every)} visits)")
     return "\n".join(lines)
 
@@ -97,9 +91,9 @@ def main() -> None:
     loop_s = python_loop_s()
     figures = first_visit_cpu(args.rounds, profile=args.profile, keep_session=not args.no_kept_session)
     print(visit_table(figures))
-    every = [ms for visits in figures.values() for ms in visits]
     args.out.write_text(json.dumps({"python_loop_s": loop_s, "rounds": args.rounds,
-                                    "kept_session": not args.no_kept_session, "mean_ms": statistics.mean(every),
+                                    "kept_session": not args.no_kept_session,
+                                    "mean_ms": statistics.mean(every_visit(figures)),
                                     "ms_by_page": figures}, indent=1))
 
 

@@ -297,19 +297,21 @@ class Student:
 
 
 
+async def first_run(url: str, page_hash: str) -> RunSeen:
+    """A new student opens the page, sees its first run, and leaves: what that run sent."""
+    student = Student(url, page_hash, random.Random(0))
+    await student.connect()
+    try:
+        _, seen = await student.rerun()
+    finally:
+        await student.ws.close()
+    return seen
+
+
 def page_sliders(url: str, hashes: dict[str, str]) -> dict[str, list[Slider]]:
     """Every page's sliders as drawn at its defaults (page script hash -> sliders), for random links."""
-    async def visit(page_hash: str) -> list[Slider]:
-        student = Student(url, page_hash, random.Random(0))
-        await student.connect()
-        try:
-            _, seen = await student.rerun()
-            return list(seen.sliders.values())
-        finally:
-            await student.ws.close()
-
     async def every_page() -> dict[str, list[Slider]]:
-        return {h: await visit(h) for h in hashes.values()}
+        return {h: list((await first_run(url, h)).sliders.values()) for h in hashes.values()}
     return run_coroutine(every_page())
 
 

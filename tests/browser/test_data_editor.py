@@ -3,7 +3,7 @@
 AppTest cannot type into a data editor, so these tests drive headless Chromium. Streamlit's editor is Glide
 Data Grid, drawn on a canvas: a cell is selected by clicking the first token cell (at a fixed offset from the
 grid's top-left corner) and moving with the arrow keys; Enter opens the cell's editor, whose ``<input>``
-Playwright fills, and Enter commits the edit, which reruns the script. The page asks for that rerun about 200 ms
+Playwright fills, and Enter commits the edit, which reruns the script. The page asks for that rerun a moment
 after the key, and the grid may show the edit before then, so a test waits for the rerun on the websocket
 (`edit_and_rerun`), never for the page's text to change.
 
