@@ -303,12 +303,16 @@ def attention_section(config: DecoderConfig, model: Decoder, text: Written) -> N
             f"layer {layer + 1} head {h + 1}: “{WORDS[text.ids[int(np.argmax(newest[layer, h]))]]}”"
             for layer in range(newest.shape[0]) for h in range(newest.shape[1])) + "."))
     above = float(np.abs(np.triu(maps, k=1)).max()) if n > 1 else 0.0
+    c1, c2 = st.columns(2)
+    c1.metric("max weight on a later word", f"{above:.1f}", help="Exactly 0: the mask hides the future.")
+    label = "max |one pass − while writing|"
+    if not text.steps:  # the prompt ended the sentence: no step chose a word
+        c2.metric(label, "—", help="Nothing was written after the prompt, so no step's logits to compare.")
+        return
     first = text.n_prompt - 1  # the position whose logits chose the first written word
     while_writing = np.stack([step.logits for step in text.steps])  # (steps, V - 1), from the cached steps
     in_one_pass = logits[first : first + len(text.steps), : while_writing.shape[1]]
-    c1, c2 = st.columns(2)
-    c1.metric("max weight on a later word", f"{above:.1f}", help="Exactly 0: the mask hides the future.")
-    c2.metric("max |one pass − while writing|", f"{np.abs(in_one_pass - while_writing).max():.1e}",
+    c2.metric(label, f"{np.abs(in_one_pass - while_writing).max():.1e}",
               help="The logits of the whole text in one masked pass (as in training) against those each step "
                    "computed while writing, one word at a time with the cache: float64 rounding only.")
 
@@ -319,6 +323,11 @@ def cache_section(config: DecoderConfig, model: Decoder, text: Written) -> None:
             "A word's key and value never change once it is read (nothing after it can reach it), so writing "
             "keeps them: each step computes the newest word's row of K and V and reuses every earlier one. "
             "Without the cache every step reads the whole text again.")
+    if not text.steps:
+        st.caption(f"The prompt already ends the sentence, so nothing was written: its {text.n_prompt} "
+                   f"{'word was' if text.n_prompt == 1 else 'words were'} read in one pass and no step reused "
+                   "the cache. Change the prompt to see it at work.")
+        return
     costs = step_costs(config, text.n_prompt, len(text.ids))
     static_table({
         "step (words read)": [c.keys for c in costs],

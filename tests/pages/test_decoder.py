@@ -10,7 +10,7 @@ from decoder.config import CONTEXT, DecoderConfig
 from decoder.sampling import Sampling
 from decoder.trainer import DecoderTrainer
 from decoder.writing import WORDS, inference_model, prompt_ids, write
-from tests.helpers.apptest import chart_specs, open_code
+from tests.helpers.apptest import chart_specs, open_code, section_titles
 from ui.shared_runs import shared_runs
 
 PAGE = "app_pages/decoder.py"
@@ -172,3 +172,26 @@ def test_training_lets_the_class_s_waiting_steps_go_between_its_chunks(monkeypat
     assert at.button(key="train").label == "Train"
     at.button(key="train").click().run()
     assert not at.exception and chunks
+
+
+@pytest.mark.parametrize("prompt", [".", "the cat sat on the mat .", "The dog saw the cats ."])
+def test_a_prompt_that_already_ends_the_sentence_draws_every_section(trained, prompt):
+    at = open_page(**SHORT, prompt=prompt, words="3")
+    assert not at.exception, [e.value for e in at.exception]
+    assert text_shown(at) == prompt.lower()
+    assert any("already ends the sentence" in c.value for c in at.caption)
+    assert [t for t in section_titles(at) if t[0] in "345"] == [
+        "3 · Writing, one word at a time", "4 · Where each word looked", "5 · The key-value cache"]
+    assert len(at.get("vega_lite_chart")) == 2  # the loss curves and the prompt's attention maps; no next word
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["max weight on a later word"] == "0.0"
+    assert any("nothing was written" in c.value for c in at.caption)  # the cache section says why it has no steps
+    assert not [r for r in at.radio if r.key == "quiz_decoder_next_choice"]  # no word to ask about
+
+
+def test_a_typed_prompt_that_ends_the_sentence_draws_every_section(trained):
+    at = open_page(**SHORT)
+    at.text_input(key="prompt").input("the birds sat on the rug .").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert text_shown(at) == "the birds sat on the rug ."
+
