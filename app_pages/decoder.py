@@ -10,7 +10,7 @@ from decoder.config import CONTEXT, DecoderConfig
 from decoder.cost import pass_multiply_adds, step_costs
 from decoder.language import ADJECTIVES, ANIMALS, PLACES, SPECIES, all_sentences, split
 from decoder.model import Decoder, build_decoder, causal_mask
-from decoder.sampling import Sampling, draw_for, next_word, top_p_cut
+from decoder.sampling import Sampling, draw_for, next_word, options_around, top_p_cut
 from decoder.trainer import DecoderRun, DecoderTrainer
 from decoder.writing import (
     MAX_PROMPT,
@@ -359,8 +359,7 @@ def next_word_quiz(prompt: tuple[str, ...], text: Written, draw_seed: int) -> No
     cold = None if first is None else next_word(first.logits, Sampling(0.1), draw_for(draw_seed, len(prompt)))
     with fixed_slot():
         if cold is not None:
-            order = np.argsort(-cold.probs, kind="stable")[:4]
-            options = sorted(WORDS[i] for i in order)
+            options = sorted(WORDS[i] for i in options_around(cold.probs, cold.choice, 4))  # hold the word drawn
             answer = WORDS[cold.choice]
             predict_then_reveal(
                 f"At temperature 0.1, which word does the decoder write after “{' '.join(prompt)}”?", options,

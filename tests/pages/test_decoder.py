@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from decoder.config import CONTEXT, DecoderConfig
-from decoder.sampling import Sampling
+from decoder.sampling import Sampling, draw_for, next_word
 from decoder.trainer import DecoderTrainer
 from decoder.writing import WORDS, inference_model, prompt_ids, write
 from tests.helpers.apptest import chart_specs, open_code, section_titles
@@ -194,4 +194,15 @@ def test_a_typed_prompt_that_ends_the_sentence_draws_every_section(trained):
     at.text_input(key="prompt").input("the birds sat on the rug .").run()
     assert not at.exception, [e.value for e in at.exception]
     assert text_shown(at) == "the birds sat on the rug ."
+
+
+def test_the_quiz_always_offers_its_computed_answer(trained):
+    """After "the big" at sampling seed 81, the draw at τ = 0.1 lands on a word outside the four likeliest."""
+    at = open_page(**SHORT, prompt="the big", draw="81")
+    assert not at.exception, [e.value for e in at.exception]
+    first = write(trained, prompt_ids(["the", "big"]), Sampling(1.0), 81, 0).steps[0]
+    cold = next_word(first.logits, Sampling(0.1), draw_for(81, 2))
+    assert WORDS[cold.choice] not in [WORDS[i] for i in np.argsort(-cold.probs, kind="stable")[:4]]
+    options = at.radio(key="quiz_decoder_next_choice").options
+    assert WORDS[cold.choice] in options and len(options) == 4
 
