@@ -15,7 +15,6 @@ from decoder.trainer import DecoderRun, DecoderTrainer
 from decoder.writing import (
     MAX_PROMPT,
     WORDS,
-    PromptError,
     Written,
     every_way,
     inference_model,
@@ -210,19 +209,18 @@ def sampling_controls() -> tuple[Sampling, int]:
     return Sampling(tau, top_k, top_p), draw_seed
 
 
+def lower_case(words: list[str]) -> list[str]:
+    return [w.lower() for w in words]
+
+
 def read_prompt() -> tuple[str, ...]:
-    """The prompt, lower-cased; a prompt the decoder cannot read shows why and keeps the last good one."""
-    words = [w.lower() for w in tokens_input("Prompt", "prompt", DEFAULT_PROMPT, max_tokens=MAX_PROMPT,
-                                             help=f"Words of the language, at most {MAX_PROMPT}, e.g. “the dogs”.")]
-    last = st.session_state.get("_decoder_prompt", tuple(DEFAULT_PROMPT.split()))
+    """The prompt, lower-cased; a prompt the decoder cannot read shows why and keeps the last good one (`tokens_input`
+    keeps it, checked by `prompt_ids` too)."""
     with fixed_slot():
-        try:
-            prompt_ids(words)
-        except PromptError as err:
-            st.error(f"{err} Writing from the last prompt that worked: “{' '.join(last)}”.", icon=":material/edit_off:")
-            return last
-    st.session_state["_decoder_prompt"] = tuple(words)
-    return tuple(words)
+        words = tokens_input("Prompt", "prompt", DEFAULT_PROMPT, max_tokens=MAX_PROMPT,
+                             validate=lambda typed: prompt_ids(lower_case(typed)),
+                             help=f"Words of the language, at most {MAX_PROMPT}, e.g. “the dogs”.")
+    return tuple(lower_case(words))
 
 
 def set_words(n: int) -> None:

@@ -225,12 +225,15 @@ def tokens_input(
     max_chars: int = MAX_WORD_CHARS,
     help: str | None = None,
     container: Any = st,
+    validate: Callable[[list[str]], object] | None = None,
 ) -> list[str]:
     """A text box for a whitespace-separated sentence, bound to the URL under `key`.
 
     Empty input, more than `max_tokens` tokens or a word longer than `max_chars` characters (it would
     not fit on an axis) shows an error and keeps the last valid sentence, so a bad edit never loses the
-    view or raises.
+    view or raises. A page with rules of its own passes `validate`, which raises `ValueError` with its
+    message: the last valid sentence is then the last one every rule accepted, kept here in one place, and
+    every message names the sentence the page shows.
     """
     _register(key)
     text = container.text_input(label, value=default, key=key, bind="query-params",
@@ -253,6 +256,12 @@ def tokens_input(
             f"a label can show. Showing the last valid sentence: “{' '.join(fallback)}”."
         )
         return list(fallback)
+    if validate is not None:
+        try:
+            validate(tokens)
+        except ValueError as err:
+            container.error(f"{label}: {err} Showing the last valid sentence: “{' '.join(fallback)}”.")
+            return list(fallback)
     st.session_state[last_key] = tokens
     return tokens
 

@@ -206,3 +206,12 @@ def test_the_quiz_always_offers_its_computed_answer(trained):
     options = at.radio(key="quiz_decoder_next_choice").options
     assert WORDS[cold.choice] in options and len(options) == 4
 
+
+def test_after_an_unknown_word_then_an_over_long_prompt_the_message_names_the_prompt_written_from(trained):
+    at = open_page(**SHORT, prompt="the birds")
+    at.text_input(key="prompt").input("the zebra").run()
+    at.text_input(key="prompt").input(" ".join(["the"] * CONTEXT)).run()
+    assert not at.exception
+    (message,) = [e.value for e in at.error]
+    shown = re.search(r"“([^”]*)”\.?$", message).group(1)
+    assert shown == "the birds" and text_shown(at).startswith(shown), message
