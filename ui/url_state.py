@@ -171,11 +171,29 @@ def _canonical_link_value(key: str, label: str) -> None:
     is bound to `key` yet; otherwise (the key was bound earlier in the session) the caller's fallback reads the
     value without keeping it in the address.
     """
+    held = st.session_state.get(_OPENED, query_snapshot())
     try:
         st.query_params[key] = label
     except StreamlitAPIException:
         return
+    st.session_state[_HELD] = held
     st.rerun()
+
+
+#: Session-state keys: the link the last full run opened with, and that link held over a rerun that rewrote it.
+_OPENED, _HELD = "_link_opened", "_link_held_over_rerun"
+
+
+def opened_link() -> dict[str, str | list[str]]:
+    """The link a full run of the app opened with, asked by the router before any widget runs.
+
+    The address now; or, on the run `_canonical_link_value` started, the address as the link gave it: the run
+    before may have dropped values from the address that it could not use, and `ignored_query_params` must
+    still name them.
+    """
+    link = st.session_state.pop(_HELD, None) or query_snapshot()
+    st.session_state[_OPENED] = link
+    return link
 
 
 def _numeric_option(raw: str | None, options: list[Any], format_func: Callable[[Any], str]) -> tuple[Any] | None:

@@ -53,3 +53,10 @@ def test_a_hand_written_equal_number_stays_in_the_address_in_the_option_s_own_fo
 def test_the_option_s_own_form_equal_to_the_default_leaves_the_address_clean():
     at = run_page("app_pages/soft_lookup.py", temp="0.20")
     assert at.select_slider(key="temp").value == 0.2 and "temp" not in at.query_params and not link_notices(at)
+
+
+def test_a_value_dropped_before_a_hand_written_one_is_rewritten_is_still_named_by_the_notice():
+    """The run that rewrites `d_k=+32` starts from an address the run before already cleared of `seq_len=33`."""
+    at = run_page("app_pages/scaled_attention.py", seq_len="33", d_k="+32", present="yes")
+    assert at.select_slider(key="d_k").value == 32 and at.query_params.get("d_k") == "32"
+    assert set(link_notices(at)) == {"seq_len", "present"}, link_notices(at)
