@@ -263,7 +263,9 @@ def writing_section(config: DecoderConfig, model: Decoder) -> tuple[Written, tup
     shown = " ".join(f"**{w}**" if i >= text.n_prompt else w for i, w in enumerate(words))
     st.markdown(f"Text: {shown}" + (" — *the end*" if text.ended else " …"))
     with fixed_slot():
-        if text.ended:
+        if text.ended and not text.steps:  # the prompt ended it (`writing_controls` says so)
+            st.caption("Take the final “.” off the prompt and the decoder writes on from there.")
+        elif text.ended:
             st.caption("The text has ended: the decoder wrote “.” or filled its " f"{CONTEXT} positions. "
                        "Start over, or change the temperature, top-k, top-p or seed to write another.")
         else:

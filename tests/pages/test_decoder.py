@@ -180,6 +180,8 @@ def test_a_prompt_that_already_ends_the_sentence_draws_every_section(trained, pr
     assert not at.exception, [e.value for e in at.exception]
     assert text_shown(at) == prompt.lower()
     assert any("already ends the sentence" in c.value for c in at.caption)
+    assert any("Take the final “.” off the prompt" in c.value for c in at.caption)
+    assert not any("has ended" in c.value for c in at.caption)  # the decoder wrote nothing: no "Start over"
     assert [t for t in section_titles(at) if t[0] in "345"] == [
         "3 · Writing, one word at a time", "4 · Where each word looked", "5 · The key-value cache"]
     assert len(at.get("vega_lite_chart")) == 2  # the loss curves and the prompt's attention maps; no next word
