@@ -19,7 +19,7 @@ def main() -> None:
     from ui.layout import link_slot
     from ui.navigation import page_links
     from ui.patches import install
-    from ui.url_state import bound_toggle, ignored_query_params, query_snapshot
+    from ui.url_state import bound_toggle, ignored_query_params, opened_link
 
     st.set_page_config(page_title="Attention, interactively", page_icon="🧮", layout="wide")
     install()  # the library patches: applied by the process's first run, a lookup afterwards
@@ -50,7 +50,7 @@ def main() -> None:
     sections = {"The lesson": lesson, "Build this": build, "Beyond the lesson": beyond}
     # Streamlit's own page list is not a correct list for screen readers: the sidebar draws the same sections.
     page = st.navigation(sections, position="hidden")
-    incoming = query_snapshot()  # before any widget runs: what the link asked for
+    incoming = opened_link()  # before any widget runs: what the link asked for
 
     with st.sidebar:
         page_links(sections, current=page)

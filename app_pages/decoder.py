@@ -10,12 +10,11 @@ from decoder.config import CONTEXT, DecoderConfig
 from decoder.cost import pass_multiply_adds, step_costs
 from decoder.language import ADJECTIVES, ANIMALS, PLACES, SPECIES, all_sentences, split
 from decoder.model import Decoder, build_decoder, causal_mask
-from decoder.sampling import Sampling, draw_for, next_word, top_p_cut
+from decoder.sampling import Sampling, draw_for, next_word, options_around, top_p_cut
 from decoder.trainer import DecoderRun, DecoderTrainer
 from decoder.writing import (
     MAX_PROMPT,
     WORDS,
-    PromptError,
     Written,
     every_way,
     inference_model,
@@ -213,19 +212,18 @@ def sampling_controls() -> tuple[Sampling, int]:
     return Sampling(tau, top_k, top_p), draw_seed
 
 
+def lower_case(words: list[str]) -> list[str]:
+    return [w.lower() for w in words]
+
+
 def read_prompt() -> tuple[str, ...]:
-    """The prompt, lower-cased; a prompt the decoder cannot read shows why and keeps the last good one."""
-    words = [w.lower() for w in tokens_input("Prompt", "prompt", DEFAULT_PROMPT, max_tokens=MAX_PROMPT,
-                                             help=f"Words of the language, at most {MAX_PROMPT}, e.g. “the dogs”.")]
-    last = st.session_state.get("_decoder_prompt", tuple(DEFAULT_PROMPT.split()))
+    """The prompt, lower-cased; a prompt the decoder cannot read shows why and keeps the last good one (`tokens_input`
+    keeps it, checked by `prompt_ids` too)."""
     with fixed_slot():
-        try:
-            prompt_ids(words)
-        except PromptError as err:
-            st.error(f"{err} Writing from the last prompt that worked: “{' '.join(last)}”.", icon=":material/edit_off:")
-            return last
-    st.session_state["_decoder_prompt"] = tuple(words)
-    return tuple(words)
+        words = tokens_input("Prompt", "prompt", DEFAULT_PROMPT, max_tokens=MAX_PROMPT,
+                             validate=lambda typed: prompt_ids(lower_case(typed)),
+                             help=f"Words of the language, at most {MAX_PROMPT}, e.g. “the dogs”.")
+    return tuple(lower_case(words))
 
 
 def set_words(n: int) -> None:
@@ -268,7 +266,9 @@ def writing_section(config: DecoderConfig, model: Decoder) -> tuple[Written, tup
     shown = " ".join(f"**{w}**" if i >= text.n_prompt else w for i, w in enumerate(words))
     st.markdown(f"Text: {shown}" + (" — *the end*" if text.ended else " …"))
     with fixed_slot():
-        if text.ended:
+        if text.ended and not text.steps:  # the prompt ended it (`writing_controls` says so)
+            st.caption("Take the final “.” off the prompt and the decoder writes on from there.")
+        elif text.ended:
             st.caption("The text has ended: the decoder wrote “.” or filled its " f"{CONTEXT} positions. "
                        "Start over, or change the temperature, top-k, top-p or seed to write another.")
         else:
@@ -306,12 +306,16 @@ def attention_section(config: DecoderConfig, model: Decoder, text: Written) -> N
             f"layer {layer + 1} head {h + 1}: “{WORDS[text.ids[int(np.argmax(newest[layer, h]))]]}”"
             for layer in range(newest.shape[0]) for h in range(newest.shape[1])) + "."))
     above = float(np.abs(np.triu(maps, k=1)).max()) if n > 1 else 0.0
+    c1, c2 = st.columns(2)
+    c1.metric("max weight on a later word", f"{above:.1f}", help="Exactly 0: the mask hides the future.")
+    label = "max |one pass − while writing|"
+    if not text.steps:  # the prompt ended the sentence: no step chose a word
+        c2.metric(label, "—", help="Nothing was written after the prompt, so no step's logits to compare.")
+        return
     first = text.n_prompt - 1  # the position whose logits chose the first written word
     while_writing = np.stack([step.logits for step in text.steps])  # (steps, V - 1), from the cached steps
     in_one_pass = logits[first : first + len(text.steps), : while_writing.shape[1]]
-    c1, c2 = st.columns(2)
-    c1.metric("max weight on a later word", f"{above:.1f}", help="Exactly 0: the mask hides the future.")
-    c2.metric("max |one pass − while writing|", f"{np.abs(in_one_pass - while_writing).max():.1e}",
+    c2.metric(label, f"{np.abs(in_one_pass - while_writing).max():.1e}",
               help="The logits of the whole text in one masked pass (as in training) against those each step "
                    "computed while writing, one word at a time with the cache: float64 rounding only.")
 
@@ -322,6 +326,11 @@ def cache_section(config: DecoderConfig, model: Decoder, text: Written) -> None:
             "A word's key and value never change once it is read (nothing after it can reach it), so writing "
             "keeps them: each step computes the newest word's row of K and V and reuses every earlier one. "
             "Without the cache every step reads the whole text again.")
+    if not text.steps:
+        st.caption(f"The prompt already ends the sentence, so nothing was written: its {text.n_prompt} "
+                   f"{'word was' if text.n_prompt == 1 else 'words were'} read in one pass and no step reused "
+                   "the cache. Change the prompt to see it at work.")
+        return
     costs = step_costs(config, text.n_prompt, len(text.ids))
     static_table({
         "step (words read)": [c.keys for c in costs],
@@ -353,8 +362,7 @@ def next_word_quiz(prompt: tuple[str, ...], text: Written, draw_seed: int) -> No
     cold = None if first is None else next_word(first.logits, Sampling(0.1), draw_for(draw_seed, len(prompt)))
     with fixed_slot():
         if cold is not None:
-            order = np.argsort(-cold.probs, kind="stable")[:4]
-            options = sorted(WORDS[i] for i in order)
+            options = sorted(WORDS[i] for i in options_around(cold.probs, cold.choice, 4))  # hold the word drawn
             answer = WORDS[cold.choice]
             predict_then_reveal(
                 f"At temperature 0.1, which word does the decoder write after “{' '.join(prompt)}”?", options,

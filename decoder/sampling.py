@@ -20,6 +20,14 @@ import numpy as np
 
 from core.attention import softmax
 
+#: Two probability masses this close are equal: top-p keeps the words whose mass reaches p "exactly" even when the
+#: float64 sums leading to it are a few rounding steps short (a sum of 32 probabilities is off by under 1e-14, far
+#: below the 0.05 between two top-p settings).
+MASS_TOLERANCE = 1e-12
+#: The smallest temperature other than 0 (greedy): z / τ stays finite for every logit up to 1e302 in size (float32's
+#: largest is 3.4e38), where a subnormal τ such as 1e-310 would turn it into inf.
+MIN_TEMPERATURE = 1e-6
+
 
 @dataclass(frozen=True)
 class Sampling:
@@ -30,8 +38,9 @@ class Sampling:
     top_p: float = 1.0
 
     def __post_init__(self) -> None:
-        if not (np.isfinite(self.temperature) and self.temperature >= 0):
-            raise ValueError(f"temperature must be a number >= 0, got {self.temperature!r}.")
+        if not (np.isfinite(self.temperature) and (self.temperature == 0 or self.temperature >= MIN_TEMPERATURE)):
+            raise ValueError(f"temperature must be 0 (greedy) or at least {MIN_TEMPERATURE:g}, got "
+                             f"{self.temperature!r}: dividing the logits by less overflows.")
         if not isinstance(self.top_k, int) or self.top_k < 0:
             raise ValueError(f"top_k must be an integer >= 0 (0 keeps every word), got {self.top_k!r}.")
         if not 0.0 < self.top_p <= 1.0:
@@ -81,14 +90,25 @@ def top_k_cut(scores: np.ndarray, k: int) -> np.ndarray:
 
 
 def top_p_cut(probs: np.ndarray, p: float) -> np.ndarray:
-    """True for every word outside the nucleus: the fewest most likely words whose probabilities add up to `p`."""
+    """True for every word outside the nucleus: the fewest most likely words whose probabilities add up to `p`.
+
+    A mass "reaches" p when it is at least ``p - MASS_TOLERANCE``: at p = 0.5 a top word of probability 0.5 is the
+    whole nucleus, and with twenty equal words p = 0.05 keeps one, however the sums round.
+    """
     cut = np.zeros(probs.shape, dtype=bool)
     if p >= 1.0:
         return cut
     order = np.argsort(-probs, kind="stable")  # most likely first
-    mass_before = np.cumsum(probs[order]) - probs[order]  # mass of the words ranked above each
-    cut[order[mass_before >= p]] = True  # a word is kept while the words above it fall short of p
+    mass_before = np.concatenate(([0.0], np.cumsum(probs[order])[:-1]))  # (V,): mass of the words ranked above each
+    cut[order[mass_before >= p - MASS_TOLERANCE]] = True  # a word is kept while the words above it fall short of p
     return cut
+
+
+def options_around(probs: np.ndarray, word: int, n: int) -> list[int]:
+    """`word` and the `n - 1` likeliest other words (token ids): choices to ask about that always hold the word
+    drawn, and are exactly the `n` likeliest whenever it is one of them."""
+    others = [int(i) for i in np.argsort(-probs, kind="stable") if i != word]
+    return [word, *others[: n - 1]]
 
 
 def draw_for(seed: int, position: int) -> float:
@@ -104,7 +124,8 @@ def next_word(logits: np.ndarray, sampling: Sampling, draw: float) -> NextWord:
     probs = softmax(scaled)  # (V,)
     cut_by_k = top_k_cut(scaled, sampling.top_k)  # ranked by z / τ: probabilities that round equal stay ordered
     kept_k = np.where(cut_by_k, 0.0, probs)
-    cut_by_p = top_p_cut(kept_k / kept_k.sum(), sampling.top_p) & ~cut_by_k
+    nucleus_of = kept_k / kept_k.sum() if cut_by_k.any() else probs  # renormalised only when top-k cut a word
+    cut_by_p = top_p_cut(nucleus_of, sampling.top_p) & ~cut_by_k
     final = np.where(cut_by_k | cut_by_p, 0.0, probs)
     final = final / final.sum()  # (V,): the words kept, renormalised
     order = np.argsort(-final, kind="stable")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from core.embeddings import tokenize
 
@@ -146,17 +147,53 @@ def bound_select_slider(
     """A slider over a fixed list of options (e.g. powers of two, divisors) bound to the URL under `key`.
 
     The link holds an option as `format_func` writes it (``?temp=1``); a hand-written equal number
-    (``?temp=1.0``, ``?lr=1e-2``) is accepted too.
+    (``?temp=1.0``, ``?lr=1e-2``) is accepted too, and the address then holds the option's own form, so the
+    link copied next keeps it.
     """
     _register(key)
     options = list(options)
     value = default
     if key not in st.session_state and (option := _numeric_option(st.query_params.get(key), options, format_func)):
-        st.session_state[key] = option[0]
+        _canonical_link_value(key, format_func(option[0]))
+        st.session_state[key] = option[0]  # reached only where the address could not be rewritten
         value = None  # the widget takes its value from the session state set just above
     return container.select_slider(
         label, options=options, value=value, key=key, help=help, format_func=format_func, bind="query-params",
     )
+
+
+def _canonical_link_value(key: str, label: str) -> None:
+    """Put `label` in the address under `key` in place of the hand-written form, and run the app again from it.
+
+    A bound widget takes its first value from the address the run started with, and drops from the address a
+    value that is not one of its options' labels (``1.50``); the next run starts from the address as rewritten
+    here, so the widget reads the label and keeps it there. The rewrite is possible while no widget of this run
+    is bound to `key` yet; otherwise (the key was bound earlier in the session) the caller's fallback reads the
+    value without keeping it in the address.
+    """
+    held = st.session_state.get(_OPENED, query_snapshot())
+    try:
+        st.query_params[key] = label
+    except StreamlitAPIException:
+        return
+    st.session_state[_HELD] = held
+    st.rerun()
+
+
+#: Session-state keys: the link the last full run opened with, and that link held over a rerun that rewrote it.
+_OPENED, _HELD = "_link_opened", "_link_held_over_rerun"
+
+
+def opened_link() -> dict[str, str | list[str]]:
+    """The link a full run of the app opened with, asked by the router before any widget runs.
+
+    The address now; or, on the run `_canonical_link_value` started, the address as the link gave it: the run
+    before may have dropped values from the address that it could not use, and `ignored_query_params` must
+    still name them.
+    """
+    link = st.session_state.pop(_HELD, None) or query_snapshot()
+    st.session_state[_OPENED] = link
+    return link
 
 
 def _numeric_option(raw: str | None, options: list[Any], format_func: Callable[[Any], str]) -> tuple[Any] | None:
@@ -206,12 +243,15 @@ def tokens_input(
     max_chars: int = MAX_WORD_CHARS,
     help: str | None = None,
     container: Any = st,
+    validate: Callable[[list[str]], object] | None = None,
 ) -> list[str]:
     """A text box for a whitespace-separated sentence, bound to the URL under `key`.
 
     Empty input, more than `max_tokens` tokens or a word longer than `max_chars` characters (it would
     not fit on an axis) shows an error and keeps the last valid sentence, so a bad edit never loses the
-    view or raises.
+    view or raises. A page with rules of its own passes `validate`, which raises `ValueError` with its
+    message: the last valid sentence is then the last one every rule accepted, kept here in one place, and
+    every message names the sentence the page shows.
     """
     _register(key)
     text = container.text_input(label, value=default, key=key, bind="query-params",
@@ -234,6 +274,12 @@ def tokens_input(
             f"a label can show. Showing the last valid sentence: “{' '.join(fallback)}”."
         )
         return list(fallback)
+    if validate is not None:
+        try:
+            validate(tokens)
+        except ValueError as err:
+            container.error(f"{label}: {err} Showing the last valid sentence: “{' '.join(fallback)}”.")
+            return list(fallback)
     st.session_state[last_key] = tokens
     return tokens
 

@@ -80,3 +80,22 @@ def test_next_word_by_keyboard_and_a_temperature_step_rewrites_the_text(page, ap
     assert bars.count() == 3
     assert any(b.get_attribute("aria-label") and "likeliest" in b.get_attribute("aria-label")
                for b in (bars.nth(i) for i in range(bars.count()))) or pytest.fail("the bars have no name")
+
+
+def test_a_prompt_that_ends_the_sentence_and_a_hand_written_temperature(view, app_url, screenshot_dir):
+    """A link with a prompt that already ends the sentence draws every section on both screens; its hand-written
+    temperature (``1.50``) is used and stays in the address as the option's own form, ``1.5``."""
+    trained(view, app_url)
+    view.goto(f"{app_url}/decoder?steps=100&prompt=the+cat+sat+on+the+mat+.&temp=1.50")
+    settle(view)
+    view.wait_for_function("() => location.search.includes('temp=1.5')", timeout=120_000)
+    settle(view)
+    assert not exceptions(view)
+    assert "temp=1.5&" in view.url + "&" and "temp=1.50" not in view.url
+    assert text_line(view) == "Text: the cat sat on the mat . — the end"
+    main = view.locator('[data-testid="stMain"]')
+    assert main.get_by_text("The prompt already ends the sentence, so nothing was written").count() == 1
+    assert view.locator('[data-testid="stVegaLiteChart"]').count() == 2  # the curves and the attention maps
+    assert view.evaluate(OVERFLOW_JS) <= 1
+    if screenshot_dir is not None:
+        view.screenshot(path=str(screenshot_dir / f"decoder-ended-{view.view_name}.png"), full_page=True)

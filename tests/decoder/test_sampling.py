@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from decoder.sampling import Sampling, draw_for, next_word, top_k_cut, top_p_cut
+from decoder.sampling import MIN_TEMPERATURE, Sampling, draw_for, next_word, options_around, top_k_cut, top_p_cut
 
 LOGITS = np.array([2.0, 1.0, 0.5, -1.0, 0.0, 1.5])
 logit_vectors = st.lists(st.floats(-8, 8), min_size=2, max_size=12).map(np.array)
@@ -70,3 +70,53 @@ def test_a_seeded_draw_is_reproducible_and_follows_the_probabilities():
 def test_bad_settings_are_refused_with_a_message(bad):
     with pytest.raises(ValueError, match=next(iter(bad))):
         Sampling(**bad)
+
+
+@pytest.mark.parametrize(("probs", "p", "n_kept"), [
+    ([0.5, 0.25, 0.25], 0.5, 1),  # the top word's own probability is exactly p
+    ([0.05] * 20, 0.05, 1),  # twenty equal words: one reaches 0.05
+    ([0.05] * 20, 0.5, 10),
+    ([0.25] * 4, 0.75, 3),
+    ([0.1] * 10, 0.3, 3),  # 0.1 + 0.1 + 0.1 is 0.30000000000000004 in float64: reaches 0.3
+    ([0.1] * 10, 0.7, 7),  # seven tenths sum to 0.7 minus one rounding step: reaches 0.7 all the same
+])
+def test_top_p_at_an_exact_boundary_keeps_exactly_the_words_whose_mass_reaches_p(probs, p, n_kept):
+    assert int((~top_p_cut(np.array(probs), p)).sum()) == n_kept
+
+
+@given(st.integers(1, 32), st.data())
+@settings(max_examples=80, deadline=None)
+def test_sampling_equal_words_at_p_k_over_n_keeps_k_words_whatever_top_k_cuts_or_not(n, data):
+    """n equal logits and p = k / n: the nucleus is exactly k words, through the whole pipeline (the softmax's and
+    the renormalisation's rounding included), with top-k off or cutting nothing."""
+    k = data.draw(st.integers(1, n))
+    for top_k in (0, n):
+        step = next_word(np.zeros(n), Sampling(1.0, top_k, k / n), data.draw(st.floats(0, 0.999)))
+        assert int(np.count_nonzero(step.final)) == k, (n, k, top_k)
+
+
+def test_sampling_a_top_word_of_probability_one_half_at_p_one_half_keeps_it_alone():
+    step = next_word(np.log([0.5, 0.25, 0.125, 0.125]), Sampling(1.0, 0, 0.5), 0.9)
+    assert np.count_nonzero(step.final) == 1 and step.choice == 0
+
+
+@pytest.mark.parametrize("tau", [1e-310, 5e-324, 1e-7, np.finfo(float).tiny])
+def test_a_temperature_too_small_to_divide_by_is_refused_where_it_is_set(tau):
+    with pytest.raises(ValueError, match="temperature"):
+        Sampling(tau)
+
+
+def test_the_smallest_temperature_allowed_keeps_every_number_finite():
+    step = next_word(np.array([3e38, -3e38, 0.0]), Sampling(MIN_TEMPERATURE), 0.5)
+    assert np.all(np.isfinite(step.probs)) and step.choice == 0
+
+
+@given(logit_vectors, st.floats(0, 0.999), st.sampled_from([0.01, 0.1, 1.0, 5.0]), st.integers(1, 6))
+@settings(max_examples=80, deadline=None)
+def test_options_around_a_drawn_word_always_hold_it(z, u, tau, n):
+    step = next_word(z, Sampling(tau), u)
+    options = options_around(step.probs, step.choice, n)
+    order = [int(i) for i in np.argsort(-step.probs, kind="stable")]
+    assert step.choice in options and len(set(options)) == len(options) == min(n, len(z))
+    if step.choice in order[:n]:  # a likely draw: the options are simply the likeliest words
+        assert sorted(options) == sorted(order[:n])

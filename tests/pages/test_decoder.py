@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from decoder.config import CONTEXT, DecoderConfig
-from decoder.sampling import Sampling
+from decoder.sampling import Sampling, draw_for, next_word
 from decoder.trainer import DecoderTrainer
 from decoder.writing import WORDS, inference_model, prompt_ids, write
-from tests.helpers.apptest import chart_specs, open_code
+from tests.helpers.apptest import chart_specs, open_code, section_titles
 from tests.helpers.registry import MALFORMED, NO_NUMBERS, VALID, Case, PageTests
 from ui.shared_runs import shared_runs
 
@@ -173,6 +173,51 @@ def test_training_lets_the_class_s_waiting_steps_go_between_its_chunks(monkeypat
     assert at.button(key="train").label == "Train"
     at.button(key="train").click().run()
     assert not at.exception and chunks
+
+
+@pytest.mark.parametrize("prompt", [".", "the cat sat on the mat .", "The dog saw the cats ."])
+def test_a_prompt_that_already_ends_the_sentence_draws_every_section(trained, prompt):
+    at = open_page(**SHORT, prompt=prompt, words="3")
+    assert not at.exception, [e.value for e in at.exception]
+    assert text_shown(at) == prompt.lower()
+    assert any("already ends the sentence" in c.value for c in at.caption)
+    assert any("Take the final “.” off the prompt" in c.value for c in at.caption)
+    assert not any("has ended" in c.value for c in at.caption)  # the decoder wrote nothing: no "Start over"
+    assert [t for t in section_titles(at) if t[0] in "345"] == [
+        "3 · Writing, one word at a time", "4 · Where each word looked", "5 · The key-value cache"]
+    assert len(at.get("vega_lite_chart")) == 2  # the loss curves and the prompt's attention maps; no next word
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["max weight on a later word"] == "0.0"
+    assert any("nothing was written" in c.value for c in at.caption)  # the cache section says why it has no steps
+    assert not [r for r in at.radio if r.key == "quiz_decoder_next_choice"]  # no word to ask about
+
+
+def test_a_typed_prompt_that_ends_the_sentence_draws_every_section(trained):
+    at = open_page(**SHORT)
+    at.text_input(key="prompt").input("the birds sat on the rug .").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert text_shown(at) == "the birds sat on the rug ."
+
+
+def test_the_quiz_always_offers_its_computed_answer(trained):
+    """After "the big" at sampling seed 81, the draw at τ = 0.1 lands on a word outside the four likeliest."""
+    at = open_page(**SHORT, prompt="the big", draw="81")
+    assert not at.exception, [e.value for e in at.exception]
+    first = write(trained, prompt_ids(["the", "big"]), Sampling(1.0), 81, 0).steps[0]
+    cold = next_word(first.logits, Sampling(0.1), draw_for(81, 2))
+    assert WORDS[cold.choice] not in [WORDS[i] for i in np.argsort(-cold.probs, kind="stable")[:4]]
+    options = at.radio(key="quiz_decoder_next_choice").options
+    assert WORDS[cold.choice] in options and len(options) == 4
+
+
+def test_after_an_unknown_word_then_an_over_long_prompt_the_message_names_the_prompt_written_from(trained):
+    at = open_page(**SHORT, prompt="the birds")
+    at.text_input(key="prompt").input("the zebra").run()
+    at.text_input(key="prompt").input(" ".join(["the"] * CONTEXT)).run()
+    assert not at.exception
+    (message,) = [e.value for e in at.error]
+    shown = re.search(r"“([^”]*)”\.?$", message).group(1)
+    assert shown == "the birds" and text_shown(at).startswith(shown), message
 
 
 # ------------------------------------------------------------------- what the shared tests know of this page
