@@ -35,6 +35,8 @@ HEAVIEST: dict[str, dict[str, str]] = {
     "attention_cost": {},
     "decoder": {"layers": "2", "heads": "4"},
     "cross_attention": {"src": " ".join(f"w{i}" for i in range(16)), "tgt": " ".join(f"v{i}" for i in range(16))},
+    "transformer_block": {"d_model": "32", "heads": "32", "d_ff": "256", "act": "GELU", "ln": "pre-LN (GPT-2)",
+                          "layers": "24"},
 }
 TARGETS = {"rerun_default_ms": 100, "rerun_heaviest_ms": 300, "repaint_ms": 250, "cold_start_s": 5, "rss_mb": 500}
 WIDGET_TYPES = ("slider", "select_slider", "toggle", "checkbox", "radio", "selectbox", "multiselect", "text_input",

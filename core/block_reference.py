@@ -50,13 +50,23 @@ def torch_encoder_layer(weights: BlockWeights, n_heads: int, *, activation: str 
     return layer.eval()
 
 
-def torch_block_output(x: np.ndarray, weights: BlockWeights, n_heads: int, *, activation: str = "relu",
-                       placement: str = "post", causal: bool = False) -> np.ndarray:
-    """``TransformerEncoderLayer`` (float64) on ``x`` ``(T, d_model)`` with `weights`; a causal mask if `causal`."""
+def torch_block_outputs(x: np.ndarray, weights: BlockWeights, n_heads: int, *, activation: str = "relu",
+                        placement: str = "post", causal: tuple[bool, ...] = (False, True)) -> list[np.ndarray]:
+    """``TransformerEncoderLayer`` (float64) on ``x`` ``(T, d_model)`` with `weights`, once per entry of `causal`
+    (a causal mask where True): one layer built, run as often as asked."""
     x = as_float_array(x, "x", min_ndim=2)
     layer = torch_encoder_layer(weights, n_heads, activation=activation, placement=placement)
     xt = torch.tensor(x, dtype=torch.float64).unsqueeze(0)  # (T, d_model) -> (1, T, d_model): a batch of one
-    mask = nn.Transformer.generate_square_subsequent_mask(x.shape[0], dtype=torch.float64) if causal else None
-    with torch.no_grad():
-        out = layer(xt, src_mask=mask, is_causal=causal)  # (1, T, d_model)
-    return out[0].numpy()
+    outputs = []
+    for masked in causal:
+        mask = nn.Transformer.generate_square_subsequent_mask(x.shape[0], dtype=torch.float64) if masked else None
+        with torch.no_grad():
+            outputs.append(layer(xt, src_mask=mask, is_causal=bool(masked))[0].numpy())  # (1, T, d) -> (T, d)
+    return outputs
+
+
+def torch_block_output(x: np.ndarray, weights: BlockWeights, n_heads: int, *, activation: str = "relu",
+                       placement: str = "post", causal: bool = False) -> np.ndarray:
+    """``TransformerEncoderLayer`` (float64) on ``x`` ``(T, d_model)`` with `weights`; a causal mask if `causal`."""
+    (out,) = torch_block_outputs(x, weights, n_heads, activation=activation, placement=placement, causal=(causal,))
+    return out

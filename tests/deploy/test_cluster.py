@@ -37,7 +37,7 @@ PER_PROCESS = SPREAD + 2  # and one route each for the session test and the down
 #: The pages the spread test's students open (url paths; "" is the landing page): the concept pages, which draw
 #: from cached NumPy results only (no sandbox, model or training run).
 CONCEPT_PAGES = ["", "soft_lookup", "scaled_attention", "multi_head", "permutation", "positional_encoding",
-                 "masked_attention", "cross_attention"]
+                 "masked_attention", "cross_attention", "transformer_block"]
 
 
 class RecordingSocket:

@@ -30,6 +30,7 @@ from tests.pages.test_multi_head import expected as multi_head_expected
 from tests.pages.test_permutation import panels as permutation_panels
 from tests.pages.test_positional_encoding import wave_data
 from tests.pages.test_pretrained import grid_rows
+from tests.pages import test_transformer_block as block_page
 from tests.pages.test_training import checkpoint_maps
 from tests.ui.url_keys import PAGES
 from training.config import TASKS, TrainConfig
@@ -272,6 +273,7 @@ PROBES: dict[str, Probe] = {
     "masked_attention": Probe(dict(seed=0, seq_len=6, causal=True, step=4), masked_shown, masked_page_expected),
     "cross_attention": Probe(dict(src="the cat sat on the mat", tgt="le chat s'est assis", seed=0, d_model=16),
                              cross_maps, cross_expected),
+    "transformer_block": Probe(block_page.DEFAULTS, block_page.shown, block_page.expected),
     "exercise": Probe({}, lambda at: None, lambda p: None),  # no page control: only presenter mode (checked apart)
     "decoder": Probe({}, lambda at: None, lambda p: None),  # untrained: its numbers are tests/pages/test_decoder.py's
     "training": Probe(TRAINING_DEFAULTS, training_shown, training_expected),

@@ -13,6 +13,8 @@ QUIZZES = [
     ("app_pages/positional_encoding.py", "pe_similarity", {"positions": "64", "d_model": "64"}, "position 11"),
     ("app_pages/masked_attention.py", "masked_zero", {}, "exactly 0"),
     ("app_pages/cross_attention.py", "cross_rows", {}, "target (decoder) words"),
+    ("app_pages/transformer_block.py", "transformer_block_gradient", {"residual": "false"},
+     "it is over 10 times smaller"),
 ]
 
 

@@ -53,6 +53,8 @@ def model_diagram_part(depth_label: str, *, stages: int = len(MODEL_PARTS)) -> t
         "label": np.array([label for label, _, _ in MODEL_PARTS[:n]], dtype=object),
         "page": np.array([f"→ {page}" for _, page, _ in MODEL_PARTS[:n]], dtype=object),
         "kind": np.array(kinds, dtype=object),
+        "fill": np.array([KIND_COLOURS[k] for k in kinds], dtype=object),
+        "left": np.full(n, 30.0),
         "ink": np.array([ink_on(KIND_COLOURS[k]) for k in kinds], dtype=object),
         "y": top, "y2": top + BOX_HEIGHT, "next": np.append(top[1:], np.nan),
     })
@@ -65,10 +67,11 @@ def model_diagram_part(depth_label: str, *, stages: int = len(MODEL_PARTS)) -> t
         y_scale = alt.Scale(domain=[0, height], reverse=True)
         y = alt.Y(field="y", type="quantitative", scale=y_scale, axis=None)
         box_data = data()
-        colour = alt.Color(field="kind", type="nominal", legend=None,
-                           scale=alt.Scale(domain=list(KIND_COLOURS), range=list(KIND_COLOURS.values())))
-        rect = alt.Chart(box_data, mark=alt.MarkDef(type="rect", cornerRadius=4)).encode(
-            x=x, x2=alt.X2(datum=DIAGRAM_WIDTH - 40), y=y, y2=alt.Y2(field="y2"), color=colour,
+        # A bar per part (its table is "Show the numbers"' list of the parts), filled with its kind's colour.
+        rect = alt.Chart(box_data, mark=alt.MarkDef(type="bar", cornerRadius=4)).encode(
+            x=alt.X(field="left", type="quantitative", scale=alt.Scale(domain=[0, DIAGRAM_WIDTH]), axis=None),
+            x2=alt.X2(datum=DIAGRAM_WIDTH - 40), y=y, y2=alt.Y2(field="y2"),
+            fill=alt.Fill(field="fill", type="nominal", scale=None),
             tooltip=[alt.Tooltip(field="label", type="nominal", title="part"),
                      alt.Tooltip(field="page", type="nominal", title="explained on")])
         text_enc = dict(x=alt.X(datum=40, type="quantitative", scale=alt.Scale(domain=[0, DIAGRAM_WIDTH]), axis=None),
@@ -96,8 +99,7 @@ def model_diagram_part(depth_label: str, *, stages: int = len(MODEL_PARTS)) -> t
                     axis=None),
             y=y, text=alt.Text(field="label", type="nominal"))
         return alt.LayerChart(layer=[arrow, rect, label, page, frame_mark, frame_label], width=DIAGRAM_WIDTH,
-                              height=height, title="The whole model", resolve=alt.Resolve(
-                                  scale=alt.ScaleResolveMap(color="independent")))
+                              height=height, title="The whole model")
 
     return [boxes, frame], make
 
@@ -248,6 +250,6 @@ def permutation_spec(check: PermutationCheck, tokens: Sequence[str], block_d_mod
                              heatmap_part(check.shuffled_output, title="FFN(tokens), shuffled", **kw)))
 
 
-def diagram_spec(depth: int) -> dict:
-    """The whole model's diagram, its block repeated `depth` times."""
-    return part_spec(model_diagram_part(f"× {depth} blocks"))
+def diagram_spec(depth: int | None = None) -> dict:
+    """The whole model's diagram, its block repeated `depth` times (N when None)."""
+    return part_spec(model_diagram_part(f"× {'N' if depth is None else depth} blocks"))

@@ -18,7 +18,7 @@ from ui.charts.spec import CANVAS, MIN_FONT_PX, THIS_DATA, font_sizes, readable_
 
 #: Pages whose charts all depend on the seed (and nothing drawn changes shape with it).
 SEED_PAGES = ["worked_example", "scaled_attention", "multi_head", "permutation", "masked_attention",
-              "cross_attention"]
+              "cross_attention", "transformer_block"]
 
 
 def test_datasets_are_named_by_position_and_the_placeholder_by_its_view():
