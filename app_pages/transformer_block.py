@@ -184,16 +184,16 @@ def model_section() -> None:
 STAGES = {
     "attention": ("Attention", "The sub-layer the other pages explain: the heads' outputs side by side, mixed by "
                   "W_o. Its input is the block's input (post-LN) or that input normalised (pre-LN).",
-                  r"\operatorname{MHA}(z) = \operatorname{Concat}(	ext{head}_1, \dots, 	ext{head}_H)\, W_o"),
+                  r"\operatorname{MHA}(z) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\, W_o"),
     "add_1": ("Add: the residual stream", "Attention's output is not what comes next: it is *added* to its "
               "input. The stream of token vectors carries on, and each sub-layer writes an update into it.",
               r"x + {sub}"),
     "norm_1": ("Norm", "Each token's row, on its own: subtract its mean μ, divide by its standard deviation "
                "√(σ² + ε), then scale by γ and shift by β (learned, one per dimension).",
-               r"\operatorname{LN}(x) = \gamma \odot rac{x - \mu}{\sqrt{\sigma^2 + arepsilon}} + eta"),
+               r"\operatorname{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta"),
     "ffn": ("Feed-forward network", "Each token's vector is widened to d_ff, passed through φ, and narrowed back: "
             "the same two matrices for every position, and no position reads another.",
-            r"\operatorname{FFN}(h) = arphi(h W_1 + b_1)\, W_2 + b_2"),
+            r"\operatorname{FFN}(h) = \varphi(h W_1 + b_1)\, W_2 + b_2"),
     "add_2": ("Add again", "The feed-forward network's output is added to its input, as attention's was.",
               r"h + \operatorname{FFN}(\cdot)"),
     "norm_2": ("Norm again", "The second LayerNorm, with its own γ and β.",
@@ -253,8 +253,8 @@ def placement_section(seed: int, d_model: int, n_heads: int, d_ff: int, activati
             "inside the block: x passes through untouched, plus the updates.")
     chosen = {"post": "post-LN", "pre": "pre-LN"}
     for name, formula in (("post", POST_FORMULA), ("pre", PRE_FORMULA)):
-        marker = r"\;lacktriangleleft\ 	ext{shown}" if name == placement else ""
-        st.latex(rf"	ext{{{chosen[name]}}}:\quad {formula}{marker}")
+        marker = r"\;\blacktriangleleft\ \text{shown}" if name == placement else ""
+        st.latex(rf"\text{{{chosen[name]}}}:\quad {formula}{marker}")
     lengths = {name: np.linalg.norm(block_at(seed, d_model, n_heads, d_ff, activation, name)[0].output, axis=1)
                for name in ("post", "pre")}
     st.caption(f"The block's output rows are {fmt(lengths['post'])} long with post-LN (the last LN sets each "
@@ -343,7 +343,7 @@ def per_position_section(seed: int, d_model: int, d_ff: int, activation: str, we
 
 def torch_section(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str, placement: str) -> None:
     """The same block through torch.nn.TransformerEncoderLayer."""
-    section("5 · Cross-check with torch.nn.TransformerEncoderLayer",
+    section("5 · Cross-check with PyTorch's own block",
             f"The same X and weights through `torch.nn.TransformerEncoderLayer({d_model}, {n_heads}, "
             f"dim_feedforward={d_ff}, dropout=0, activation=\"{activation}\", norm_first={placement == 'pre'}, "
             "batch_first=True)` in **float64**, once as it is and once with a causal mask (`is_causal=True`), "

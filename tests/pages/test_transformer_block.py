@@ -177,3 +177,15 @@ def test_the_shuffle_names_the_lessons_tokens_in_their_new_order():
     at = run_page(PAGE, perm="1,0,2")
     assert at.radio(key="perm").options == ["0,1,2", "0,2,1", "1,0,2", "1,2,0", "2,0,1", "2,1,0"]
     assert any(c.value == "Shuffled: " + " ".join(LESSON_TOKENS[i] for i in (1, 0, 2)) + "." for c in at.caption)
+
+
+@pytest.mark.parametrize("ln", list(PLACEMENT))
+def test_every_formula_is_typeset_from_its_latex_whole(ln):
+    """No backslash of a formula lost on the way (``\\frac`` read as a form feed would print as red source)."""
+    at = run_page(PAGE, ln=ln)
+    texts = [m.value for m in at.markdown] + [x.value for x in at.latex]
+    assert not [t for t in texts if re.search(r"[\t\x07\x08\x0b\x0c]", t)]
+    formulas = "".join(texts)
+    for command in (r"\text{head}", r"\frac{x - \mu}", r"\varepsilon", r"\varphi", r"\beta"):
+        assert command in formulas, command
+    assert r"\blacktriangleleft\ \text{shown}" in formulas
