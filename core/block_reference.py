@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 import torch.nn as nn
+from torch.nn.utils import skip_init
 
 from core._checks import as_float_array
 from core.transformer_block import ACTIVATIONS, LN_EPS, PLACEMENTS, BlockWeights
@@ -32,9 +33,10 @@ def torch_encoder_layer(weights: BlockWeights, n_heads: int, *, activation: str 
     d_model = weights.d_model
     if d_model % n_heads:
         raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}.")
-    layer = nn.TransformerEncoderLayer(d_model, n_heads, dim_feedforward=weights.d_ff, dropout=0.0,
-                                       activation=activation, layer_norm_eps=LN_EPS, batch_first=True,
-                                       norm_first=placement == "pre", dtype=dtype)
+    # skip_init: every parameter is overwritten below, so PyTorch's random initialisation would be thrown away
+    layer = skip_init(nn.TransformerEncoderLayer, d_model, n_heads, dim_feedforward=weights.d_ff, dropout=0.0,
+                      activation=activation, layer_norm_eps=LN_EPS, batch_first=True,
+                      norm_first=placement == "pre", dtype=dtype)
     in_proj = np.concatenate([weights.W_q.T, weights.W_k.T, weights.W_v.T], axis=0)  # -> (3 d_model, d_model)
     copies = {
         layer.self_attn.in_proj_weight: in_proj, layer.self_attn.in_proj_bias: np.zeros(3 * d_model),
