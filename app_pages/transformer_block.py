@@ -56,16 +56,16 @@ def block_at(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str,
                              placement=placement), weights
 
 
-#: The deep stack's seed: fixed, so that only its architecture and its switches change what it shows.
-STACK_SEED = 0
+#: The deep stack: the lesson's three tokens at the lesson's width (d_model 4, one head, d_ff 16), from a fixed
+#: seed, so that only its depth, its switches, the activation and the norms' placement change what it shows.
+STACK_SEED, STACK_D_MODEL, STACK_HEADS, STACK_D_FF = 0, 4, 1, 16
 
 
-@shared_cache(128)
-def sweep_at(d_model: int, n_heads: int, d_ff: int, activation: str, placement: str, depth: int, residual: bool,
-             norm: bool) -> DepthSweep:
+@shared_cache(512)
+def sweep_at(activation: str, placement: str, depth: int, residual: bool, norm: bool) -> DepthSweep:
     """The deep stack's measurements per depth, autograd included."""
-    return depth_sweep(block_input(d_model), StackConfig(depth, n_heads, d_ff, activation, placement, residual, norm,
-                                                         STACK_SEED))
+    return depth_sweep(block_input(STACK_D_MODEL), StackConfig(depth, STACK_HEADS, STACK_D_FF, activation, placement,
+                                                               residual, norm, STACK_SEED))
 
 
 @shared_cache(128)
@@ -120,7 +120,7 @@ def page_body() -> None:
     model_section()
     stages_section(block, block_specs(seed, d_model, n_heads, d_ff, activation, placement, block, weights), seed)
     placement_section(seed, d_model, n_heads, d_ff, activation, placement)
-    sweep = stack_section(d_model, n_heads, d_ff, activation, placement)
+    sweep = stack_section(activation, placement)
     per_position_section(seed, d_model, d_ff, activation, weights)
     torch_section(seed, d_model, n_heads, d_ff, activation, placement)
     gradient_quiz(sweep)
@@ -267,11 +267,12 @@ def fmt(values: np.ndarray) -> str:
     return ", ".join(f"{v:.2f}" for v in values)
 
 
-def stack_section(d_model: int, n_heads: int, d_ff: int, activation: str, placement: str) -> DepthSweep:
+def stack_section(activation: str, placement: str) -> DepthSweep:
     """Section 3: a deep stack at random initialisation, with and without the residual and the norm."""
     section("3 · Why the residual, and why the norm: a deep stack",
             "Stack many such blocks, freshly initialised (random weights of variance 1/fan_in, γ = 1, β = 0, from a "
-            f"fixed seed, {STACK_SEED}), with the widths, activation and norm placement above, and follow the three tokens up the stack. Left: the size of the residual stream "
+            f"fixed seed, {STACK_SEED}), at the lesson's width (d_model {STACK_D_MODEL}, {STACK_HEADS} head, d_ff "
+            f"{STACK_D_FF}) with the activation and norm placement above, and follow the three tokens up the stack. Left: the size of the residual stream "
             "against the size of each block's update. Middle: how much each token still points where its input "
             "did, and how alike the tokens have become. Right: the gradient that reaches each block's weights "
             "from the loss L = Σ R ⊙ y (R a fixed random direction), by autograd through the whole stack.")
@@ -280,8 +281,8 @@ def stack_section(d_model: int, n_heads: int, d_ff: int, activation: str, placem
                                  help="How many blocks the stack has (1 to 24)."))
         residual = bound_toggle("Residual connections", "residual", True, help="x + F(x) in every block, or F(x).")
         norm = bound_toggle("Layer norms", "norm", True, help="LayerNorm in every block, or none.")
-    sweep = sweep_at(d_model, n_heads, d_ff, activation, placement, depth, residual, norm)
-    show_chart(sweep_spec((d_model, n_heads, d_ff, activation, placement, depth, residual, norm), sweep),
+    sweep = sweep_at(activation, placement, depth, residual, norm)
+    show_chart(sweep_spec((activation, placement, depth, residual, norm), sweep),
                alt=ChartName(f"Three line charts against depth, 1 to {depth} blocks: the stream's and the updates' "
                              "sizes, the cosines, and the gradient reaching each block",
                              sweep_numbers(sweep)))

@@ -53,8 +53,8 @@ def expected(p: Mapping[str, Any]) -> dict[str, Any]:
     x, w = block_input(p["d_model"]), block_weights(p["seed"], p["d_model"], p["d_ff"])
     act = p["act"].lower()
     block = transformer_block(x, w, p["heads"], activation=act, placement=placement)
-    sweep = depth_sweep(x, StackConfig(p["layers"], p["heads"], p["d_ff"], act, placement, p["residual"],
-                                       p["norm"], 0))  # the stack's seed is fixed
+    sweep = depth_sweep(block_input(4), StackConfig(p["layers"], 1, 16, act, placement, p["residual"], p["norm"],
+                                                    0))  # the stack: the lesson's width, a fixed seed
     perm = [int(i) for i in p["perm"].split(",")]
     return {"residual_1": block.residual_1, "hidden": block.ffn.hidden, "output": block.output,
             "sweep": f"Stream {sweep.stream[0]:.3g} at the input, {sweep.stream[-1]:.3g} at the top; gradient "
