@@ -189,3 +189,13 @@ def test_every_formula_is_typeset_from_its_latex_whole(ln):
     for command in (r"\text{head}", r"\frac{x - \mu}", r"\varepsilon", r"\varphi", r"\beta"):
         assert command in formulas, command
     assert r"\blacktriangleleft\ \text{shown}" in formulas
+
+
+@pytest.mark.parametrize("page", ["app_pages/decoder.py", "app_pages/training.py"])
+def test_the_trained_models_pages_say_their_layers_are_this_block_and_link_here(page):
+    at = run_page(page)
+    assert not at.exception
+    assert any(c.value.startswith("Each of its layers is the whole Transformer block, pre-LN, with ReLU")
+               for c in at.caption)
+    assert "transformer_block" in [link.proto.page for link in at.get("page_link")
+                                   if link.proto.label == "The whole Transformer block"]
