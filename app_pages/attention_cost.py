@@ -29,6 +29,9 @@ from ui.display import show_chart
 from ui.layout import controls_row, explain, introduction, page_fragment, show_source, static_table
 from ui.url_state import bound_choice, bound_select_slider
 
+#: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
+HEAVIEST_LINK = {}
+
 #: Longest sequence lengths offered; the measurement starts at 64 and doubles.
 MAX_LEN_OPTIONS = [256, 512, 1024, 2048, 4096]
 D_K_OPTIONS = [16, 32, 64, 128]

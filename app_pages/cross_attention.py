@@ -15,6 +15,9 @@ from ui.layout import controls_row, explain, fixed_slot, introduction, page_frag
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_select_slider, seed_slider, tokens_input
 
+#: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
+HEAVIEST_LINK = {"src": "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11", "tgt": "v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11"}
+
 DEFAULT_SRC = "the cat sat on the mat"
 DEFAULT_TGT = "le chat s'est assis"
 MAX_TOKENS = 12

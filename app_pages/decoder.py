@@ -37,6 +37,9 @@ from ui.shared_runs import SharedRuns, shared_runs
 from ui.turns import next_turn
 from ui.url_state import bound_select_slider, bound_slider, seed_slider, tokens_input
 
+#: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
+HEAVIEST_LINK = {"layers": "2", "heads": "4"}
+
 #: Every session's runs, one per setting: a class trains each setting once.
 RUNS: SharedRuns[DecoderTrainer] = shared_runs("decoder", DecoderTrainer, max_runs=8)
 CHUNK_S = 0.25  # training runs in chunks of this much time, the progress drawn between them

@@ -20,6 +20,9 @@ from ui.layout import as_markdown, explain, introduction, page_fragment, show_so
 from ui.quiz import predict_then_reveal
 from ui.turns import outside_turn
 
+#: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
+HEAVIEST_LINK = {}
+
 CODE_KEY = "exercise_code"
 REPORT_KEY = "exercise_report"
 CHECKED_SOURCE_KEY = "exercise_checked_source"

@@ -25,6 +25,9 @@ from ui.layout import controls_row, fixed_slot, introduction, page_fragment, sec
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_slider, bound_toggle, seed_slider
 
+#: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
+HEAVIEST_LINK = {"seq_len": "12"}
+
 SENTENCE = "the cat sat on the mat and then it fell fast asleep".split()
 D_MODEL = 8  # d_model = d_k = d_v: one head, small enough to read
 MAX_T = len(SENTENCE)

@@ -26,6 +26,9 @@ from ui.layout import controls_row, fixed_slot, introduction, page_fragment, sec
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_select_slider, bound_slider, seed_slider
 
+#: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
+HEAVIEST_LINK = {"d_model": "64", "heads": "64", "seq_len": "16"}
+
 #: The sentence the tokens come from; the sequence-length slider keeps its first T words.
 SENTENCE = "the cat sat on the mat because it was tired and the dog ran off home"
 D_MODELS = [4, 6, 8, 12, 16, 24, 32, 48, 64]

@@ -26,6 +26,9 @@ from ui.layout import controls_row, fixed_slot, introduction, page_fragment, sec
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_toggle, seed_slider, tokens_input
 
+#: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
+HEAVIEST_LINK = {"pe": "true"}
+
 DEFAULT_TEXT = "the cat sat on the mat"
 D_MODEL, N_HEADS = 16, 4  # the lesson's nn.MultiheadAttention(embed_dim=16, num_heads=4)
 PERM_KEY = "perm"

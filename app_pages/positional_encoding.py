@@ -24,6 +24,9 @@ from ui.layout import controls_row, fixed_slot, introduction, page_fragment, sec
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_multiselect, bound_slider
 
+#: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
+HEAVIEST_LINK = {"positions": "512", "d_model": "512"}
+
 DEFAULT_DIMS = (0, 1, 2, 4)
 MAX_DIMS = 8
 

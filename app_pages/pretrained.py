@@ -29,6 +29,9 @@ from ui.display import show_chart
 from ui.layout import explain, fixed_slot, page_fragment, section, show_source
 from ui.url_state import bound_slider
 
+#: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
+HEAVIEST_LINK = {}
+
 #: Longest input drawn, in WordPiece tokens with [CLS] and [SEP] (72 maps of T x T cells must stay fast).
 MAX_TOKENS = 32
 #: Longest text accepted by the box, in characters.

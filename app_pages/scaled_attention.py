@@ -26,6 +26,9 @@ from ui.layout import controls_row, explain, fixed_slot, introduction, page_frag
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_select_slider, bound_slider, bound_toggle, seed_slider
 
+#: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
+HEAVIEST_LINK = {"seq_len": "32", "d_k": "1024", "scaled": "false"}
+
 MAX_SEQ_LEN = 32
 
 

@@ -23,6 +23,9 @@ from ui.layout import controls_row, explain, introduction, page_fragment, show_s
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_choice, bound_select_slider
 
+#: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
+HEAVIEST_LINK = {"temp": "0.05"}
+
 #: Temperatures on the slider: a 1-2-5 ladder, so the log scale is covered evenly.
 TEMPERATURES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 DEFAULT_TEMPERATURE = 0.2

@@ -19,6 +19,9 @@ from ui.layout import controls_row, explain, introduction, page_fragment, show_s
 from ui.turns import next_turn
 from ui.url_state import bound_choice, bound_select_slider, bound_slider, seed_slider, tokens_input
 
+#: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
+HEAVIEST_LINK = {"seq_len": "12", "d_model": "64", "heads": "8", "layers": "2"}
+
 #: session_state key of this session's runs: {TrainConfig: Trainer}, finished or stopped.
 RUNS_KEY = "_training_runs"
 MAX_RUNS = 4  # a 2-layer, d_model=64 run with its checkpoints is ~10 MB

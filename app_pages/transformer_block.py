@@ -35,6 +35,8 @@ from ui.quiz import predict_then_reveal
 from ui.url_state import bound_choice, bound_select_slider, bound_slider, bound_toggle, seed_slider
 
 D_MODELS = [4, 8, 12, 16, 24, 32]
+#: The link whose rerun is slowest (the benchmark's heaviest setting): the widest block, its widest FFN, 24 blocks.
+HEAVIEST_LINK = {"d_model": "32", "heads": "32", "d_ff": "256", "act": "GELU", "ln": "pre-LN (GPT-2)", "layers": "24"}
 FF_WIDTHS = (1, 2, 4, 8)  # d_ff as multiples of d_model; 4 is the paper's and GPT-2's
 PLACEMENT_NAMES = {"post-LN (the paper)": "post", "pre-LN (GPT-2)": "pre"}
 PERMUTATIONS = [",".join(map(str, p)) for p in itertools.permutations(range(len(LESSON_TOKENS)))]

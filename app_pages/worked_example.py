@@ -17,6 +17,9 @@ from ui.layout import controls_row, explain, fixed_slot, introduction, page_frag
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_choice, bound_stepper, seed_slider
 
+#: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
+HEAVIEST_LINK = {"seed": "99"}
+
 STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
 #: Session-state keys of this page (not in the URL): whether the own-input and value-vector expanders are open,
 #: the editor's widget state and the input it last accepted.

@@ -9,6 +9,7 @@ figures are medians. Nothing here asserts on time: targets are reported, not enf
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import platform
 import statistics
@@ -18,26 +19,28 @@ import time
 from pathlib import Path
 
 from benchmarks.timing import median_ms, python_loop_s, server_like_script_cache, time_reruns
-from devtools.appserver import ROOT, AppServer, router_pages
+from devtools.appserver import ROOT, AppServer, RouterPage, router_pages
 
-#: Query strings that put each page at its heaviest slider extreme.
-HEAVIEST: dict[str, dict[str, str]] = {
-    "soft_lookup": {"temp": "0.05"},
-    "worked_example": {"seed": "99"},
-    "scaled_attention": {"seq_len": "32", "d_k": "1024", "scaled": "false"},
-    "multi_head": {"d_model": "64", "heads": "64", "seq_len": "16"},
-    "permutation": {"pe": "true"},
-    "positional_encoding": {"positions": "512", "d_model": "512"},
-    "masked_attention": {"seq_len": "16"},
-    "training": {"seq_len": "12", "d_model": "64", "heads": "8", "layers": "2"},
-    "exercise": {},
-    "pretrained": {},
-    "attention_cost": {},
-    "decoder": {"layers": "2", "heads": "4"},
-    "cross_attention": {"src": " ".join(f"w{i}" for i in range(16)), "tgt": " ".join(f"v{i}" for i in range(16))},
-    "transformer_block": {"d_model": "32", "heads": "32", "d_ff": "256", "act": "GELU", "ln": "pre-LN (GPT-2)",
-                          "layers": "24"},
-}
+#: The name under which a page declares the query string that puts it at its heaviest slider extreme.
+HEAVIEST = "HEAVIEST_LINK"
+
+
+def heaviest_link(page: RouterPage) -> dict[str, str]:
+    """The page's `HEAVIEST` link, a literal read from its source (a page is a Streamlit script: importing it would
+    run it). Raises `LookupError` saying what to add where."""
+    path = ROOT / page.file
+    for node in ast.parse(path.read_text()).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == HEAVIEST for t in targets):
+            link = ast.literal_eval(node.value)
+            if not (isinstance(link, dict) and all(isinstance(v, str) for v in (*link, *link.values()))):
+                raise LookupError(f"{page.file}: {HEAVIEST} must be a dict literal of query keys to texts: {link!r}")
+            return link
+    raise LookupError(f"{page.file} declares no {HEAVIEST}: add `{HEAVIEST} = {{...}}` at its module level, the link "
+                      "(query key -> value, as text) that makes the page's rerun slowest, `{}` if it has no control; "
+                      "`python -m benchmarks` times the page there")
+
+
 TARGETS = {"rerun_default_ms": 100, "rerun_heaviest_ms": 300, "repaint_ms": 250, "cold_start_s": 5, "rss_mb": 500}
 WIDGET_TYPES = ("slider", "select_slider", "toggle", "checkbox", "radio", "selectbox", "multiselect", "text_input",
                 "number_input", "button", "text_area")
@@ -71,7 +74,7 @@ def server_side(repeats: int) -> list[dict]:
     tmp = Path(tempfile.mkdtemp(prefix="bench-bare-"))
     for page in router_pages():
         row: dict = {"page": page.name, "title": page.title}
-        for scenario, query in (("default", {}), ("heaviest", HEAVIEST.get(page.name, {}))):
+        for scenario, query in (("default", {}), ("heaviest", heaviest_link(page))):
             at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)
             at.switch_page(page.file)
             at.query_params.update(query)

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+# The shared tests' helpers assert too; their failures should say as much as a test's own asserts do.
+pytest.register_assert_rewrite("tests.helpers.registry")
+
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
 def pytest_collection_modifyitems(items):

@@ -69,6 +69,7 @@ def module_name(path: Path) -> str:
     return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
 
 
+@pytest.mark.router_wide  # every page in one test: docs/adding-a-page.md's quick check selects it
 def test_no_two_modules_import_each_other():
     modules = {module_name(p): p for package in PACKAGES for p in modules_of(package)}
     imports = {name: imported_modules(path) & modules.keys() for name, path in modules.items()}

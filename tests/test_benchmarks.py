@@ -7,13 +7,48 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from benchmarks.__main__ import HEAVIEST, WIDGET_TYPES, bare_page_source
+from benchmarks.__main__ import WIDGET_TYPES, bare_page_source, heaviest_link
 from benchmarks.timing import median_ms, python_loop_s
-from devtools.appserver import router_pages
+from devtools.appserver import RouterPage, router_pages
+from tests.helpers.apptest import run_page
+from tests.ui.url_keys import page_keys
 
 
-def test_every_page_has_a_heaviest_extreme():
-    assert {p.name for p in router_pages()} == set(HEAVIEST)
+@pytest.mark.parametrize("page", router_pages(), ids=lambda p: p.name)
+def test_every_page_has_a_heaviest_extreme(page):
+    try:
+        link = heaviest_link(page)
+    except LookupError as missing:
+        pytest.fail(str(missing))
+    assert set(link) <= page_keys(page.name), f"{page.file}: HEAVIEST_LINK names keys the page does not read"
+
+
+def declared_link(page: RouterPage) -> dict[str, str]:
+    try:
+        return heaviest_link(page)
+    except LookupError:
+        return {}  # test_every_page_has_a_heaviest_extreme says what to add
+
+
+@pytest.mark.parametrize("page", [p for p in router_pages() if declared_link(p)], ids=lambda p: p.name)
+def test_the_heaviest_link_is_one_the_page_uses(page):
+    """A value the page cannot use falls back to a lighter one, with a notice or an error: the benchmark would time
+    the fallback."""
+    at = run_page(page.file, **heaviest_link(page))
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert not [i.value for i in at.info if "could not be used here" in i.value]
+
+
+def test_a_page_without_a_heaviest_link_is_told_what_to_add(tmp_path):
+    script = tmp_path / "app_pages" / "new.py"
+    script.parent.mkdir()
+    script.write_text("import streamlit as st\n\nst.title('new')\n")
+    page = RouterPage(str(script), "new", "new", "New")
+    with pytest.raises(LookupError, match="declares no HEAVIEST_LINK: add `HEAVIEST_LINK = {...}` at its module"):
+        heaviest_link(page)
+    script.write_text("HEAVIEST_LINK = {'seed': 3}\n")
+    with pytest.raises(LookupError, match="must be a dict literal of query keys to texts"):
+        heaviest_link(page)
 
 
 def test_the_bare_page_has_the_widgets_it_was_given(tmp_path):

@@ -40,6 +40,7 @@ def test_there_are_pages_to_check():
     assert len(PAGES) > 10
 
 
+@pytest.mark.router_wide  # every page in one test: docs/adding-a-page.md's quick check selects it
 def test_every_page_is_in_the_router():
     """A page the router does not list is not served, and `AppTest.switch_page` to it quietly runs the landing page
     instead: every test of it would then pass while testing the worked example."""

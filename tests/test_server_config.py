@@ -42,6 +42,7 @@ def test_no_source_file_watching(project_config):
     assert project_config("server.fileWatcherType") == "none"
 
 
+@pytest.mark.router_wide  # every page in one test: docs/adding-a-page.md's quick check selects it
 def test_no_magic_and_no_page_that_needs_it(project_config):
     # Magic st.writes any expression statement standing alone, other than calls and docstrings, and costs
     # each script an extra pass over its syntax tree on its first run. Nothing here relies on it.

@@ -24,7 +24,9 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from benchmarks.protocol import ANSWER_TIMEOUT_S, Student, page_hashes, run_coroutine
+from devtools.appserver import router_pages
 from devtools.cluster import INSTALL_HINT, ROUTE_COOKIE, Cluster, nginx_binary
+from tests.helpers.registry import declarations
 
 LOG_LINE = re.compile(r'"(?P<method>\S+) (?P<path>\S+) [^"]*" (?P<status>\d+) \d+ '
                       r'upstream=(?P<upstream>\S+) route=(?P<route>\S+)')
@@ -35,9 +37,9 @@ CANDIDATE_ROUTES = [f"student-{k:02d}" for k in range(64)]
 SPREAD = 4  # students per process in the spread test
 PER_PROCESS = SPREAD + 2  # and one route each for the session test and the download test
 #: The pages the spread test's students open (url paths; "" is the landing page): the concept pages, which draw
-#: from cached NumPy results only (no sandbox, model or training run).
-CONCEPT_PAGES = ["", "soft_lookup", "scaled_attention", "multi_head", "permutation", "positional_encoding",
-                 "masked_attention", "cross_attention", "transformer_block"]
+#: from cached NumPy results only (no sandbox, model or training run; ``concept`` of their `PageTests`).
+CONCEPT_PAGES = [page.url_path for page in router_pages() if page.name in declarations()
+                 and declarations()[page.name].concept]
 
 
 class RecordingSocket:

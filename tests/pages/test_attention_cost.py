@@ -1,10 +1,13 @@
 """AppTests of app_pages/attention_cost.py: defaults without measuring, the computed table, a tiny measurement."""
 
+import re
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from cost.measure import MODEL_SHAPES, context_table
 from tests.helpers.apptest import APP, chart_specs, markdown_tables
+from tests.helpers.registry import VALID, Case, PageTests, Probe
 
 PAGE = "app_pages/attention_cost.py"
 LLAMA = "Llama-2-7B (32 layers × 32 heads)"
@@ -77,3 +80,35 @@ def test_a_tiny_measurement():
     assert len(measured) == 1 and sorted(set(measured[0]["n"])) == [64, 128, 256]
     at.run()  # a rerun draws the cached result, without measuring again
     assert not at.exception and len(at.metric) == 2 + 6
+
+
+# ------------------------------------------------------------------- what the shared tests know of this page
+
+def cost_shown(at: AppTest) -> dict:
+    table = markdown_tables(at)[0]
+    (info,) = [i.value for i in at.info if "Press **Measure**" in i.value]
+    return {"columns": [c for c in table.columns if c.startswith(("per layer", "all "))],
+            "sizes measured": re.search(r"T = 64 … \d+", info).group(0),
+            "one T × T matrix": at.metric[0].value, "naive PyTorch keeps": at.metric[1].value}
+
+
+COST_ARCHS = {"all-MiniLM-L6-v2 (6 layers × 12 heads)": (6, 12), LLAMA: (32, 32)}
+
+
+def cost_expected(p) -> dict:
+    n_layers, n_heads = COST_ARCHS[p["arch"]]
+    T, d_k = p["max_len"], p["d_k"]
+    return {"columns": [f"per layer (× {n_heads} heads)", f"all {n_layers} layers"],
+            "sizes measured": f"T = 64 … {T}", "one T × T matrix": f"{T**2 * 4 / 2**20:.1f} MiB",
+            # float32: three T × T matrices (scores, exp, weights) plus Q, K, V and the output
+            "naive PyTorch keeps": f"{(3 * T**2 + 4 * T * d_k) * 4 / 2**20:.1f} MiB"}
+
+
+SHARED = PageTests(
+    probe=Probe(dict(max_len=2048, d_k=64, arch=next(iter(COST_ARCHS))), cost_shown, cost_expected),
+    valid=[Case("attention_cost", {"arch": LLAMA, "present": "true"}, {"arch": LLAMA, "present": True})],
+    malformed=[Case("attention_cost", {"max_len": "3000", "d_k": "100", "arch": "GPT-9", "present": "maybe"},
+                    {"max_len": 2048, "d_k": 64, "arch": next(iter(COST_ARCHS)), "present": False})],
+    elsewhere={(key, VALID): ("tests/pages/test_attention_cost.py::test_slider_extremes_render",)
+               for key in ("max_len", "d_k")},
+)

@@ -6,6 +6,7 @@ import pytest
 from core.encoder_decoder import encoder_decoder_attention
 from tests.helpers.apptest import chart_specs, heatmap_tooltips, heatmaps, run_page
 from tests.helpers.clicks import click_cell
+from tests.helpers.registry import MALFORMED, VALID, Case, PageTests, Probe, Quiz
 
 PAGE = "app_pages/cross_attention.py"
 SRC = "the cat sat on the mat".split()
@@ -209,3 +210,29 @@ def test_a_click_remembered_from_longer_sentences_is_ignored():
     assert highlighted_rows(at, ENC) is None and highlighted_rows(at, DEC) is None
     assert not any(c.value.startswith(("Clicked", "Highlighted")) for c in at.caption)
     assert_matches_core(at, SRC, TGT)
+
+
+# ------------------------------------------------------------------- what the shared tests know of this page
+
+def cross_expected(p) -> tuple[np.ndarray, ...]:
+    r = encoder_decoder_attention(p["src"].split(), p["tgt"].split(), d_model=p["d_model"], seed=p["seed"])
+    return r.encoder.weights, r.decoder.weights, r.cross.weights
+
+
+HERE = "tests/pages/test_cross_attention.py::"
+SHARED = PageTests(
+    probe=Probe(dict(src="the cat sat on the mat", tgt="le chat s'est assis", seed=0, d_model=16), maps,
+                cross_expected),
+    valid=[Case("cross_attention", {"src": "the dog barked", "tgt": "le chien", "present": "true"},
+                {"src": "the dog barked", "tgt": "le chien", "present": True})],
+    malformed=[Case("cross_attention", {"seed": "100", "d_model": "17", "present": "maybe"},
+                    {"seed": 0, "d_model": 16, "present": False})],
+    elsewhere={**{(key, VALID): (HERE + "test_slider_extremes",) for key in ("seed", "d_model")},
+               **{(key, MALFORMED): (HERE + "test_empty_sentence_in_the_url_shows_an_error",
+                                     HERE + "test_too_many_tokens_shows_an_error") for key in ("src", "tgt")}},
+    data_step=("seed", (0, 1)),
+    canvas=True,
+    concept=True,
+    quiz=Quiz("cross_rows", "target (decoder) words"),
+    click=lambda at: click_cell(at, CLICK_KEY, 3, 5),
+)

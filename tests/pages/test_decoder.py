@@ -11,6 +11,7 @@ from decoder.sampling import Sampling
 from decoder.trainer import DecoderTrainer
 from decoder.writing import WORDS, inference_model, prompt_ids, write
 from tests.helpers.apptest import chart_specs, open_code
+from tests.helpers.registry import MALFORMED, NO_NUMBERS, VALID, Case, PageTests
 from ui.shared_runs import shared_runs
 
 PAGE = "app_pages/decoder.py"
@@ -172,3 +173,24 @@ def test_training_lets_the_class_s_waiting_steps_go_between_its_chunks(monkeypat
     assert at.button(key="train").label == "Train"
     at.button(key="train").click().run()
     assert not at.exception and chunks
+
+
+# ------------------------------------------------------------------- what the shared tests know of this page
+
+DECODER_VALID = "tests/pages/test_decoder.py::test_every_writing_control_is_read_from_the_link_and_used"
+DECODER_MALFORMED = "tests/pages/test_decoder.py::test_malformed_link_values_fall_back_with_a_notice"
+SHARED = PageTests(
+    probe=NO_NUMBERS,  # untrained: its numbers are this module's tests'
+    valid=[Case("decoder", dict(layers="1", heads="4", steps="1200", seed="5", present="true"),
+                dict(layers=1, heads=4, steps=1200, seed=5, present=True))],
+    malformed=[Case("decoder", dict(layers="3", heads="3", steps="7", seed="abc", present="maybe"),
+                    dict(layers=2, heads=2, steps=500, seed=0, present=False))],
+    elsewhere={
+        ("prompt", VALID): (DECODER_VALID,),
+        ("prompt", MALFORMED): (
+            "tests/pages/test_decoder.py::test_a_bad_prompt_gets_a_clear_message_and_the_last_good_prompt_is_kept",),
+        **{(key, kind): (DECODER_VALID if kind == VALID else DECODER_MALFORMED,)
+           for key in ("temp", "top_k", "top_p", "draw", "words") for kind in (VALID, MALFORMED)},
+    },
+    presenter_text="The lesson ends with this",
+)

@@ -13,6 +13,7 @@ from exercise.demos import mistake_demo
 from exercise.mistakes import Mistake
 from exercise.verdicts import CHECK_NAMES, CHECK_ROWS
 from tests.helpers.apptest import APP, TIMEOUT, open_code, run_page
+from tests.helpers.registry import NO_NUMBERS, Case, PageTests
 
 PAGE = "app_pages/exercise.py"
 PASS_MARK, FAIL_MARK = ":green[:material/check_circle:]", ":red[:material/cancel:]"
@@ -219,3 +220,13 @@ def test_the_check_gives_the_page_s_turn_back_while_the_sandbox_works(exec_on, m
     button(at, "Check my code").click()
     at.run(timeout=TIMEOUT + 90)
     assert not at.exception and in_turn == [False]
+
+
+# ------------------------------------------------------------------- what the shared tests know of this page
+
+SHARED = PageTests(
+    probe=NO_NUMBERS,  # no page control: only presenter mode, which hides the text below
+    valid=[Case("exercise", {"present": "true"}, {"present": True})],
+    malformed=[Case("exercise", {"present": "maybe"}, {"present": False})],
+    presenter_text="The lesson ends with an exercise",
+)

@@ -9,6 +9,7 @@ from core.embeddings import embed_tokens, random_projections
 from core.masking import masked_self_attention
 from tests.helpers.apptest import chart_specs, heatmaps, run_page
 from tests.helpers.clicks import click_cell
+from tests.helpers.registry import VALID, Case, PageTests, Probe, Quiz
 
 PAGE = "app_pages/masked_attention.py"
 SENTENCE = "the cat sat on the mat and then it fell fast asleep".split()
@@ -235,3 +236,36 @@ def test_presenter_mode_keeps_what_each_section_says_the_map_shows():
         at = run_page(PAGE, present=present)
         first = next(m.value for m in at.markdown if m.value.startswith("## "))
         assert first.startswith("## 1 · The mask and the scores\n\n") and "The causal mask lets row i see" in first
+
+
+# ------------------------------------------------------------------- what the shared tests know of this page
+
+def masked_shown(at) -> dict[str, np.ndarray]:
+    (row,) = [df["weight"].to_numpy() for title, df in step_panels(at).items() if title.startswith("causal")]
+    return {"weights": heatmaps(at)["attention weights A"], "masked row of the step": row}
+
+
+def masked_page_expected(p) -> dict[str, np.ndarray]:
+    shown = expected(p["seq_len"], p["seed"], p["causal"]).weights
+    masked = expected(p["seq_len"], p["seed"], True).weights
+    return {"weights": shown, "masked row of the step": masked[p["step"] - 1]}
+
+
+PAGE_TESTS = "tests/pages/test_masked_attention.py::"
+SHARED = PageTests(
+    probe=Probe(dict(seed=0, seq_len=6, causal=True, step=4), masked_shown, masked_page_expected),
+    valid=[Case("masked_attention", {"seed": "99", "seq_len": "9", "causal": "false", "present": "true"},
+                {"seed": 99, "seq_len": 9, "causal": False, "present": True})],
+    malformed=[
+        Case("masked_attention", {"seed": "", "seq_len": "13", "causal": "yes", "step": "9", "present": "maybe"},
+             {"seed": 0, "seq_len": 6, "causal": True, "step": 4, "present": False}),
+        Case("masked_attention", {"seq_len": "3", "step": "5"}, {"seq_len": 3, "step": 3}, covers=("step",),
+             id="masked_attention-step-beyond-the-sentence"),
+    ],
+    elsewhere={("step", VALID): (PAGE_TESTS + "test_longest_sentence_at_first_and_last_step",)},
+    data_step=("seed", (0, 1)),
+    canvas=True,
+    concept=True,
+    quiz=Quiz("masked_zero", "exactly 0"),
+    click=lambda at: click_cell(at, CLICK_KEY, 3, 1),
+)

@@ -12,6 +12,7 @@ from core.multihead_steps import divisors, multi_head_steps
 from tests.helpers.apptest import chart_specs, facet_arrays, run_page
 from tests.helpers.clicks import click_point
 from tests.helpers.exports import download, page_matrices, parse_csv, parse_latex, recorded_downloads
+from tests.helpers.registry import VALID, Case, PageTests, Probe, Quiz
 from ui.charts.heatmap import unique_labels
 
 PAGE = "app_pages/multi_head.py"
@@ -223,3 +224,27 @@ def test_a_click_from_more_heads_is_ignored():
     at.select_slider(key="heads").set_value(2).run()
     assert not at.exception and highlighted_cells(at) is None
     assert not any(c.value.startswith("Highlighted") for c in at.caption)
+
+
+# ------------------------------------------------------------------- what the shared tests know of this page
+
+SHARED = PageTests(
+    probe=Probe(dict(seed=0, d_model=16, heads=4, seq_len=6), lambda at: charts_by_role(at)["maps"],
+                lambda p: expected(p["seed"], p["d_model"], p["heads"], p["seq_len"]).weights),
+    valid=[Case("multi_head", {"present": "true"}, {"present": True})],
+    malformed=[
+        Case("multi_head", {"seed": "-1", "d_model": "5", "seq_len": "1", "present": "maybe"},
+             {"seed": 0, "d_model": 16, "heads": 4, "seq_len": 6, "present": False},
+             covers=("seed", "d_model", "seq_len", "present")),
+        Case("multi_head", {"d_model": "16", "heads": "7"}, {"d_model": 16, "heads": 4}, covers=("heads",)),
+        Case("multi_head", {"d_model": "6", "heads": "4"}, {"d_model": 6, "heads": 3}, covers=("heads",),
+             id="multi_head-heads-no-longer-divides"),
+    ],
+    elsewhere={(key, VALID): ("tests/pages/test_multi_head.py::test_slider_extremes",)
+               for key in ("seed", "d_model", "heads", "seq_len")},
+    data_step=("seed", (0, 1)),
+    canvas=True,
+    concept=True,
+    quiz=Quiz("multi_head_width", "it halves"),
+    click=lambda at: click_point(at, "heads_cell", {"h": 1, "q": 2, "k": 0}),
+)

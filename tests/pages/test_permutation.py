@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import positional_encoding
 from core.embeddings import embed_tokens, random_projections
 from core.permutation import parse_permutation, permutation_check
 from tests.helpers.apptest import chart_specs, facet_arrays, run_page
 from tests.helpers.exports import download, page_matrices, parse_csv, parse_latex, recorded_downloads
+from tests.helpers.registry import MALFORMED, VALID, Case, PageTests, Probe, Quiz
 
 PAGE = "app_pages/permutation.py"
 TOKENS = "the cat sat on the mat".split()
@@ -167,3 +169,41 @@ def test_the_export_menu_downloads_a_reordered_map_as_csv_and_latex():
         np.testing.assert_allclose(parse_latex(tex), check.weights_perm.mean(axis=0), rtol=0, atol=5e-4 + 1e-12)
         name, svg = download(at, files, "X + PE, PX + PE · SVG drawing")
         assert name == "x_pe_px_pe.svg" and "<svg" in svg[:200]
+
+
+# ------------------------------------------------------------------- what the shared tests know of this page
+
+def permutation_shown(at: AppTest) -> dict[str, np.ndarray]:
+    return {k: v for k, v in panels(at).items() if k in ("X", "PX", "X + PE", "PX + PE")}
+
+
+def permutation_expected(p) -> dict[str, np.ndarray]:
+    tokens = p["text"].split()
+    E = embed_tokens(tokens, 16, p["seed"])
+    perm = [int(i) for i in p["perm"].split(",")]
+    if not p["pe"]:
+        return {"X": E, "PX": E[perm]}
+    pe = positional_encoding(len(tokens), 16)  # each position keeps its encoding, whichever word moves there
+    return {"X + PE": E + pe, "PX + PE": E[perm] + pe}
+
+
+TEN_THOUSAND_CHARACTERS = "w " * 5000  # 5,000 words
+HERE = "tests/pages/test_permutation.py::"
+SHARED = PageTests(
+    probe=Probe(dict(text="the cat sat on the mat", seed=0, perm="5,0,1,2,3,4", pe=False), permutation_shown,
+                permutation_expected),
+    # a new sentence brings its own default permutation, so text and perm are checked apart
+    valid=[Case("permutation", {"text": "a b c", "present": "true"},
+                {"text": "a b c", "perm": "2,0,1", "present": True}, covers=("text", "present")),
+           Case("permutation", {"seed": "99", "perm": "1,0,2,3,4,5"}, {"seed": 99, "perm": "1,0,2,3,4,5"})],
+    malformed=[Case("permutation",
+                    {"text": TEN_THOUSAND_CHARACTERS, "seed": "1.5e400", "pe": "sometimes", "present": "maybe"},
+                    {"text": TEN_THOUSAND_CHARACTERS, "seed": 0, "pe": False, "present": False},
+                    uses={"text": "the cat sat on the mat"}, error="5000 words is more than the 16")],
+    elsewhere={("pe", VALID): (HERE + "test_positional_encoding_breaks_it",),
+               ("perm", MALFORMED): (HERE + "test_bad_permutations_show_an_error_and_fall_back",)},
+    data_step=("seed", (0, 1)),
+    canvas=True,
+    concept=True,
+    quiz=Quiz("permutation_same", "is the same vector, just in its new row"),
+)

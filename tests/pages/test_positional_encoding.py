@@ -2,6 +2,7 @@
 
 import base64
 import io
+import re
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from core.positional_analysis import position_similarity, positional_encoding_at
 from tests.helpers import lesson_values as lesson
 from tests.helpers.apptest import chart_specs, heatmaps, run_page
 from tests.helpers.exports import parse_csv, parse_latex, recorded_downloads
+from tests.helpers.registry import VALID, Case, PageTests, Probe, Quiz
 from ui.charts.raster import colorize
 from ui.charts.spec import view_title
 
@@ -118,3 +120,35 @@ def test_tables_drawn_as_images_still_download_as_csv_and_latex():
     np.testing.assert_allclose(sim, position_similarity(pe))
     small = run_page(PAGE)
     assert not any(b.label.endswith(("as CSV", "as LaTeX")) for b in small.get("download_button"))
+
+
+# ------------------------------------------------------------------- what the shared tests know of this page
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n > 1 else ''}"
+
+
+def positional_shown(at) -> dict:
+    tables = {k: v for k, v in heatmaps(at).items() if k.startswith("PE (")}
+    curves, _ = wave_data(at)
+    dims = sorted({int(re.match(r"dim (\d+) ", s).group(1)) for s in curves["series"]})
+    return {"table": tables, "dims drawn": dims}
+
+
+def positional_expected(p) -> dict:
+    title = f"PE ({plural(p['positions'], 'position')} × {plural(p['d_model'], 'dim')})"
+    return {"table": {title: positional_encoding(p["positions"], p["d_model"])}, "dims drawn": sorted(p["dims"])}
+
+
+SHARED = PageTests(
+    probe=Probe(dict(positions=5, d_model=8, dims=[0, 1, 2, 4]), positional_shown, positional_expected),
+    valid=[Case("positional_encoding", {"dims": ["3", "5"], "present": "true"}, {"dims": [3, 5], "present": True})],
+    malformed=[Case("positional_encoding", {"positions": "0", "d_model": "513", "dims": "600", "present": "maybe"},
+                    {"positions": 5, "d_model": 8, "dims": [0, 1, 2, 4], "present": False})],
+    elsewhere={(key, VALID): ("tests/pages/test_positional_encoding.py::test_other_slider_extremes",)
+               for key in ("positions", "d_model")},
+    data_step=("positions", (5, 6)),
+    canvas=True,
+    concept=True,
+    quiz=Quiz("pe_similarity", "position 11", {"positions": "64", "d_model": "64"}),
+)

@@ -1,5 +1,6 @@
 """AppTests of app_pages/pretrained.py: the model's maps on the page, the cross-check, text limits, slider extremes."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from pretrained.model import load_model, run_model
 from pretrained.patterns import pattern_scores, strongest_heads
 from tests.helpers.apptest import APP, chart_specs, heatmaps
 from tests.helpers.exports import open_export_menus, page_matrices
+from tests.helpers.registry import Case, PageTests, Probe
 
 PAGE = "app_pages/pretrained.py"
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
@@ -132,3 +134,41 @@ def test_empty_text_and_malformed_url_values_fall_back():
     assert not at.exception
     assert "no token the model can read" in at.error[0].value
     assert "layer 1, head 1" in heatmaps(at) and len(grid_rows(at)) == 6 * 12 * 13 * 13
+
+
+# ------------------------------------------------------------------- what the shared tests know of this page
+
+#: The WordPiece tokens of the texts used below (all-MiniLM-L6-v2 lower-cases; "." is a token of its own).
+WORDPIECES = {
+    DEFAULT_TEXT: ("[CLS]", "the", "cat", "sat", "on", "the", "mat", "because", "it", "was", "tired", ".", "[SEP]"),
+    "The dog ran home": ("[CLS]", "the", "dog", "ran", "home", "[SEP]"),
+}
+
+
+def pretrained_shown(at: AppTest) -> dict:
+    chips = next(m.value for m in at.markdown if re.match(r"\*\*The \d+ tokens", m.value))
+    (title,) = [t for t in heatmaps(at) if re.fullmatch(r"layer \d+, head \d+", t)]
+    layer, head = map(int, re.findall(r"\d+", title))
+    grid = grid_rows(at)
+    cell = grid[(grid["layer"] == layer) & (grid["head"] == head)].sort_values(["i", "j"])["weight"].to_numpy()
+    close_up = heatmaps(at)[title]
+    return {"tokens": tuple(re.findall(r"`([^`]+)`", chips.split(":", 1)[1])), "close-up": title,
+            "close-up is that head of the grid": bool(np.allclose(close_up.ravel(), cell, atol=1e-6))}
+
+
+def pretrained_expected(p) -> dict:
+    return {"tokens": WORDPIECES[p["text"]], "close-up": f"layer {p['layer']}, head {p['head']}",
+            "close-up is that head of the grid": True}
+
+
+MODEL_LOAD = 600  # seconds: the page loads its model on the first visit (slow on a busy machine)
+SHARED = PageTests(
+    probe=Probe(dict(text=DEFAULT_TEXT, layer=1, head=1), pretrained_shown, pretrained_expected),
+    valid=[Case("pretrained", {"text": "The dog ran home", "layer": "3", "head": "7", "present": "true"},
+                {"text": "The dog ran home", "layer": 3, "head": 7, "present": True}, timeout=MODEL_LOAD)],
+    # max_chars=200: Streamlit cuts the text to 200 characters (the notice), still too many tokens (the error)
+    malformed=[Case("pretrained", {"text": "a " * 2000, "layer": "7", "head": "0", "present": "maybe"},
+                    {"text": "a " * 100, "layer": 1, "head": 1, "present": False}, uses={"text": DEFAULT_TEXT},
+                    error="this page draws at most 32", timeout=MODEL_LOAD)],
+    data_step=("layer", (1, 2)),
+)

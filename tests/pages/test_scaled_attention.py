@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from core.attention import scaled_dot_product_attention
 from core.scaling import random_qkv, score_sweep
 from tests.helpers.apptest import chart_specs, heatmap_tooltips, heatmaps, run_page
+from tests.helpers.registry import Case, PageTests, Probe, Quiz
 
 PAGE = "app_pages/scaled_attention.py"
 PARITY = "max |NumPy − PyTorch| of the output"
@@ -129,3 +130,27 @@ def test_a_weight_cell_shows_the_arithmetic_behind_it(scaled):
     np.testing.assert_allclose(exps / sums, weights, rtol=1e-3, atol=1e-4)
     shown = np.array([float(text.rsplit("= ", 1)[1]) for text in tips["A_ij = exp / row sum"].ravel()])
     np.testing.assert_allclose(shown, weights.ravel(), atol=1e-4)
+
+
+# ------------------------------------------------------------------- what the shared tests know of this page
+
+
+def scaled_expected(p) -> dict[str, np.ndarray]:
+    Q, K, V = random_qkv(p["seq_len"], p["d_k"], p["seed"])
+    _, weights = scaled_dot_product_attention(Q, K, V, scale=None if p["scaled"] else 1.0)
+    scores = Q @ K.T / (np.sqrt(p["d_k"]) if p["scaled"] else 1.0)
+    return {"scores QKᵀ / √d_k" if p["scaled"] else "scores QKᵀ": scores, "attention weights": weights}
+
+
+SHARED = PageTests(
+    probe=Probe(dict(seed=0, seq_len=8, d_k=64, scaled=True), heatmaps, scaled_expected),
+    valid=[Case("scaled_attention", {"seed": "7", "seq_len": "20", "d_k": "256", "scaled": "false", "present": "true"},
+                {"seed": 7, "seq_len": 20, "d_k": 256, "scaled": False, "present": True})],
+    malformed=[Case("scaled_attention",
+                    {"seed": "abc", "seq_len": "99", "d_k": "3", "scaled": "perhaps", "present": "maybe"},
+                    {"seed": 0, "seq_len": 8, "d_k": 64, "scaled": True, "present": False})],
+    data_step=("seed", (0, 1)),
+    canvas=True,
+    concept=True,
+    quiz=Quiz("scaling_16x", "it grows towards 1"),
+)

@@ -6,6 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.lookup import fruit_dictionary, hard_lookup, soft_lookup
 from tests.helpers.apptest import chart_specs, markdown_tables, run_page
+from tests.helpers.registry import Case, PageTests, Probe, Quiz
 
 PAGE = "app_pages/soft_lookup.py"
 SHOP = fruit_dictionary()
@@ -75,3 +76,27 @@ def test_moving_the_controls_updates_the_page():
     at = run_page(PAGE, query="bitter", temp="0.03")
     assert not at.exception
     assert at.radio(key="query").value == "sweet" and at.select_slider(key="temp").value == 0.2
+
+
+# ------------------------------------------------------------------- what the shared tests know of this page
+
+
+def lookup_shown(at: AppTest) -> dict[str, str]:
+    return {k: v for k, v in metrics(at).items() if k in ("soft result", "largest soft weight")}
+
+
+def lookup_expected(p) -> dict[str, str]:
+    soft, w = soft_lookup(SHOP.queries[p["query"]], SHOP.keys, SHOP.values, p["temp"])
+    return {"soft result": f"{float(soft):.4f}", "largest soft weight": f"{float(w.max()):.4f}"}
+
+
+SHARED = PageTests(
+    probe=Probe(dict(query="sweet", temp=0.2), lookup_shown, lookup_expected),
+    valid=[Case("soft_lookup", {"query": "sour", "temp": "1", "present": "true"},  # "1": the app's form of 1.0
+                {"query": "sour", "temp": 1.0, "present": True})],
+    malformed=[Case("soft_lookup", {"query": "bitter", "temp": "0.03", "present": "maybe"},  # 0.03: between stops
+                    {"query": "sweet", "temp": 0.2, "present": False})],
+    data_step=("temp", (1, 2)),
+    concept=True,
+    quiz=Quiz("soft_lookup_cold", "the hard lookup's value"),
+)

@@ -1,13 +1,17 @@
 """AppTests of app_pages/training.py: renders untrained, trains a short run, keeps it, never retrains on display."""
 
+import functools
+import re
+
 import numpy as np
 import pytest
 import torch
 
 from tests.helpers.apptest import chart_specs, heatmaps, open_code, run_page
-from training.config import TrainConfig
+from tests.helpers.registry import Case, PageTests, Probe
+from training.config import TASKS, TrainConfig
 from training.model import build_model, parameter_count
-from training.tasks import make_targets
+from training.tasks import held_out_size, make_targets, parse_digits
 from training.trainer import Trainer, predict, train
 from ui.export import matrix_titles, series_tables
 
@@ -219,3 +223,103 @@ def test_training_lets_the_class_s_waiting_steps_go_between_its_chunks(monkeypat
     monkeypatch.setattr(ui.turns, "next_turn", lambda: chunks.append("turn"))
     trained(**SHORT)
     assert chunks
+
+
+# ------------------------------------------------------------------- what the shared tests know of this page
+
+def training_shown(at) -> dict:
+    """The untrained page's description of the configuration (its caption), parsed."""
+    (text,) = [c.value for c in at.caption if c.value.startswith("**Task:")]
+    example = re.search(r"e\.g\. ([\d ]+) →", text).group(1).split()
+    return {"task": re.match(r"\*\*Task: (.*?)\*\*", text).group(1), "example length": len(example),
+            "largest example digit": max(map(int, example)),
+            "parameters": int(re.search(r"([\d,]+) trainable numbers", text).group(1).replace(",", "")),
+            "d_k": int(re.search(r"d_k = (\d+)", text).group(1)),
+            "held out": int(re.search(r"measured on ([\d,]+) held-out", text).group(1).replace(",", "")),
+            "button": at.button(key="train").label}
+
+
+def train_config(p) -> TrainConfig:
+    return TrainConfig(task=p["task"], seq_len=p["seq_len"], vocab=p["vocab"], d_model=p["d_model"],
+                       n_heads=p["heads"], n_layers=p["layers"], pos=p["pos"], steps=p["steps"], lr=p["lr"],
+                       seed=p["seed"])
+
+
+EXAMPLE_DIGITS = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8]  # app_pages/training.py's illustration, shown mod vocab
+
+
+def training_expected(p) -> dict:
+    config = train_config(p)
+    return {"task": TASKS[p["task"]], "example length": p["seq_len"],
+            "largest example digit": max(d % p["vocab"] for d in EXAMPLE_DIGITS[:p["seq_len"]]),
+            "parameters": parameter_count(build_model(config)), "d_k": p["d_model"] // p["heads"],
+            "held out": held_out_size(config), "button": "Train"}
+
+
+TRAINING_DEFAULTS = dict(task="reverse", pos="sinusoidal", seq_len=8, vocab=10, d_model=32, heads=2, layers=1,
+                         steps=400, lr=3e-3, seed=0)
+#: A short run, trained once for this module: a link with its settings must open on its results.
+SHORT_RUN = dict(steps=50, seq_len=4, d_model=16, lr=0.01, seed=7)  # and the default vocabulary, 0 … 9
+SHORT_LINK = {k: str(v) for k, v in SHORT_RUN.items()}
+
+
+@functools.cache
+def linked_run() -> Trainer:
+    trainer = Trainer(train_config({**TRAINING_DEFAULTS, **SHORT_RUN}))
+    trainer.run()
+    return trainer
+
+
+def trained_session() -> dict:
+    """Session state holding the short run, as the training page keeps its runs."""
+    trainer = linked_run()
+    return {RUNS: {trainer.config: trainer}}
+
+
+def trained_shown(at) -> dict:
+    if at.button(key="train").label != "Trained":
+        return {"button": at.button(key="train").label}
+    line = next(m.value for m in at.markdown if m.value.startswith("input `"))
+    return {"button": "Trained", "maps at the checkpoint": checkpoint_maps(at), "your input": line.split(" · ")[0]}
+
+
+def trained_expected(p) -> dict:
+    trainer = linked_run()
+    if train_config(p) != trainer.config:
+        return {"button": "Train"}  # no run with these settings in the session
+    r = trainer.result
+    c = r.checkpoint_steps.index(p["ckpt"])
+    maps = {f"layer 1 · head {h + 1}": r.attention[c][0, h] for h in range(p["heads"])}
+    x = parse_digits(p["digits"], p["vocab"], 12)[: p["seq_len"]]
+    pred, _, _ = predict(r.model_at(c), x)
+    return {"button": "Trained", "maps at the checkpoint": maps,
+            "your input": f"input `{' '.join(map(str, x))}` → model `{' '.join(map(str, pred))}`"}
+
+
+TRAINED = Probe({**TRAINING_DEFAULTS, "ckpt": 50, "digits": "3 1 4 1 5 9 2 6"}, trained_shown, trained_expected)
+TEN_THOUSAND_CHARACTERS = "w " * 5000  # 5,000 words
+SHARED = PageTests(
+    probe=Probe(TRAINING_DEFAULTS, training_shown, training_expected),
+    # Before training, every setting shows in the description of the model; a link with a trained run's
+    # settings opens on that run (so steps, lr and seed are used), at the linked checkpoint, on the linked digits.
+    valid=[
+        Case("training", dict(task="sort", pos="learned", seq_len="5", vocab="6", d_model="64", heads="8",
+                              layers="2", present="true"),
+             dict(task="sort", pos="learned", seq_len=5, vocab=6, d_model=64, heads=8, layers=2, present=True)),
+        Case("training", {**SHORT_LINK, "ckpt": "20", "digits": "3 0 1 2"},
+             {**SHORT_RUN, "ckpt": 20, "digits": "3 0 1 2"}, covers=("steps", "lr", "seed", "ckpt", "digits"),
+             probe=TRAINED, session=trained_session, id="training-trained-run"),
+    ],
+    malformed=[
+        Case("training", dict(task="dance", pos="rope", seq_len="2", vocab="11", d_model="48", heads="3",
+                              layers="3", steps="7", lr="0.5", seed="abc", present="maybe"),
+             {**TRAINING_DEFAULTS, "present": False}),
+        Case("training", {**SHORT_LINK, "ckpt": "21"}, {**SHORT_RUN, "ckpt": 50}, covers=("ckpt",), probe=TRAINED,
+             session=trained_session, id="training-ckpt-not-a-checkpoint"),
+        Case("training", {**SHORT_LINK, "digits": TEN_THOUSAND_CHARACTERS},
+             {**SHORT_RUN, "digits": TEN_THOUSAND_CHARACTERS}, uses={"digits": "3 1 4 1 5 9 2 6"},
+             error="5000 words is more than the 12", covers=("digits",), probe=TRAINED, session=trained_session,
+             id="training-digits-too-many"),
+    ],
+    presenter_text="Every other page uses random W_q",
+)

@@ -23,6 +23,7 @@ from core.transformer_block import (
 )
 from core.worked_example import worked_example
 from tests.helpers.apptest import heatmaps, markdown_tables, run_page
+from tests.helpers.registry import Case, PageTests, Probe, Quiz
 
 PAGE = "app_pages/transformer_block.py"
 DEFAULTS = dict(seed=0, d_model=4, heads=1, act="ReLU", ln="post-LN (the paper)", layers=24, residual=True,
@@ -199,3 +200,28 @@ def test_the_trained_models_pages_say_their_layers_are_this_block_and_link_here(
                for c in at.caption)
     assert "transformer_block" in [link.proto.page for link in at.get("page_link")
                                    if link.proto.label == "The whole Transformer block"]
+
+
+# ------------------------------------------------------------------- what the shared tests know of this page
+
+SHARED = PageTests(
+    probe=Probe(DEFAULTS, shown, expected),
+    valid=[
+        Case("transformer_block", dict(seed="7", d_model="8", d_ff="64", act="GELU", ln="pre-LN (GPT-2)", layers="5",
+                                       residual="false", norm="false", perm="1,2,0", present="true"),
+             dict(seed=7, d_model=8, d_ff=64, act="GELU", ln="pre-LN (GPT-2)", layers=5, residual=False, norm=False,
+                  perm="1,2,0", present=True)),
+        Case("transformer_block", {"d_model": "12", "heads": "3"}, {"d_model": 12, "heads": 3, "d_ff": 48},
+             covers=("heads",)),
+    ],
+    malformed=[
+        Case("transformer_block", dict(seed="abc", d_model="5", d_ff="7", act="tanh", ln="middle", layers="25",
+                                       residual="maybe", norm="2", perm="0,0,1", present="maybe"),
+             dict(seed=0, d_model=4, d_ff=16, act="ReLU", ln="post-LN (the paper)", layers=24, residual=True,
+                  norm=True, perm="2,0,1", present=False)),
+        Case("transformer_block", {"d_model": "8", "heads": "3"}, {"d_model": 8, "heads": 1}, covers=("heads",)),
+    ],
+    data_step=("seed", (0, 1)),
+    concept=True,
+    quiz=Quiz("transformer_block_gradient", "it is over 10 times smaller", {"residual": "false"}),
+)

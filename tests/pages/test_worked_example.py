@@ -7,6 +7,8 @@ from core import LESSON_TOKENS, LESSON_X, worked_example
 from core.user_input import format_matrix
 from tests.helpers import lesson_values as lesson
 from tests.helpers.apptest import chart_specs, heatmap_tooltips, heatmaps, run_page, section_titles, share_link
+from tests.helpers.clicks import click_cell
+from tests.helpers.registry import MALFORMED, VALID, Case, PageTests, Probe
 from ui.charts.spec import drawn_on_canvas, view_title
 
 PAGE = None  # the worked example is the landing page
@@ -194,3 +196,58 @@ def test_every_chart_but_the_output_is_drawn_on_a_canvas_without_aria():
         drawn[view_title(views[0], frames)] = (drawn_on_canvas(spec), spec.get("config", {}).get("aria", True))
     assert drawn == {"X": (True, False), "W_q": (True, False), "raw scores Q Kᵀ": (True, False),
                      "attention weights A": (True, False), "output = A V": (False, True)}
+
+
+# ------------------------------------------------------------------- what the shared tests know of this page
+
+STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
+
+
+def worked_example_shown(at) -> dict:
+    # the "own input" data editor: sent only while its expander is open, which a link with its own input opens
+    editors = [df.value for df in at.dataframe if df.proto.editing_mode]
+    table = (tuple(editors[0]["token"]), editors[0].drop(columns="token").to_numpy(float)) if editors else None
+    maps = heatmaps(at)
+    torch_check = [float(m.value) for m in at.metric if m.label.startswith("max |NumPy − PyTorch|")]
+    return {"own-input table": table, "X": maps["X"],
+            "stages shown": len(section_titles(at)), "weights": maps.get("attention weights A"),
+            "PyTorch agrees to float32": torch_check[0] < 1e-6 if torch_check else None}
+
+
+def worked_example_expected(p) -> dict:
+    stage = STAGES.index(p["reveal"])
+    ex = worked_example(p["seed"], X=p["X"], tokens=p["tokens"])
+    own = tuple(p["tokens"]) != LESSON_TOKENS or not np.array_equal(p["X"], LESSON_X)
+    return {"own-input table": (tuple(p["tokens"]), np.asarray(p["X"], float)) if own else None, "X": p["X"],
+            "stages shown": stage + 1 + (stage == len(STAGES) - 1),  # the last stage adds the PyTorch check
+            "weights": ex.weights if stage >= STAGES.index("softmax") else None,
+            "PyTorch agrees to float32": True if p["check"] and stage == len(STAGES) - 1 else None}
+
+
+HERE = "tests/pages/test_worked_example.py::"
+SHARED = PageTests(
+    probe=Probe(dict(seed=0, reveal="output", check=False, tokens=LESSON_TOKENS, X=LESSON_X),
+                worked_example_shown, worked_example_expected),
+    # tokens and X are not widgets: the link fills the "own input" table (st.data_editor) and every matrix
+    valid=[Case("worked_example", {"tokens": "a b c", "check": "true", "present": "true"},
+                {"check": True, "present": True}, uses={"tokens": ("a", "b", "c")}),
+           Case("worked_example", {"X": "1,0;0,1;1,1"}, uses={"X": np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])})],
+    malformed=[Case("worked_example", {"reveal": "7", "check": "maybe", "present": "1"},  # 7: the old numeric form
+                    {"reveal": "output", "check": False, "present": False})],
+    elsewhere={
+        ("seed", VALID): ("tests/test_streamlit_app.py::test_seed_from_the_url_is_restored",),
+        ("seed", MALFORMED): ("tests/test_streamlit_app.py::test_malformed_seed_falls_back_to_the_default",
+                              HERE + "test_malformed_controls_fall_back_with_a_visible_notice"),
+        ("reveal", VALID): (HERE + "test_every_control_round_trips_through_the_link",
+                            HERE + "test_reveal_from_the_link_shows_only_the_first_stages"),
+        ("token", VALID): ("tests/test_streamlit_app.py::test_token_selector_explains_that_tokens_output",),
+        ("token", MALFORMED): ("tests/test_streamlit_app.py::test_token_selector_explains_that_tokens_output",
+                               HERE + "test_malformed_controls_fall_back_with_a_visible_notice"),
+        ("tokens", MALFORMED): (HERE + "test_bad_input_in_the_link_shows_a_message_and_the_lesson",),
+        ("X", MALFORMED): (HERE + "test_bad_input_in_the_link_shows_a_message_and_the_lesson",),
+    },
+    data_step=("seed", (0, 1)),
+    concept=True,
+    click=lambda at: click_cell(at, "cell", 1, 2),
+    structural={"reveal": "steps through the stages: each step adds or removes a whole section"},
+)

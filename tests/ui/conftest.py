@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-# The link tests' helpers assert too; their failures should say as much as a test's own asserts do.
-pytest.register_assert_rewrite("tests.ui.page_probes")
-
 #: The presenter key of the class poll's tests.
 POLL_KEY = "a-lecturers-key-of-some-length"
 

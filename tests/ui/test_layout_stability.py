@@ -14,13 +14,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers.apptest import run_page
-from tests.helpers.clicks import click_cell, click_point
+from tests.helpers.registry import declarations
 
 PAGES = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "app_pages").glob("*.py"))
-#: Controls that change the page's structure on purpose.
-STRUCTURAL = {
-    ("worked_example", "reveal"): "steps through the stages: each step adds or removes a whole section",
-}
+#: Controls that change the page's structure on purpose (``structural`` of the page's `PageTests`).
+STRUCTURAL = {(page, key): why for page, shared in declarations().items() for key, why in shared.structural.items()}
+#: A click on a clickable chart, for each page that declares one (``click`` of its `PageTests`).
+CLICKS = {page: shared.click for page, shared in declarations().items() if shared.click}
 
 
 def layout(at: AppTest) -> list[tuple[tuple[int, ...], str]]:
@@ -83,15 +83,10 @@ def test_one_slider_step_keeps_every_element_in_place(page):
             "element after it is redrawn from scratch; put the optional element in ui.layout.fixed_slot()")
 
 
-@pytest.mark.parametrize(("page", "click"), [
-    ("worked_example", lambda at: click_cell(at, "cell", 1, 2)),
-    ("masked_attention", lambda at: click_cell(at, "masked_cell", 3, 1)),
-    ("multi_head", lambda at: click_point(at, "heads_cell", {"h": 1, "q": 2, "k": 0})),
-    ("cross_attention", lambda at: click_cell(at, "cross_cell", 3, 5)),
-])
-def test_a_click_on_a_chart_keeps_every_element_in_place(page, click):
+@pytest.mark.parametrize("page", CLICKS)
+def test_a_click_on_a_chart_keeps_every_element_in_place(page):
     before = run_page(f"app_pages/{page}.py")
-    at = click(run_page(f"app_pages/{page}.py"))
+    at = CLICKS[page](run_page(f"app_pages/{page}.py"))
     assert not at.exception
     captions = {c.value for c in at.caption}
     assert captions - {c.value for c in before.caption}, "the click was not seen: no caption about the clicked cell"

@@ -41,6 +41,7 @@ def test_section_keys_are_the_headings_in_words():
     assert section_key("Build this: the exercise!") == SECTION_KEY_PREFIX + "build_this_the_exercise"
 
 
+@pytest.mark.router_wide  # every page in one test: docs/adding-a-page.md's quick check selects it
 def test_every_routed_page_has_one_link_under_its_section_in_the_routers_order():
     """The router's page list is the one source: a page added to it has its link, with its title and icon."""
     at = run_page(None)

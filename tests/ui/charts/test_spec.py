@@ -11,14 +11,15 @@ import pandas as pd
 import pytest
 
 from tests.helpers.apptest import chart_specs, run_page
+from tests.helpers.registry import declarations
 from tests.helpers.specs import colour_domain, exported
 from ui.charts.arrange import side_by_side
 from ui.charts.heatmap import heatmap
 from ui.charts.spec import CANVAS, MIN_FONT_PX, THIS_DATA, font_sizes, readable_text, stable_spec, to_spec, view_title
 
-#: Pages whose charts all depend on the seed (and nothing drawn changes shape with it).
-SEED_PAGES = ["worked_example", "scaled_attention", "multi_head", "permutation", "masked_attention",
-              "cross_attention", "transformer_block"]
+#: A slider step per page that declares one (``data_step`` of its `PageTests`): the seed for the pages whose charts
+#: all depend on it (and nothing drawn changes shape with it).
+DATA_STEPS = [(page, *shared.data_step) for page, shared in declarations().items() if shared.data_step]
 
 
 def test_datasets_are_named_by_position_and_the_placeholder_by_its_view():
@@ -57,9 +58,7 @@ def test_the_placeholder_needs_a_named_dataset():
                      "encoding": {"color": {"scale": {"domain": {"expr": f"data('{THIS_DATA}')"}}}}})
 
 
-@pytest.mark.parametrize(("page", "key", "values"), [*((page, "seed", (0, 1)) for page in SEED_PAGES),
-                                                     ("soft_lookup", "temp", (1, 2)), ("pretrained", "layer", (1, 2)),
-                                                     ("positional_encoding", "positions", (5, 6))])
+@pytest.mark.parametrize(("page", "key", "values"), DATA_STEPS, ids=[f"{page}-{key}" for page, key, _ in DATA_STEPS])
 def test_a_slider_step_changes_the_charts_data_but_no_spec(page, key, values):
     before, after = (chart_specs(run_page(f"app_pages/{page}.py", **{key: v})) for v in values)
     assert len(before) == len(after) > 0
@@ -111,11 +110,11 @@ def test_a_spec_on_canvas_keeps_the_rest_of_its_usermeta():
     assert "usermeta" not in to_spec(heatmap(np.eye(2)))
 
 
-#: Pages whose every chart is drawn on a canvas: a slider step redraws them faster than as SVG elements.
-#: Measured, key press to repaint, alternating 18-24 steps each: scaling 272 -> 230 ms, masked 244 -> 221 ms,
-#: cross-attention 230 -> 205 ms, positional encoding 171 -> 145 ms (the soft lookup's two charts: no gain).
-CANVAS_PAGES = ["scaled_attention", "masked_attention", "cross_attention", "positional_encoding", "multi_head",
-                "permutation"]
+#: Pages whose every chart is drawn on a canvas (``canvas`` of their `PageTests`): a slider step redraws them faster
+#: than as SVG elements. Measured, key press to repaint, alternating 18-24 steps each: scaling 272 -> 230 ms, masked
+#: 244 -> 221 ms, cross-attention 230 -> 205 ms, positional encoding 171 -> 145 ms (the soft lookup's two charts: no
+#: gain).
+CANVAS_PAGES = [page for page, shared in declarations().items() if shared.canvas]
 
 
 @pytest.mark.parametrize("name", CANVAS_PAGES)

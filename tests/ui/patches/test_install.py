@@ -103,6 +103,7 @@ def test_the_environment_switches_patches_off_by_name(lines):
     assert len(lines) == 1 and "no_such_patch" in lines[0]
 
 
+@pytest.mark.router_wide  # every page in one test: docs/adding-a-page.md's quick check selects it
 def test_the_app_runs_on_other_library_versions_without_any_patch():
     """A fresh process whose libraries all report another version: each patch writes one line, none applies, and
     every page still draws its charts."""
