@@ -36,6 +36,7 @@ def main() -> None:
         st.Page("app_pages/masked_attention.py", title="Masked self-attention", icon=":material/visibility_off:"),
         st.Page("app_pages/cross_attention.py", title="Encoder, decoder, cross-attention",
                 icon=":material/swap_horiz:"),
+        st.Page("app_pages/transformer_block.py", title="The whole Transformer block", icon=":material/layers:"),
     ]
     build = [
         st.Page("app_pages/exercise.py", title="Build this: the exercise", icon=":material/code:"),

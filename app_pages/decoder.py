@@ -29,7 +29,8 @@ from ui.chart_names import ChartName
 from ui.charts import decoder as charts
 from ui.charts.template import part_spec
 from ui.display import show_chart
-from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source, static_table
+from ui.layout import (controls_row, fixed_slot, introduction, page_fragment, section, show_source, static_table,
+                       whole_block_link)
 from ui.quiz import predict_then_reveal
 from ui.shared_runs import SharedRuns, shared_runs
 from ui.turns import next_turn
@@ -137,6 +138,8 @@ def model_controls() -> DecoderConfig:
     st.caption(f"{n_parameters(config.architecture, config):,} trainable numbers: d_model = {config.d_model}, "
                f"d_k = {config.d_model // n_heads}, {CONTEXT} positions; Adam at learning rate {config.lr:g} on "
                f"batches of {config.batch} sentences, {steps} times. Same settings and seed, same run.")
+    whole_block_link("Each of its layers is the whole Transformer block, pre-LN, with ReLU and d_ff = 4 · d_model, "
+                     "its attention under a causal mask.")
     return config
 
 

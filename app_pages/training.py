@@ -15,7 +15,7 @@ from ui.cache import shared_cache
 from ui.chart_names import ChartName, largest_weight
 from ui.charts import training as charts
 from ui.display import show_chart
-from ui.layout import controls_row, explain, introduction, page_fragment, show_source
+from ui.layout import controls_row, explain, introduction, page_fragment, show_source, whole_block_link
 from ui.turns import next_turn
 from ui.url_state import bound_choice, bound_select_slider, bound_slider, seed_slider, tokens_input
 
@@ -282,6 +282,7 @@ def page_body() -> None:
     )
     show_source(MultiHeadSelfAttention, Block, TinyTransformer, Trainer.step, make_targets,
                 title="Show the model and the training step")
+    whole_block_link("Each of its layers is the whole Transformer block, pre-LN, with ReLU and d_ff = 4 · d_model.")
 
     done = trainer is not None and trainer.result.complete
     label = "Train" if trainer is None else "Trained" if done else "Continue training"

@@ -84,8 +84,12 @@ def multi_head_steps(
     w_v: np.ndarray,
     w_o: np.ndarray,
     n_heads: int,
+    mask: np.ndarray | None = None,
 ) -> MultiHeadSteps:
     r"""Multi-head self-attention over ``x`` ``(T, d_model)``, keeping every intermediate.
+
+    `mask` (optional, boolean ``(T, T)``, True = may attend) is every head's; the scores keep their
+    unmasked values, the weights of a masked key are exactly 0.
 
     The final ``output`` and ``weights`` are those of `core.multihead.multi_head_attention`
     (which also validates the shapes); the pieces in between are recomputed here so that
@@ -98,14 +102,14 @@ def multi_head_steps(
     x = as_float_array(x, "x", min_ndim=2)
     if x.ndim != 2:
         raise ValueError(f"x must be one sequence of shape (T, d_model), got shape {x.shape}.")
-    output, weights = multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads=n_heads)  # (T, d_model), (H, T, T)
+    output, weights = multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads=n_heads, mask=mask)  # (T, d), (H, T, T)
     d_k = x.shape[1] // n_heads
     q = x @ np.asarray(w_q, dtype=np.float64)  # (T, d_model) @ (d_model, d_model) -> (T, d_model)
     k = x @ np.asarray(w_k, dtype=np.float64)  # (T, d_model)
     v = x @ np.asarray(w_v, dtype=np.float64)  # (T, d_model)
     q_heads, k_heads, v_heads = (split_heads(m, n_heads) for m in (q, k, v))  # each (H, T, d_k)
     scores = q_heads @ np.swapaxes(k_heads, -1, -2) / np.sqrt(d_k)  # (H, T, d_k) @ (H, d_k, T) -> (H, T, T)
-    head_outputs, _ = scaled_dot_product_attention(q_heads, k_heads, v_heads)  # (H, T, d_k)
+    head_outputs, _ = scaled_dot_product_attention(q_heads, k_heads, v_heads, mask=mask)  # (H, T, d_k)
     concat = merge_heads(head_outputs)  # (H, T, d_k) -> (T, d_model)
     return MultiHeadSteps(
         n_heads=int(n_heads), d_k=d_k, q=q, k=k, v=v, q_heads=q_heads, k_heads=k_heads, v_heads=v_heads,

@@ -125,6 +125,17 @@ def static_table(columns: dict[str, Sequence[Any]], formats: dict[str, str] | No
     st.markdown("\n".join("| " + " | ".join(row) + " |" for row in rows))
 
 
+#: The page that explains a whole block (attention, add & norm, feed-forward, add & norm), which every trained
+#: model's layer is.
+WHOLE_BLOCK_PAGE = "app_pages/transformer_block.py"
+
+
+def whole_block_link(sentence: str) -> None:
+    """One sentence saying that a page's layers are the whole-block page's block, and the link to that page."""
+    st.caption(sentence)
+    st.page_link(WHOLE_BLOCK_PAGE, label="The whole Transformer block", icon=":material/layers:")
+
+
 def explain(markdown: str) -> None:
     """A paragraph of explanation; hidden in presenter mode, where the lecturer says it instead.
 

@@ -53,7 +53,8 @@ QUERY_KEYS: dict[str, str] = {
     "task": "toy task the tiny Transformer is trained on: reverse, copy, sort or first (training page)",
     "vocab": "vocabulary size: the digits 0 .. vocab-1 (training page)",
     "pos": "positional encoding of the trained model: sinusoidal, learned or none (training page)",
-    "layers": "number of Transformer layers of the trained model (training page)",
+    "layers": "number of Transformer layers: of the trained model (training page), of the deep stack (whole-block "
+              "page)",
     "steps": "number of training steps (training page)",
     "lr": "Adam learning rate (training page)",
     "ckpt": "training step of the checkpoint whose attention is shown (training page)",
@@ -66,6 +67,11 @@ QUERY_KEYS: dict[str, str] = {
     "top_k": "top-k: how many of the likeliest words the decoder may draw from, 0 for all (decoder page)",
     "top_p": "top-p: the probability mass of the likeliest words kept, the nucleus (decoder page)",
     "draw": "seed of the decoder's random draws (decoder page)",
+    "d_ff": "width of the feed-forward network's hidden layer (whole-block page)",
+    "act": "the feed-forward network's activation: ReLU or GELU (whole-block page)",
+    "ln": "where the layer norms go: post-LN (the paper) or pre-LN (GPT-2) (whole-block page)",
+    "residual": "the deep stack's residual connections (on/off, whole-block page)",
+    "norm": "the deep stack's layer norms (on/off, whole-block page)",
     "words": "how many words the decoder has written after the prompt (decoder page)",
 }
 

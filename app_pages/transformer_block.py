@@ -1,0 +1,378 @@
+"""The whole Transformer block: the residual stream, layer normalisation and the feed-forward network around attention."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import streamlit as st
+
+from core.block_reference import torch_block_outputs, torch_encoder_layer
+from core.deep_stack import DepthSweep, StackConfig, depth_sweep, stack_block
+from core.multihead_steps import divisors, nearest_divisor
+from core.reference import max_abs_diff
+from core.transformer_block import (
+    GPT2_SMALL,
+    LESSON_TOKENS,
+    BlockSteps,
+    BlockWeights,
+    LayerNormSteps,
+    PermutationCheck,
+    block_input,
+    block_weights,
+    feed_forward,
+    ffn_permutation_check,
+    layer_norm,
+    transformer_block,
+    weight_counts,
+)
+from ui.cache import shared_cache
+from ui.chart_names import ChartName, value_range
+from ui.charts import transformer_block as charts
+from ui.display import show_chart
+from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source, static_table
+from ui.quiz import predict_then_reveal
+from ui.url_state import bound_choice, bound_select_slider, bound_slider, bound_toggle, seed_slider
+
+D_MODELS = [4, 8, 12, 16, 24, 32]
+#: The link whose rerun is slowest (the benchmark's heaviest setting): the widest block, its widest FFN, 24 blocks.
+HEAVIEST_LINK = {"d_model": "32", "heads": "32", "d_ff": "256", "act": "GELU", "ln": "pre-LN (GPT-2)", "layers": "24"}
+FF_WIDTHS = (1, 2, 4, 8)  # d_ff as multiples of d_model; 4 is the paper's and GPT-2's
+PLACEMENT_NAMES = {"post-LN (the paper)": "post", "pre-LN (GPT-2)": "pre"}
+PERMUTATIONS = [",".join(map(str, p)) for p in itertools.permutations(range(len(LESSON_TOKENS)))]
+#: Where each of the model's parts is explained (the diagram's boxes), as router paths.
+LINKED_PAGES = (("app_pages/worked_example.py", "Tokens and their attention: the worked example"),
+                ("app_pages/positional_encoding.py", "Embedding + positional encoding"),
+                ("app_pages/multi_head.py", "Multi-head attention"),
+                ("app_pages/decoder.py", "Output probabilities: a decoder that writes"))
+POST_FORMULA = r"h = \operatorname{LN}_1(x + \operatorname{MHA}(x)),\quad y = \operatorname{LN}_2(h + \operatorname{FFN}(h))"
+PRE_FORMULA = r"h = x + \operatorname{MHA}(\operatorname{LN}_1(x)),\quad y = h + \operatorname{FFN}(\operatorname{LN}_2(h))"
+
+
+@shared_cache(128)
+def block_at(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str,
+             placement: str) -> tuple[BlockSteps, BlockWeights]:
+    """The lesson's three tokens through one block, and the block's weights."""
+    weights = block_weights(seed, d_model, d_ff)
+    return transformer_block(block_input(d_model), weights, n_heads, activation=activation,
+                             placement=placement), weights
+
+
+#: The deep stack: the lesson's three tokens at the lesson's width (d_model 4, one head, d_ff 16), from a fixed
+#: seed, so that only its depth, its switches, the activation and the norms' placement change what it shows.
+STACK_SEED, STACK_D_MODEL, STACK_HEADS, STACK_D_FF = 0, 4, 1, 16
+
+
+@shared_cache(512)
+def sweep_at(activation: str, placement: str, depth: int, residual: bool, norm: bool) -> DepthSweep:
+    """The deep stack's measurements per depth, autograd included."""
+    return depth_sweep(block_input(STACK_D_MODEL), StackConfig(depth, STACK_HEADS, STACK_D_FF, activation, placement,
+                                                               residual, norm, STACK_SEED))
+
+
+@shared_cache(128)
+def torch_parity(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str,
+                 placement: str) -> tuple[float, float]:
+    """max |ours − nn.TransformerEncoderLayer| without and with a causal mask."""
+    x, weights = block_input(d_model), block_weights(seed, d_model, d_ff)
+    kw = dict(activation=activation, placement=placement)
+    theirs = torch_block_outputs(x, weights, n_heads, causal=(False, True), **kw)
+    return tuple(max_abs_diff(transformer_block(x, weights, n_heads, causal=c, **kw).output, t)
+                 for c, t in zip((False, True), theirs, strict=True))
+
+
+@shared_cache(128)
+def block_specs(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str, placement: str,
+                _block: BlockSteps, _weights: BlockWeights) -> dict[str, dict]:
+    """The block's stage charts, built once per setting."""
+    return charts.block_specs(_block, LESSON_TOKENS, (_weights.gamma_1, _weights.gamma_2),
+                              (_weights.beta_1, _weights.beta_2))
+
+
+@shared_cache(128)
+def sweep_spec(key: tuple, _sweep: DepthSweep) -> dict:
+    """The deep stack's chart, built once per setting (`key`: the sweep's arguments)."""
+    return charts.sweep_spec(_sweep)
+
+
+@shared_cache(64)
+def permutation_spec(seed: int, d_model: int, d_ff: int, activation: str, perm: tuple[int, ...],
+                     _check: PermutationCheck) -> dict:
+    return charts.permutation_spec(_check, LESSON_TOKENS, d_model)
+
+
+@shared_cache(1)
+def diagram_spec() -> dict:
+    return charts.diagram_spec()
+
+
+introduction(
+    "The whole Transformer block",
+    "Attention is half of a Transformer block. Around it sit a **residual connection** (each sub-layer's output is "
+    "added to its input), **layer normalisation** (each token's vector rescaled to mean 0 and variance 1, then "
+    "by learned γ and β) and a **feed-forward network** applied to every token on its own. A model is a stack of "
+    "such blocks; here are the lesson's three tokens going through one, number by number.",
+)
+
+
+@page_fragment
+def page_body() -> None:
+    seed, d_model, n_heads, d_ff, activation, placement = block_controls()
+    block, weights = block_at(seed, d_model, n_heads, d_ff, activation, placement)
+    model_section()
+    stages_section(block, block_specs(seed, d_model, n_heads, d_ff, activation, placement, block, weights), seed)
+    placement_section(seed, d_model, n_heads, d_ff, activation, placement)
+    sweep = stack_section(activation, placement)
+    per_position_section(seed, d_model, d_ff, activation, weights)
+    torch_section(seed, d_model, n_heads, d_ff, activation, placement)
+    gradient_quiz(sweep)
+    show_source(transformer_block, layer_norm, feed_forward, torch_encoder_layer, stack_block, depth_sweep)
+
+
+def block_controls() -> tuple[int, int, int, int, str, str]:
+    """The block's seed, widths, heads, activation and where the norms go, all in the URL."""
+    with controls_row():
+        seed = seed_slider()
+        d_model = int(bound_select_slider("d_model", "d_model", D_MODELS, 4,
+                                          help="Width of every token vector. 4 is the lesson's; wider adds fixed "
+                                               "columns to its X."))
+        previous = st.session_state.get("heads", 1)
+        n_heads = int(bound_select_slider(
+            "Heads H", "heads", divisors(d_model),
+            nearest_divisor(d_model, previous if isinstance(previous, int) else 1),
+            help=f"Only divisors of d_model = {d_model}. One head at d_model 4 is the worked example's attention."))
+        keep_ff_ratio(d_model)
+        d_ff = int(bound_select_slider("d_ff", "d_ff", [k * d_model for k in FF_WIDTHS], 4 * d_model,
+                                       help="Width of the feed-forward network's hidden layer: 4 · d_model in the "
+                                            "paper and in GPT-2."))
+    with controls_row():
+        activation = str(bound_choice("Activation φ", "act", ["ReLU", "GELU"], "ReLU",
+                                      help="ReLU (the paper) or GELU (GPT-2, BERT), PyTorch's exact GELU.")).lower()
+        placement = PLACEMENT_NAMES[bound_choice("Layer norm", "ln", list(PLACEMENT_NAMES), "post-LN (the paper)",
+                                                 help="After each residual sum (post-LN) or before each "
+                                                      "sub-layer (pre-LN).")]
+    return seed, d_model, n_heads, d_ff, activation, placement
+
+
+#: Session-state key of the d_model the d_ff slider was last drawn for.
+LAST_D_MODEL = "_block_last_d_model"
+
+
+def keep_ff_ratio(d_model: int) -> None:
+    """When d_model moves, keep d_ff's multiple of it (4 · d_model stays 4 · d_model), before the slider is drawn."""
+    last = st.session_state.get(LAST_D_MODEL)
+    d_ff = st.session_state.get("d_ff")
+    if last not in (None, d_model) and isinstance(d_ff, int) and d_ff % last == 0 and d_ff // last in FF_WIDTHS:
+        st.session_state["d_ff"] = d_ff // last * d_model
+    st.session_state[LAST_D_MODEL] = d_model
+
+
+def model_section() -> None:
+    """Section 0: the whole model, and where each part is explained."""
+    section("0 · Where attention lives",
+            "A Transformer turns tokens into vectors, adds their positions, then sends them through N identical "
+            "blocks. Each block is attention, then add & norm, then the feed-forward network, then add & norm "
+            "again. This page is about the orange parts; the links lead to the others.")
+    show_chart(diagram_spec(), alt=ChartName(
+        "Diagram of the whole model, 7 boxes top to bottom: tokens, embedding and positional encoding, a block of "
+        "multi-head attention, add and norm, feed-forward network, add and norm, repeated N times, then linear "
+        "and softmax to output probabilities", "Each box names the page that explains it."))
+    with st.container(horizontal=True):
+        for path, label in LINKED_PAGES:
+            st.page_link(path, label=label, icon=":material/arrow_forward:")
+
+
+#: Each stage's heading, text and formula; "{sub}" is the attention sub-layer as its placement writes it.
+STAGES = {
+    "attention": ("Attention", "The sub-layer the other pages explain: the heads' outputs side by side, mixed by "
+                  "W_o. Its input is the block's input (post-LN) or that input normalised (pre-LN).",
+                  r"\operatorname{MHA}(z) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\, W_o"),
+    "add_1": ("Add: the residual stream", "Attention's output is not what comes next: it is *added* to its "
+              "input. The stream of token vectors carries on, and each sub-layer writes an update into it.",
+              r"x + {sub}"),
+    "norm_1": ("Norm", "Each token's row, on its own: subtract its mean μ, divide by its standard deviation "
+               "√(σ² + ε), then scale by γ and shift by β (learned, one per dimension).",
+               r"\operatorname{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta"),
+    "ffn": ("Feed-forward network", "Each token's vector is widened to d_ff, passed through φ, and narrowed back: "
+            "the same two matrices for every position, and no position reads another.",
+            r"\operatorname{FFN}(h) = \varphi(h W_1 + b_1)\, W_2 + b_2"),
+    "add_2": ("Add again", "The feed-forward network's output is added to its input, as attention's was.",
+              r"h + \operatorname{FFN}(\cdot)"),
+    "norm_2": ("Norm again", "The second LayerNorm, with its own γ and β.",
+               r"\operatorname{LN}_2"),
+}
+ORDER = {"post": ("attention", "add_1", "norm_1", "ffn", "add_2", "norm_2"),
+         "pre": ("norm_1", "attention", "add_1", "norm_2", "ffn", "add_2")}
+
+
+def stages_section(block: BlockSteps, specs: dict[str, dict], seed: int) -> None:
+    """Section 1: the three tokens through every stage of the block, in the order of its placement."""
+    t, d_model = block.input.shape
+    section("1 · The lesson's three tokens through one block",
+            f"X is the worked example's ({t} tokens × {d_model}). Hover a cell for its arithmetic; every matrix is "
+            "also in “Show the numbers” below the page.")
+    with fixed_slot():
+        if block.attention.n_heads == 1 and d_model == 4 and seed == 0:
+            st.caption("Seed 0, d_model 4, one head: Concat(heads) below is the worked example's output, the "
+                       "lesson's printed numbers.")
+    sub = "MHA(x)" if block.placement == "post" else r"MHA(LN_1(x))"
+    for number, name in enumerate(ORDER[block.placement], start=1):
+        title, text, formula = STAGES[name]
+        section(f"1.{number} · {title}", text, formula.replace("{sub}", rf"\operatorname{{{sub}}}"))
+        show_chart(specs[name], alt=stage_name(name, block))
+        if name.startswith("norm"):
+            norm_caption(block.norm_1 if name == "norm_1" else block.norm_2)
+
+
+def stage_name(name: str, block: BlockSteps) -> ChartName:
+    """A stage chart's name (fixed for its shape) and its numbers."""
+    t, d_model = block.input.shape
+    shown = {"attention": block.attention.output, "add_1": block.residual_1, "norm_1": block.norm_1.output,
+             "ffn": block.ffn.output, "add_2": block.residual_2, "norm_2": block.norm_2.output}[name]
+    what = {"attention": "the attention's input, Concat(heads) and the attention's output",
+            "add_1": "the stream, attention's output and their sum",
+            "norm_1": "each row's mean and variance, the normalised rows and the rows after gamma and beta",
+            "ffn": f"the hidden layer, {t} tokens by {block.ffn.hidden.shape[1]} units, and the FFN's output",
+            "add_2": "the stream, the FFN's output and their sum",
+            "norm_2": "each row's mean and variance, the normalised rows and the rows after gamma and beta"}[name]
+    return ChartName(f"Heatmaps of {what}, {t} tokens by {d_model} dimensions",
+                     f"Result values {value_range(shown)}.")
+
+
+def norm_caption(ln: LayerNormSteps) -> None:
+    """What the normalised rows' means and variances are, computed."""
+    z = ln.normalised
+    st.caption(f"Before γ and β every row has mean {np.abs(z.mean(axis=1)).max():.1e} at most (0 up to rounding) "
+               f"and variance {z.var(axis=1).min():.5f} to {z.var(axis=1).max():.5f}: σ² / (σ² + ε), 1 less ε's "
+               f"share. The rows' own variances were {', '.join(f'{v:.3f}' for v in ln.var)}.")
+
+
+def placement_section(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str, placement: str) -> None:
+    """Section 2: post-LN against pre-LN, each formula, and what each does to the stream."""
+    section("2 · Post-LN or pre-LN",
+            "The original paper normalises after each residual sum (post-LN). GPT-2 and nearly every later model "
+            "normalise the sub-layer's input instead (pre-LN), so the residual stream itself is never normalised "
+            "inside the block: x passes through untouched, plus the updates.")
+    chosen = {"post": "post-LN", "pre": "pre-LN"}
+    for name, formula in (("post", POST_FORMULA), ("pre", PRE_FORMULA)):
+        marker = r"\;\blacktriangleleft\ \text{shown}" if name == placement else ""
+        st.latex(rf"\text{{{chosen[name]}}}:\quad {formula}{marker}")
+    lengths = {name: np.linalg.norm(block_at(seed, d_model, n_heads, d_ff, activation, name)[0].output, axis=1)
+               for name in ("post", "pre")}
+    st.caption(f"The block's output rows are {fmt(lengths['post'])} long with post-LN (the last LN sets each "
+               f"row's size, about √d_model = {np.sqrt(d_model):.2f} times γ), {fmt(lengths['pre'])} with pre-LN "
+               f"(the input's rows, {fmt(np.linalg.norm(block_input(d_model), axis=1))}, plus two updates). Section 3 "
+               "shows what that does over many blocks.")
+
+
+def fmt(values: np.ndarray) -> str:
+    return ", ".join(f"{v:.2f}" for v in values)
+
+
+def stack_section(activation: str, placement: str) -> DepthSweep:
+    """Section 3: a deep stack at random initialisation, with and without the residual and the norm."""
+    section("3 · Why the residual, and why the norm: a deep stack",
+            "Stack many such blocks, freshly initialised (random weights of variance 1/fan_in, γ = 1, β = 0, from a "
+            f"fixed seed, {STACK_SEED}), at the lesson's width (d_model {STACK_D_MODEL}, {STACK_HEADS} head, d_ff "
+            f"{STACK_D_FF}) with the activation and norm placement above, and follow the three tokens up the stack. Left: the size of the residual stream "
+            "against the size of each block's update. Middle: how much each token still points where its input "
+            "did, and how alike the tokens have become. Right: the gradient that reaches each block's weights "
+            "from the loss L = Σ R ⊙ y (R a fixed random direction), by autograd through the whole stack.")
+    with controls_row():
+        depth = int(bound_slider("Blocks stacked", "layers", 1, 24, 24,
+                                 help="How many blocks the stack has (1 to 24)."))
+        residual = bound_toggle("Residual connections", "residual", True, help="x + F(x) in every block, or F(x).")
+        norm = bound_toggle("Layer norms", "norm", True, help="LayerNorm in every block, or none.")
+    sweep = sweep_at(activation, placement, depth, residual, norm)
+    show_chart(sweep_spec((activation, placement, depth, residual, norm), sweep),
+               alt=ChartName(f"Three line charts against depth, 1 to {depth} blocks: the stream's and the updates' "
+                             "sizes, the cosines, and the gradient reaching each block",
+                             sweep_numbers(sweep)))
+    stack_findings(sweep)
+    return sweep
+
+
+def sweep_numbers(sweep: DepthSweep) -> str:
+    """The sweep's numbers a student reads first: the top's stream, and the gradient at the bottom and the top."""
+    return (f"Stream {sweep.stream[0]:.3g} at the input, {sweep.stream[-1]:.3g} at the top; gradient "
+            f"{sweep.grad_norm[0]:.3g} at block 1, {sweep.grad_norm[-1]:.3g} at block {sweep.config.depth}.")
+
+
+def stack_findings(sweep: DepthSweep) -> None:
+    """What the charts show, in sentences whose numbers are the sweep's."""
+    c, depth = sweep.config, sweep.config.depth
+    switches = f"residual {'on' if c.residual else 'off'}, norm {'on' if c.norm else 'off'}"
+    ratio = sweep.grad_norm[0] / sweep.grad_norm[-1] if sweep.grad_norm[-1] > 0 else float("inf")
+    st.markdown(
+        f"**{depth} block{'s' if depth > 1 else ''}, {switches}.** The stream's mean length goes from "
+        f"{sweep.stream[0]:.3g} to {sweep.stream[-1]:.3g}; the last block's update is {sweep.update[-1]:.3g} long. "
+        f"At the top each token's cosine with its own input is {fmt(sweep.self_cosine[-1])}, and two tokens' "
+        f"vectors have a cosine of {sweep.token_cosine[-1]:.2f} on average (input: {sweep.token_cosine[0]:.2f}). "
+        f"The gradient reaching block 1 is **{sweep.grad_norm[0]:.3g}**, the top block's {sweep.grad_norm[-1]:.3g}: "
+        f"a ratio of {ratio:.3g}.")
+    with fixed_slot():
+        if not c.residual:
+            st.caption("Without the residual every block must pass the whole signal through its own weights; "
+                       "the backward pass multiplies by every block's Jacobian on its way down. Switch the residual "
+                       "on to compare the gradient at block 1.")
+
+
+def per_position_section(seed: int, d_model: int, d_ff: int, activation: str, weights: BlockWeights) -> None:
+    """Section 4: the FFN is the same function at every position; where a block's weights are."""
+    section("4 · The feed-forward network works per position",
+            "Shuffle the tokens: the feed-forward network's output is shuffled the same way, exactly, because "
+            "each row goes through the same arithmetic wherever it stands. It mixes nothing across positions: "
+            "only attention does that.",
+            r"\operatorname{FFN}(P\,x) = P\,\operatorname{FFN}(x)")
+    positions = ", ".join(f"{i} = {t}" for i, t in enumerate(LESSON_TOKENS))
+    perm_text = str(bound_choice(f"New order of the positions ({positions})", "perm", PERMUTATIONS, "2,0,1",
+                                 help="Row i of the shuffled tokens is the token at position perm[i]."))
+    perm = tuple(int(i) for i in perm_text.split(","))
+    check = ffn_permutation_check(block_input(d_model), weights, perm, activation)
+    st.caption("Shuffled: " + " ".join(LESSON_TOKENS[i] for i in perm) + ".")
+    show_chart(permutation_spec(seed, d_model, d_ff, activation, perm, check),
+               alt=ChartName(f"Heatmaps of the FFN of the shuffled tokens and of the FFN's output shuffled, "
+                             f"{len(perm)} tokens by {d_model} dimensions each",
+                             f"Largest difference {check.max_difference:.1e}."))
+    st.metric("max |FFN(P x) − P FFN(x)|", f"{check.max_difference:.1e}")
+    counts = [weight_counts(d_model, d_ff), weight_counts(*GPT2_SMALL)]
+    explain("Where a block's weights are (the weight matrices; biases and γ, β add a few more):")
+    static_table({"model": [f"this page (d_model {d_model}, d_ff {d_ff})", "GPT-2 small (768, 3072)"],
+                  "attention 4·d_model²": [c.attention for c in counts],
+                  "FFN 2·d_model·d_ff": [c.ffn for c in counts],
+                  "FFN's share": [c.ffn_share for c in counts]},
+                 {"attention 4·d_model²": "{:,}", "FFN 2·d_model·d_ff": "{:,}", "FFN's share": "{:.1%}"})
+
+
+def torch_section(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str, placement: str) -> None:
+    """The same block through torch.nn.TransformerEncoderLayer."""
+    section("5 · Cross-check with PyTorch's own block",
+            f"The same X and weights through `torch.nn.TransformerEncoderLayer({d_model}, {n_heads}, "
+            f"dim_feedforward={d_ff}, dropout=0, activation=\"{activation}\", norm_first={placement == 'pre'}, "
+            "batch_first=True)` in **float64**, once as it is and once with a causal mask (`is_causal=True`), "
+            "against our NumPy block with the same mask. PyTorch holds the weights transposed "
+            "(`linear1.weight` = W₁ᵀ, …) and the attention's biases at 0.")
+    plain, causal = torch_parity(seed, d_model, n_heads, d_ff, activation, placement)
+    with st.container(horizontal=True):
+        st.metric("max |NumPy − PyTorch|, no mask", f"{plain:.1e}")
+        st.metric("max |NumPy − PyTorch|, causal mask", f"{causal:.1e}")
+
+
+def gradient_quiz(sweep: DepthSweep) -> None:
+    """Does the gradient at block 1 grow, shrink or stay, against the top block's, at these settings?"""
+    c = sweep.config
+    ratio = sweep.grad_norm[0] / sweep.grad_norm[-1] if sweep.grad_norm[-1] > 0 else float("inf")
+    options = ["it is over 10 times smaller", "about the same (within 10 times)", "it is over 10 times larger"]
+    answer = options[0] if ratio < 0.1 else options[2] if ratio > 10 else options[1]
+    switches = f"residual {'on' if c.residual else 'off'} and norm {'on' if c.norm else 'off'}"
+    predict_then_reveal(
+        f"{c.depth} blocks, {c.placement}-LN, {switches}: compared with the gradient reaching the top block's "
+        "weights, how large is the gradient reaching block 1's?",
+        options, answer,
+        f"Block 1 gets {sweep.grad_norm[0]:.3g}, block {c.depth} gets {sweep.grad_norm[-1]:.3g}: a ratio of "
+        f"{ratio:.3g}. Switch the residual off (or on) in section 3 and ask again.",
+        key="transformer_block_gradient",
+    )
+
+
+page_body()

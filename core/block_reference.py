@@ -1,0 +1,74 @@
+r"""PyTorch's own Transformer block holding the page's weights: ``torch.nn.TransformerEncoderLayer``.
+
+PyTorch multiplies by the transposed weight (``x @ W.T``, the ``nn.Linear`` convention), so with our row-vector
+``x @ W`` convention:
+
+.. math::
+
+    \texttt{self\_attn.in\_proj\_weight} = [W_q^\top; W_k^\top; W_v^\top],\quad
+    \texttt{self\_attn.out\_proj.weight} = W_o^\top,\quad
+    \texttt{linear1.weight} = W_1^\top,\quad \texttt{linear2.weight} = W_2^\top
+
+The attention's biases are 0 (the lesson's attention has none); ``linear1.bias`` = b_1, ``linear2.bias`` = b_2,
+``norm1`` = (γ_1, β_1), ``norm2`` = (γ_2, β_2). ``norm_first=True`` is pre-LN, False post-LN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn as nn
+from torch.nn.utils import skip_init
+
+from core._checks import as_float_array
+from core.transformer_block import ACTIVATIONS, LN_EPS, PLACEMENTS, BlockWeights
+
+
+def torch_encoder_layer(weights: BlockWeights, n_heads: int, *, activation: str = "relu", placement: str = "post",
+                        dtype: torch.dtype = torch.float64) -> nn.TransformerEncoderLayer:
+    """A ``TransformerEncoderLayer(d_model, n_heads, d_ff, dropout=0, batch_first=True)`` holding `weights`."""
+    if activation not in ACTIVATIONS or placement not in PLACEMENTS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS} and placement one of {PLACEMENTS}, "
+                         f"got {activation!r} and {placement!r}.")
+    d_model = weights.d_model
+    if d_model % n_heads:
+        raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}.")
+    # skip_init: every parameter is overwritten below, so PyTorch's random initialisation would be thrown away
+    layer = skip_init(nn.TransformerEncoderLayer, d_model, n_heads, dim_feedforward=weights.d_ff, dropout=0.0,
+                      activation=activation, layer_norm_eps=LN_EPS, batch_first=True,
+                      norm_first=placement == "pre", dtype=dtype)
+    in_proj = np.concatenate([weights.W_q.T, weights.W_k.T, weights.W_v.T], axis=0)  # -> (3 d_model, d_model)
+    copies = {
+        layer.self_attn.in_proj_weight: in_proj, layer.self_attn.in_proj_bias: np.zeros(3 * d_model),
+        layer.self_attn.out_proj.weight: weights.W_o.T, layer.self_attn.out_proj.bias: np.zeros(d_model),
+        layer.linear1.weight: weights.W_1.T, layer.linear1.bias: weights.b_1,  # (d_ff, d_model), (d_ff,)
+        layer.linear2.weight: weights.W_2.T, layer.linear2.bias: weights.b_2,  # (d_model, d_ff), (d_model,)
+        layer.norm1.weight: weights.gamma_1, layer.norm1.bias: weights.beta_1,
+        layer.norm2.weight: weights.gamma_2, layer.norm2.bias: weights.beta_2,
+    }
+    with torch.no_grad():
+        for param, value in copies.items():
+            param.copy_(torch.tensor(np.asarray(value), dtype=dtype))
+    return layer.eval()
+
+
+def torch_block_outputs(x: np.ndarray, weights: BlockWeights, n_heads: int, *, activation: str = "relu",
+                        placement: str = "post", causal: tuple[bool, ...] = (False, True)) -> list[np.ndarray]:
+    """``TransformerEncoderLayer`` (float64) on ``x`` ``(T, d_model)`` with `weights`, once per entry of `causal`
+    (a causal mask where True): one layer built, run as often as asked."""
+    x = as_float_array(x, "x", min_ndim=2)
+    layer = torch_encoder_layer(weights, n_heads, activation=activation, placement=placement)
+    xt = torch.tensor(x, dtype=torch.float64).unsqueeze(0)  # (T, d_model) -> (1, T, d_model): a batch of one
+    outputs = []
+    for masked in causal:
+        mask = nn.Transformer.generate_square_subsequent_mask(x.shape[0], dtype=torch.float64) if masked else None
+        with torch.no_grad():
+            outputs.append(layer(xt, src_mask=mask, is_causal=bool(masked))[0].numpy())  # (1, T, d) -> (T, d)
+    return outputs
+
+
+def torch_block_output(x: np.ndarray, weights: BlockWeights, n_heads: int, *, activation: str = "relu",
+                       placement: str = "post", causal: bool = False) -> np.ndarray:
+    """``TransformerEncoderLayer`` (float64) on ``x`` ``(T, d_model)`` with `weights`; a causal mask if `causal`."""
+    (out,) = torch_block_outputs(x, weights, n_heads, activation=activation, placement=placement, causal=(causal,))
+    return out

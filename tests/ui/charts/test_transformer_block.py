@@ -1,0 +1,97 @@
+"""The whole-block page's chart module, through its exported specs: the diagram, every stage, the sweep, the shuffle."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.deep_stack import StackConfig, depth_sweep
+from core.transformer_block import LESSON_TOKENS, block_input, block_weights, ffn_permutation_check, lesson_block
+from ui.charts.palette import ink_on
+from ui.charts.spec import view_title
+from ui.charts.transformer_block import (
+    DIAGRAM_WIDTH,
+    KIND_COLOURS,
+    MODEL_PARTS,
+    block_specs,
+    diagram_spec,
+    permutation_spec,
+    sweep_spec,
+)
+from ui.export import chart_matrices, series_tables, tooltip_tables
+
+
+def specs_of(placement: str = "post", d_model: int = 4, n_heads: int = 1, d_ff: int = 16, seed: int = 0):
+    block = lesson_block(seed, d_model, n_heads, d_ff, placement=placement)
+    w = block_weights(seed, d_model, d_ff)
+    return block, block_specs(block, LESSON_TOKENS, (w.gamma_1, w.gamma_2), (w.beta_1, w.beta_2))
+
+
+def matrices(spec: dict) -> dict[str, np.ndarray]:
+    return {title: m for title, m, _, _ in chart_matrices(spec)}
+
+
+@pytest.mark.parametrize("placement", ["post", "pre"])
+def test_every_stage_draws_cores_matrices(placement):
+    block, specs = specs_of(placement, d_model=8, n_heads=2, d_ff=32)
+    assert list(specs) == ["attention", "add_1", "norm_1", "ffn", "add_2", "norm_2"]
+    sub = "MHA(x)" if placement == "post" else "MHA(LN₁(x))"
+    add_1 = matrices(specs["add_1"])
+    np.testing.assert_array_equal(add_1["x"], block.input)
+    np.testing.assert_array_equal(add_1[sub], block.attention.output)
+    np.testing.assert_array_equal(add_1[f"x + {sub}"], block.residual_1)
+    norm = matrices(specs["norm_2"])
+    np.testing.assert_array_equal(norm["LN₂: row μ, σ²"], np.stack([block.norm_2.mean, block.norm_2.var], axis=1))
+    np.testing.assert_array_equal(norm["LN₂: normalised"], block.norm_2.normalised)
+    np.testing.assert_array_equal(norm["LN₂: γ, β applied"], block.norm_2.output)
+    ffn = matrices(specs["ffn"])
+    np.testing.assert_array_equal(ffn["hidden φ(x W₁ + b₁), d_ff = 32"], block.ffn.hidden)
+    np.testing.assert_array_equal(ffn["FFN = hidden W₂ + b₂"], block.ffn.output)
+
+
+def test_every_cells_arithmetic_is_in_its_tooltip():
+    block, specs = specs_of()
+    steps = dict(tooltip_tables(specs["add_1"]))
+    (table,) = steps.values()
+    x, a, s = block.input[1, 2], block.attention.output[1, 2], block.residual_1[1, 2]
+    assert table.iloc[1, 2] == f"{x:.3f} + {a:.3f} = {s:.3f}"
+    (z,), (scaled,) = ([t for title, t in tooltip_tables(specs["norm_1"]) if key in title]
+                       for key in ("μ", "γ"))
+    ln = block.norm_1
+    assert z.iloc[0, 1] == (f"({ln.input[0, 1]:.3f} − {ln.mean[0]:.3f}) / {np.sqrt(ln.var[0] + 1e-5):.3f} = "
+                            f"{ln.normalised[0, 1]:.3f}")
+    gamma = block_weights(0, 4, 16).gamma_1
+    assert scaled.iloc[2, 3].startswith(f"{gamma[3]:.2f} × {ln.normalised[2, 3]:.3f} + ")
+    (hidden,) = [t for _, t in tooltip_tables(specs["ffn"])]
+    assert hidden.iloc[0, 0] == f"ReLU({block.ffn.pre_activation[0, 0]:.3f}) = {block.ffn.hidden[0, 0]:.3f}"
+
+
+def test_the_diagram_names_every_part_and_the_page_that_explains_it_and_fits_a_phone():
+    spec = diagram_spec(12)
+    boxes = pd.DataFrame(spec["datasets"]["d0"].rows())
+    assert boxes["label"].tolist() == [label for label, _, _ in MODEL_PARTS]
+    assert boxes["page"].tolist() == [f"→ {page}" for _, page, _ in MODEL_PARTS]
+    assert [ink_on(KIND_COLOURS[k]) for k in boxes["kind"]] == boxes["ink"].tolist()
+    assert spec["datasets"]["d1"].rows()[0]["label"] == "× 12 blocks"
+    assert spec["width"] == DIAGRAM_WIDTH <= 390 - 2 * 24  # the phone's width less the page's margins
+    assert {k: v for k, v in spec.items() if k != "datasets"} == {k: v for k, v in diagram_spec(3).items()
+                                                                    if k != "datasets"}
+
+
+def test_the_sweep_draws_the_sweeps_numbers_in_three_panels():
+    sweep = depth_sweep(block_input(4), StackConfig(6, 1, 16, residual=False))
+    spec = sweep_spec(sweep)
+    titles = [view_title(view, spec["datasets"]) for view in spec["hconcat"]]
+    assert titles == ["Stream and updates", "What is left of each token", "Gradient reaching each block"]
+    tables = {title: make() for title, make in series_tables(spec)}
+    grads = tables["Gradient reaching each block"]
+    np.testing.assert_allclose(grads.iloc[:, -1].astype(float), np.round(sweep.grad_norm, 4))
+    sizes = tables["Stream and updates"]
+    np.testing.assert_allclose(sizes["residual stream ‖x‖"].astype(float), np.round(sweep.stream, 4))
+
+
+def test_the_shuffle_draws_both_sides_of_the_equation():
+    x, w = block_input(4), block_weights(0, 4, 16)
+    check = ffn_permutation_check(x, w, (2, 0, 1))
+    found = {title: (m, rows) for title, m, rows, _ in chart_matrices(permutation_spec(check, LESSON_TOKENS, 4))}
+    np.testing.assert_array_equal(found["FFN(shuffled tokens)"][0], found["FFN(tokens), shuffled"][0])
+    assert found["FFN(shuffled tokens)"][1] == ["sat", "the", "cat"]
