@@ -15,6 +15,7 @@ from ui.charts.heatmap import unique_labels
 from ui.display import clicked_cell, show_chart
 from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
+from ui.take_home import offer_notebook
 from ui.url_state import bound_choice, bound_stepper, seed_slider
 
 STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
@@ -173,6 +174,7 @@ def page_body() -> None:
     tokens, X = own_input()
 
     ex = worked_example(seed, X=X, tokens=tokens)
+    offer_notebook("worked_example", seed=seed, tokens=ex.tokens, X=ex.X)
     labels = unique_labels(ex.tokens)
     n_tokens = len(labels)
     cell = clicked_cell("cell", (n_tokens, n_tokens))  # None for a click remembered from a longer input
