@@ -80,3 +80,16 @@ def heatmap(matrix, rows, cols, title, scheme="blues"):
         color=alt.Color("value:Q", scale=alt.Scale(scheme=scheme)), tooltip=["row", "col", alt.Tooltip("value:Q", format=".3f")],
     ).properties(width=min(40 * len(cols), 360), height=min(40 * len(rows), 360))
 '''
+
+EMBEDDINGS = '''
+def embed_tokens(tokens, d_model, seed):
+    """One standard-normal vector per token, from a generator seeded by the seed and the token's text (its CRC-32):
+    equal words get equal vectors, wherever they stand."""
+    rows = [np.random.default_rng([seed, zlib.crc32(t.encode("utf-8"))]).normal(size=d_model) for t in tokens]
+    return np.stack(rows)  # T x (d_model,) -> (T, d_model)
+
+def random_projections(d_model, seed, n=4):
+    """n random (d_model, d_model) matrices scaled by 1/sqrt(d_model): W_q, W_k, W_v, W_o in that order."""
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=(d_model, d_model)) / np.sqrt(d_model) for _ in range(n)]
+'''
