@@ -19,7 +19,7 @@ from notebooks.builder import Notebook, header
 from notebooks.values import NotWritable
 
 #: The pages that have a notebook, by their page name (``app_pages/<name>.py``), and the module that writes it.
-PAGES = ("worked_example", "soft_lookup", "scaled_attention", "multi_head")
+PAGES = ("worked_example", "soft_lookup", "scaled_attention", "multi_head", "permutation")
 
 
 def build_notebook(page: str, state: Mapping[str, Any], link: str = "", note: str = "") -> nbformat.NotebookNode:

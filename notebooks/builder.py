@@ -93,3 +93,27 @@ def random_projections(d_model, seed, n=4):
     rng = np.random.default_rng(seed)
     return [rng.normal(size=(d_model, d_model)) / np.sqrt(d_model) for _ in range(n)]
 '''
+
+MULTI_HEAD = '''
+def multi_head_attention(X, W_q, W_k, W_v, W_o, n_heads):
+    """Self-attention with n_heads heads of d_k = d_model / n_heads: (output (T, d_model), weights (H, T, T))."""
+    T, d_model = X.shape
+    d_k = d_model // n_heads
+    Q, K, V = ((X @ W).reshape(T, n_heads, d_k).transpose(1, 0, 2) for W in (W_q, W_k, W_v))  # (H, T, d_k) each
+    weights = softmax(Q @ K.transpose(0, 2, 1) / np.sqrt(d_k), axis=-1)  # (H, T, d_k) @ (H, d_k, T) -> (H, T, T)
+    concat = (weights @ V).transpose(1, 0, 2).reshape(T, d_model)  # (H, T, d_k) -> (T, H, d_k) -> (T, d_model)
+    return concat @ W_o, weights  # (T, d_model) @ (d_model, d_model) -> (T, d_model)
+'''
+
+POSITIONAL = '''
+def positional_encoding(seq_len, d_model):
+    """The sinusoidal encoding, (seq_len, d_model): dims 2i and 2i+1 are a sine and a cosine of one frequency."""
+    pos = np.arange(seq_len)[:, None]  # (T, 1)
+    i = np.arange(d_model)[None, :]  # (1, d_model)
+    angle_rates = 1 / np.power(10000, (2 * (i // 2)) / d_model)
+    angles = pos * angle_rates  # (T, d_model)
+    pe = np.zeros((seq_len, d_model))
+    pe[:, 0::2] = np.sin(angles[:, 0::2])  # even dims: sine
+    pe[:, 1::2] = np.cos(angles[:, 1::2])  # odd dims: cosine
+    return pe
+'''
