@@ -2,9 +2,14 @@
 
 No Streamlit, and none of this app's packages in the notebooks' code: each runs anywhere with
 ``pip install numpy torch pandas altair``. One module per page, each with its ``TITLE``, its ``settings(state)``
-(the view's state as the values the first code cell sets) and its ``cells(nb)`` (everything after the header)::
+(the view's state as the values the first code cell sets; it raises on a state it cannot write) and its
+``cells(nb)`` (everything after the header)::
 
-    text = notebook_text("multi_head", {"seed": 3, "heads": 4, ...}, link="https://…/multi_head?seed=3&heads=4")
+    text = notebook_text("multi_head", settings_of("multi_head", {"seed": 3, "heads": 4, ...}),
+                         link="https://…/multi_head?seed=3&heads=4")
+
+Only `notebook_text` and `build_notebook` import nbformat: checking a state (`settings_of`) is cheap enough for
+every run of a page.
 """
 
 from __future__ import annotations
@@ -13,33 +18,41 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-import nbformat
-
 from notebooks.builder import Notebook, header
-from notebooks.values import NotWritable
+from notebooks.values import NotWritableError, writable
 
-#: The pages that have a notebook, by their page name (``app_pages/<name>.py``), and the module that writes it.
-PAGES = ("worked_example", "soft_lookup", "scaled_attention", "multi_head", "permutation")
+#: The pages that have a notebook, by their page name (``app_pages/<name>.py``; the module ``notebooks.<name>``).
+PAGES = ("worked_example", "soft_lookup", "scaled_attention", "multi_head", "permutation", "positional_encoding")
 
 
-def build_notebook(page: str, state: Mapping[str, Any], link: str = "", note: str = "") -> nbformat.NotebookNode:
-    """The notebook of `page` at `state`: its header (the page, the settings, `link`, `note`), then its cells.
+def settings_of(page: str, state: Mapping[str, Any]) -> dict[str, Any]:
+    """The values `page`'s notebook sets for a view's `state` (its controls' values).
 
-    Raises `NotWritable` for a state whose values cannot be written as data, `KeyError` for a page without one.
+    Raises `NotWritableError` for a state the page's notebook cannot write as data, `KeyError` for a page without one.
     """
     if page not in PAGES:
         raise KeyError(f"the page {page!r} has no notebook.")
-    module = importlib.import_module(f"notebooks.{page}")
     try:
-        settings = module.settings(state)
+        settings = importlib.import_module(f"notebooks.{page}").settings(state)
     except (KeyError, TypeError, ValueError) as err:
-        raise NotWritable(f"the view's state cannot be written as data: {err}") from err
+        raise NotWritableError(f"the view's state cannot be written as data: {err}") from err
+    if not writable(settings):
+        raise NotWritableError(f"the view's state cannot be written as data: {settings!r}")
+    return settings
+
+
+def build_notebook(page: str, settings: Mapping[str, Any], link: str = "", note: str = "") -> Any:
+    """The notebook (an ``nbformat.NotebookNode``) of `page` at `settings` (`settings_of`'s): its header (the
+    page, the settings, `link`, `note`), then its cells."""
+    module = importlib.import_module(f"notebooks.{page}")
     nb = Notebook()
     header(nb, module.TITLE, page, settings, link, note)
     module.cells(nb)
     return nb.node()
 
 
-def notebook_text(page: str, state: Mapping[str, Any], link: str = "", note: str = "") -> str:
+def notebook_text(page: str, settings: Mapping[str, Any], link: str = "", note: str = "") -> str:
     """`build_notebook` as the ``.ipynb`` file's text (nbformat 4 JSON)."""
-    return nbformat.writes(build_notebook(page, state, link, note))
+    import nbformat
+
+    return nbformat.writes(build_notebook(page, settings, link, note))

@@ -8,28 +8,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import nbformat
-from nbformat import v4
-
-from notebooks.values import md_code, literal, safe_link, settings_source
+from notebooks.values import literal, md_code, safe_link, settings_source
 
 
 class Notebook:
     """A notebook being written: markdown and code cells in order, then `node` (an nbformat v4 notebook)."""
 
     def __init__(self) -> None:
-        self.cells: list[Any] = []
+        self.cells: list[tuple[str, str]] = []  # (kind, source)
 
     def md(self, text: str) -> Notebook:
-        self.cells.append(v4.new_markdown_cell(text.strip("\n")))
+        self.cells.append(("markdown", text.strip("\n")))
         return self
 
     def code(self, source: str) -> Notebook:
-        self.cells.append(v4.new_code_cell(source.strip("\n")))
+        self.cells.append(("code", source.strip("\n")))
         return self
 
-    def node(self) -> nbformat.NotebookNode:
-        return v4.new_notebook(cells=self.cells, metadata={
+    def node(self) -> Any:
+        """The nbformat v4 notebook (nbformat is imported here: a page's run never needs it)."""
+        from nbformat import v4
+
+        cells = [v4.new_markdown_cell(s) if kind == "markdown" else v4.new_code_cell(s) for kind, s in self.cells]
+        return v4.new_notebook(cells=cells, metadata={
             "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
             "language_info": {"name": "python"}})
 
@@ -77,7 +78,8 @@ def heatmap(matrix, rows, cols, title, scheme="blues"):
                        for i, r in enumerate(rows) for j, c in enumerate(cols)], columns=["row", "col", "value"])
     return alt.Chart(df, title=title).mark_rect().encode(
         x=alt.X("col:N", sort=None, title=None), y=alt.Y("row:N", sort=None, title=None),
-        color=alt.Color("value:Q", scale=alt.Scale(scheme=scheme)), tooltip=["row", "col", alt.Tooltip("value:Q", format=".3f")],
+        color=alt.Color("value:Q", scale=alt.Scale(scheme=scheme)),
+        tooltip=["row", "col", alt.Tooltip("value:Q", format=".3f")],
     ).properties(width=min(40 * len(cols), 360), height=min(40 * len(rows), 360))
 '''
 

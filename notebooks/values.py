@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from typing import Any
 
 
-class NotWritable(ValueError):
+class NotWritableError(ValueError):
     """A view's state holds a value that cannot be written as data (a NaN, an object, a nested table gone wrong)."""
 
 
 def literal(value: Any) -> str:
     """`value` as a Python literal: None, a bool, an int, a finite float, a str, or a list of them (tuples and
-    arrays become lists). ``ast.literal_eval(literal(v)) == v``. Anything else raises `NotWritable`."""
+    arrays become lists). ``ast.literal_eval(literal(v)) == v``. Anything else raises `NotWritableError`."""
     if hasattr(value, "tolist"):  # a NumPy array or scalar, by duck typing (no NumPy import here)
         value = value.tolist()
     if value is None or isinstance(value, bool | str):
@@ -29,11 +29,11 @@ def literal(value: Any) -> str:
         return repr(int(value))
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise NotWritable(f"{value!r} is not a finite number.")
+            raise NotWritableError(f"{value!r} is not a finite number.")
         return repr(float(value))
     if isinstance(value, list | tuple):
         return "[" + ", ".join(literal(v) for v in value) + "]"
-    raise NotWritable(f"a {type(value).__name__} cannot be written as data.")
+    raise NotWritableError(f"a {type(value).__name__} cannot be written as data.")
 
 
 def md_code(text: str) -> str:
@@ -48,7 +48,7 @@ def settings_source(settings: Mapping[str, Any]) -> str:
     lines = ["# The view's settings: change any of them and run all the cells again."]
     for name, value in settings.items():
         if not name.isidentifier():
-            raise NotWritable(f"{name!r} is not a Python name.")
+            raise NotWritableError(f"{name!r} is not a Python name.")
         lines.append(f"{name} = {literal(value)}")
     return "\n".join(lines)
 
@@ -63,6 +63,6 @@ def writable(state: Mapping[str, Any]) -> bool:
     try:
         for value in state.values():
             literal(value)
-    except NotWritable:
+    except NotWritableError:
         return False
     return True

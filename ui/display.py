@@ -298,7 +298,8 @@ def export_menu(specs: Sequence[dict], key: str | None = None,
             file_name, mime = f"{_slug(names[c])}.{ext}", {"png": "image/png", "svg": "image/svg+xml"}[ext]
         else:
             data = functools.partial(_matrix_file, specs[c], k, ext)
-            file_name, mime = f"{_slug(matrix_titles(specs[c])[k])}.{ext}", {"csv": "text/csv", "tex": "text/x-tex"}[ext]
+            file_name = f"{_slug(matrix_titles(specs[c])[k])}.{ext}"
+            mime = {"csv": "text/csv", "tex": "text/x-tex"}[ext]
         st.download_button(file_name, data=data, file_name=file_name, mime=mime, key=f"{key}_{files}_download",
                            on_click="ignore", icon=":material/download:")
 

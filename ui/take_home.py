@@ -1,8 +1,8 @@
 """Take it home: a page offers its view as a Jupyter notebook in its export menu (`notebooks` writes it).
 
 A page calls `offer_notebook` in its body with the values its controls gave; nothing is built until the student
-picks the notebook in the open menu and clicks download. Only the state is kept on every run: `notebooks` (and
-nbformat) are imported when the file is made.
+picks the notebook in the open menu and clicks download. A run only checks the state (`notebooks.settings_of`);
+nbformat is imported when the first file is made.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from typing import Any
 
 import streamlit as st
 
-from notebooks.values import writable
+from notebooks import notebook_text, settings_of
+from notebooks.values import NotWritableError
 from ui.display import MenuFile, offer_file
 from ui.url_state import share_link
 
@@ -27,29 +28,27 @@ NOT_WRITABLE_NOTE = ("The view in the app held a value that cannot be written as
 def offer_notebook(page: str, **state: Any) -> None:
     """Offer the view as a notebook (``<page>.ipynb``) first in the page's export menu.
 
-    `state` holds every control's value as plain data (numbers, text, lists). A state that cannot be written as
-    data (a NaN, an object) is replaced by the session's last one that could, and the notebook says so; with
-    none, the page offers no notebook.
+    `state` holds every control's value as plain data (numbers, text, lists). A state the page's notebook cannot
+    write as data (a NaN, an object, heads that do not divide d_model) is replaced by the session's last one that
+    it could, and the notebook says so; with none, the page offers no notebook.
     """
     last = st.session_state.setdefault(LAST_WRITABLE, {})
     note = ""
-    if writable(state):
-        last[page] = dict(state)
-    elif page in last:
-        state, note = last[page], NOT_WRITABLE_NOTE
-    else:
-        return
-    offer_file(MenuFile("Notebook (.ipynb)", f"{page}.ipynb",
-                        "application/x-ipynb+json", functools.partial(_ready, page, dict(state), note)))
+    try:
+        settings = last[page] = settings_of(page, state)
+    except NotWritableError:
+        if page not in last:
+            return
+        settings, note = last[page], NOT_WRITABLE_NOTE
+    offer_file(MenuFile("Notebook (.ipynb)", f"{page}.ipynb", "application/x-ipynb+json",
+                        functools.partial(_ready, page, settings, note)))
 
 
-def _ready(page: str, state: Mapping[str, Any], note: str) -> Callable[[], str]:
+def _ready(page: str, settings: Mapping[str, Any], note: str) -> Callable[[], str]:
     """The notebook's maker, with the link to this view (read now, in the script's run)."""
-    return functools.partial(notebook_file, page, state, share_link(st.context.url), note)
+    return functools.partial(notebook_file, page, settings, share_link(st.context.url), note)
 
 
-def notebook_file(page: str, state: Mapping[str, Any], link: str, note: str) -> str:
+def notebook_file(page: str, settings: Mapping[str, Any], link: str, note: str) -> str:
     """The ``.ipynb`` file's text (run when the download button is clicked)."""
-    from notebooks import notebook_text  # nbformat's import waits for the first notebook asked for
-
-    return notebook_text(page, state, link, note)
+    return notebook_text(page, settings, link, note)

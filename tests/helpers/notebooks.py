@@ -17,8 +17,9 @@ import pytest
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell
+from streamlit.testing.v1 import AppTest
 
-from tests.helpers.apptest import run_page
+from tests.helpers.apptest import APP, TIMEOUT
 from tests.helpers.exports import download, recorded_downloads
 
 NOTEBOOK = "Notebook (.ipynb)"
@@ -36,11 +37,14 @@ def kernel() -> Iterator[KernelManager]:
         km.shutdown_kernel(now=True)
 
 
-def notebook_from_page(page: str, **query: str) -> tuple[str, str]:
-    """Open `page` with the link's `query`, pick the notebook in its export menu and download it:
-    ``(file name, text)``."""
+def notebook_from_page(page: str, **query: str | list[str]) -> tuple[str, str]:
+    """Open `page` with the link's `query` (a list: a repeated parameter), pick the notebook in its export menu
+    and download it: ``(file name, text)``."""
     with recorded_downloads() as files:
-        at = run_page(page, **query)
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.switch_page(page)
+        at.query_params.update(query)
+        at.run()
         assert not at.exception
         return download(at, files, NOTEBOOK)
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from core import LESSON_X
-from notebooks import PAGES, build_notebook
-from notebooks.values import NotWritable, literal, md_code, safe_link, settings_source, writable
+from notebooks import PAGES, build_notebook, settings_of
+from notebooks.values import NotWritableError, literal, md_code, safe_link, settings_source, writable
 
 CODE_TOKENS = ['"); import os', "'); import os; ('", "\\'); x = 1 #", "a\nimport os", "\u2028import os", "`x`"]
 
@@ -29,7 +29,7 @@ def test_arrays_and_numpy_scalars_are_written_as_lists_and_numbers():
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), [1.0, float("-inf")], object(), {"a": 1}, b"x"])
 def test_a_value_that_is_not_data_is_refused(value):
-    with pytest.raises(NotWritable):
+    with pytest.raises(NotWritableError):
         literal(value)
     assert not writable({"x": value})
 
@@ -41,7 +41,7 @@ def test_the_settings_cell_assigns_strings_and_runs_nothing_else():
     assert namespace == {"tokens": CODE_TOKENS, "seed": 3}
     tree = ast.parse(source)
     assert all(isinstance(node, ast.Assign) for node in tree.body)
-    with pytest.raises(NotWritable):
+    with pytest.raises(NotWritableError):
         settings_source({"x; import os": 1})
 
 
@@ -53,13 +53,22 @@ def test_markdown_code_spans_and_links_keep_their_text_inert():
 
 @pytest.mark.parametrize("page", PAGES)
 def test_a_state_that_cannot_be_written_is_refused_by_every_page(page):
-    with pytest.raises(NotWritable):
-        build_notebook(page, {})
+    with pytest.raises(NotWritableError):
+        settings_of(page, {})
+
+
+def test_a_state_a_page_cannot_write_is_refused():
+    with pytest.raises(NotWritableError, match="do not divide"):
+        settings_of("multi_head", {"seed": 0, "d_model": 16, "heads": 3, "seq_len": 4})
+    with pytest.raises(NotWritableError):
+        settings_of("worked_example", {"seed": 0, "tokens": ["a"], "X": [[float("nan")]]})
+    with pytest.raises(KeyError):
+        settings_of("no_such_page", {})
 
 
 def test_a_code_token_is_only_in_the_settings_cell_as_a_string():
-    nb = build_notebook("worked_example", {"seed": 0, "tokens": ['"); import os', "b", "c"], "X": LESSON_X},
-                        link="http://localhost:8501/worked_example?tokens=%22%29%3B+import+os+b+c")
+    settings = settings_of("worked_example", {"seed": 0, "tokens": ['"); import os', "b", "c"], "X": LESSON_X})
+    nb = build_notebook("worked_example", settings, link="http://localhost:8501/worked_example?tokens=%22%29%3B+import+os+b+c")
     nbformat.validate(nb)
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     assert [i for i, source in enumerate(code) if "import os" in source] == [0]
