@@ -53,7 +53,7 @@ def build_notebook(page: str, settings: Mapping[str, Any], link: str = "", note:
 
 
 def notebook_text(page: str, settings: Mapping[str, Any], link: str = "", note: str = "") -> str:
-    """`build_notebook` as the ``.ipynb`` file's text (nbformat 4 JSON)."""
-    import nbformat
+    """`build_notebook` as the ``.ipynb`` file's text (nbformat 4 JSON, written without validating it again)."""
+    from nbformat import v4
 
-    return nbformat.writes(build_notebook(page, settings, link, note))
+    return v4.writes(build_notebook(page, settings, link, note))

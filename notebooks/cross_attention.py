@@ -71,7 +71,8 @@ Each **target** word asks a question (its query comes from H) and the **source**
 from M). So the rows are target words and the columns source words: the map is T_tgt × T_src. There is no mask: the
 whole source is known before the decoder starts.
 
-$$A^{x} = \operatorname{softmax}\!\left(\frac{(H W_q^{x})(M W_k^{x})^\top}{\sqrt{d_k}}\right),\qquad Y = H + A^{x}\,M W_v^{x}$$
+$$A^{x} = \operatorname{softmax}\!\left(\frac{(H W_q^{x})(M W_k^{x})^\top}{\sqrt{d_k}}\right),\qquad
+Y = H + A^{x}\,M W_v^{x}$$
 """)
     nb.code("""
 cross_attended, cross_weights = attend(decoder_hidden, memory, *W[6:9])  # (T_tgt, T_src) map

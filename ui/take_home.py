@@ -2,7 +2,7 @@
 
 A page calls `offer_notebook` in its body with the values its controls gave; nothing is built until the student
 picks the notebook in the open menu and clicks download. A run only checks the state (`notebooks.settings_of`);
-nbformat is imported when the first file is made.
+nbformat is imported in the background a few seconds after the first page that offers a notebook.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from notebooks import notebook_text, settings_of
 from notebooks.values import NotWritableError
 from ui.display import MenuFile, offer_file
 from ui.url_state import share_link
+from ui.warmup import import_in_background
 
 #: Session-state key: the last state of each page that could be written as data, ``{page: state}``.
 LAST_WRITABLE = "_notebook_last_writable"
@@ -32,6 +33,7 @@ def offer_notebook(page: str, **state: Any) -> None:
     write as data (a NaN, an object, heads that do not divide d_model) is replaced by the session's last one that
     it could, and the notebook says so; with none, the page offers no notebook.
     """
+    import_in_background("nbformat.v4", delay_s=3.0)  # once per process: a first download then waits for nothing
     last = st.session_state.setdefault(LAST_WRITABLE, {})
     note = ""
     try:

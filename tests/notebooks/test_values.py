@@ -11,6 +11,7 @@ import pytest
 from core import LESSON_X
 from notebooks import PAGES, build_notebook, settings_of
 from notebooks.values import NotWritableError, literal, md_code, safe_link, settings_source, writable
+from tests.helpers.fresh_process import fresh_python
 
 CODE_TOKENS = ['"); import os', "'); import os; ('", "\\'); x = 1 #", "a\nimport os", "\u2028import os", "`x`"]
 
@@ -73,3 +74,13 @@ def test_a_code_token_is_only_in_the_settings_cell_as_a_string():
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     assert [i for i, source in enumerate(code) if "import os" in source] == [0]
     assert ast.literal_eval(code[0].splitlines()[2].split(" = ", 1)[1]) == ['"); import os', "b", "c"]
+
+
+def test_checking_a_state_imports_no_nbformat():
+    """A page's every run checks its state: that must not pay for nbformat's import (a tenth of a second)."""
+    out = fresh_python("import sys\nfrom notebooks import PAGES, settings_of\n"
+                       "settings_of('multi_head', {'seed': 3, 'd_model': 16, 'heads': 4, 'seq_len': 6})\n"
+                       "import notebooks.cross_attention, notebooks.worked_example\n"
+                       "print(sorted(m for m in sys.modules if m.split('.')[0] in ('nbformat', 'jsonschema',"
+                       " 'fastjsonschema')))")
+    assert out.strip() == "[]"
