@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import numpy as np
 
 from core.embeddings import embed_tokens, random_projections
@@ -39,3 +42,21 @@ def test_a_permutation_panel_downloads_as_csv_and_latex(page, app_url):
     name, text = pick_and_download(page, "X · LaTeX bmatrix")
     assert name == "x.tex"
     np.testing.assert_allclose(parse_latex(text), check.x, rtol=0, atol=5e-4 + 1e-12)
+
+
+def test_the_view_downloads_as_a_notebook_that_sets_its_controls(page, app_url):
+    """The multi-head page at seed 3 with 8 tokens downloads as a notebook whose first code cell sets that view,
+    with the link that reopens it (the notebook's numbers: tests/notebooks)."""
+    page.goto(f"{app_url}/multi_head?seed=3&seq_len=8")
+    settle(page)
+    page.locator('[data-testid="stPopover"] button').first.click()
+    settle(page)
+    name, text = pick_and_download(page, "Notebook (.ipynb)")
+    assert name == "multi_head.ipynb"
+    notebook = json.loads(text)
+    assert notebook["nbformat"] == 4
+    cells = ["".join(c["source"]) for c in notebook["cells"]]
+    first_code = next(s for c, s in zip(notebook["cells"], cells, strict=True) if c["cell_type"] == "code")
+    assert "seed = 3" in first_code and "seq_len = 8" in first_code and "n_heads = 4" in first_code
+    link = re.search(r"\[Reopen this view in the app\]\((\S+)\)", cells[0]).group(1)
+    assert link.startswith(f"{app_url}/multi_head?") and "seed=3" in link and "seq_len=8" in link
