@@ -286,8 +286,9 @@ def export_menu(specs: Sequence[dict], key: str | None = None,
         choice = st.selectbox(
             # Wide enough for a chart's titles and the format after them: the popover grows to fit it.
             "File", range(len(choices)), format_func=lambda i: choices[i][0], key=f"{key}_{files}_file", width=620,
-            help="A chart as an image (PNG at twice the screen resolution, or SVG), or one of its matrices "
-                 "as CSV (full precision, with row and column labels) or as a LaTeX bmatrix (3 decimals).",
+            help=" ".join([*(f.help for f in page_files if f.help), "A chart as an image (PNG at twice the screen "
+                           "resolution, or SVG), or one of its matrices as CSV (full precision, with row and column "
+                           "labels) or as a LaTeX bmatrix (3 decimals)."]),
         )
         _, c, k, ext = choices[choice]
         if c is None:  # a page's own file, made ready now (in this run) and built when clicked
@@ -353,6 +354,7 @@ class MenuFile:
     file_name: str
     mime: str
     ready: Callable[[], Callable[[], str | bytes]]
+    help: str = ""  #: one sentence for the menu's help, e.g. "The view as a notebook …"
 
 
 def offer_file(file: MenuFile) -> None:

@@ -26,6 +26,11 @@ NOT_WRITABLE_NOTE = ("The view in the app held a value that cannot be written as
                      "the last view of the page that could be.")
 
 
+#: The export menu's help on the notebook.
+HELP = ("The view as a Jupyter notebook: NumPy and PyTorch code that sets these controls and recomputes every number "
+        "shown, to run at home or in Colab.")
+
+
 def offer_notebook(page: str, **state: Any) -> None:
     """Offer the view as a notebook (``<page>.ipynb``) first in the page's export menu.
 
@@ -43,7 +48,7 @@ def offer_notebook(page: str, **state: Any) -> None:
             return
         settings, note = last[page], NOT_WRITABLE_NOTE
     offer_file(MenuFile("Notebook (.ipynb)", f"{page}.ipynb", "application/x-ipynb+json",
-                        functools.partial(_ready, page, settings, note)))
+                        functools.partial(_ready, page, settings, note), help=HELP))
 
 
 def _ready(page: str, settings: Mapping[str, Any], note: str) -> Callable[[], str]:
