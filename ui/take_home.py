@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from notebooks import notebook_text, settings_of
-from notebooks.values import NotWritableError
+from notebooks.values import NotWritableError, md_code
 from ui.display import MenuFile, offer_file
 from ui.url_state import share_link
 from ui.warmup import import_in_background
@@ -22,6 +22,8 @@ from ui.warmup import import_in_background
 #: Session-state key: the last state of each page that could be written as data, ``{page: state}``.
 LAST_WRITABLE = "_notebook_last_writable"
 #: What the notebook says when the view's state could not be written and the last one that could is exported.
+REJECTED_NOTE = ("The view's own input had an edit that could not be used ({}); the page showed its last valid "
+                 "input, and so does this notebook.")
 NOT_WRITABLE_NOTE = ("The view in the app held a value that cannot be written as data, so this notebook is "
                      "the last view of the page that could be.")
 
@@ -31,16 +33,19 @@ HELP = ("The view as a Jupyter notebook: NumPy and PyTorch code that sets these 
         "shown, to run at home or in Colab.")
 
 
-def offer_notebook(page: str, **state: Any) -> None:
+def offer_notebook(page: str, *, rejected: str = "", **state: Any) -> None:
     """Offer the view as a notebook (``<page>.ipynb``) first in the page's export menu.
 
     `state` holds every control's value as plain data (numbers, text, lists). A state the page's notebook cannot
     write as data (a NaN, an object, heads that do not divide d_model) is replaced by the session's last one that
     it could, and the notebook says so; with none, the page offers no notebook.
+
+    `rejected`: why the page refused its own input's last edit (it shows the last valid input, which `state`
+    holds); the notebook says so too.
     """
     import_in_background("nbformat.v4", delay_s=3.0)  # once per process: a first download then waits for nothing
     last = st.session_state.setdefault(LAST_WRITABLE, {})
-    note = ""
+    note = REJECTED_NOTE.format(md_code(rejected)) if rejected else ""
     try:
         settings = last[page] = settings_of(page, state)
     except NotWritableError:

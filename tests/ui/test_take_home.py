@@ -21,7 +21,8 @@ def _app() -> None:
 
     with one_export_menu("export_body"):
         X = np.array([[1.0, 0.0], [0.0, float(st.session_state.get("entry", 1.0))]])
-        offer_notebook("worked_example", seed=int(st.session_state.get("seed", 0)), tokens=["a", "b"], X=X)
+        offer_notebook("worked_example", rejected=st.session_state.get("rejected", ""),
+                       seed=int(st.session_state.get("seed", 0)), tokens=["a", "b"], X=X)
         show_chart(heatmap(np.eye(2), title="X"))
 
 
@@ -65,3 +66,15 @@ def test_without_a_state_that_could_be_written_no_notebook_is_offered():
     at.run()
     open_export_menus(at)
     assert "Notebook (.ipynb)" not in at.selectbox[0].options
+
+
+def test_a_refused_edit_is_named_in_the_notebook_as_text():
+    """The page showed its last valid input after refusing an edit: the notebook says why, in a code span."""
+    with recorded_downloads() as files:
+        at = AppTest.from_function(_app, default_timeout=60)
+        at.session_state["rejected"] = "X row 1 ('a'), column 2 is '`<b>x</b>`', not a number."
+        at.run()
+        _, text = download(at, files, "Notebook (.ipynb)")
+    note = "".join(json.loads(text)["cells"][1]["source"])
+    assert note.startswith("> **Note:** The view's own input had an edit that could not be used (")
+    assert "`` X row 1 ('a'), column 2 is '`<b>x</b>`', not a number. ``" in note
