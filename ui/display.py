@@ -267,7 +267,7 @@ def export_menu(specs: Sequence[dict], key: str | None = None,
         key = _menu_key(specs)
     # No hover help on the button: the browser redraws a tooltip wrapper per chart on every slider step, and the
     # menu's own select box explains the files.
-    label = "Export" if len(specs) == 1 else "Export charts and matrices"
+    label = "Export" if len(specs) <= 1 else "Export charts and matrices"
     menu = st.popover(label, icon=":material/download:", key=f"{key}_open", on_change="rerun")
     with menu:
         if not menu.open:  # sent (and its files listed) only while open: a closed menu is one button
@@ -375,7 +375,7 @@ def one_export_menu(key: str) -> Iterator[None]:
     _collecting.specs, _collecting.files = [], []
     try:
         yield
-        if _collecting.specs:
+        if _collecting.specs or _collecting.files:
             export_menu(_collecting.specs, key=key, page_files=_collecting.files)
             numbers_tables(_collecting.specs, key=f"{key}_numbers")
     finally:
