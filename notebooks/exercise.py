@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from exercise.cases import SKELETON
 from notebooks.builder import Notebook
 
 TITLE = "Build this: write attention yourself"
@@ -32,23 +33,7 @@ as plain `assert`s. The first one that fails says what is wrong.
 5. Stretch: the worked example in float32
 6. Stretch: causal mask, exact zeros above the diagonal
 """)
-    nb.code('''
-def scaled_dot_product_attention(Q, K, V, mask=None):
-    """Scaled dot-product attention, written by you: softmax(Q Kᵀ / √d_k) V.
-
-    Args:
-        Q: queries, shape (batch, seq_len, d_k), or (seq_len, d_k) with no batch.
-        K: keys, shape (batch, seq_len, d_k).
-        V: values, shape (batch, seq_len, d_v).
-        mask: optional (seq_len, seq_len) tensor, 1 where a query may attend to a
-            key and 0 where it may not (the stretch: torch.tril(torch.ones(T, T))).
-
-    Returns:
-        (output, weights): output of shape (batch, seq_len, d_v) and the
-        attention weights of shape (batch, seq_len, seq_len), rows summing to 1.
-    """
-    raise NotImplementedError("write your attention here")
-''')
+    nb.code(SKELETON)  # the page's own skeleton: the same task, word for word
     nb.md("""
 ## The test inputs
 

@@ -44,10 +44,14 @@ def test_the_poll_is_storage_and_rules_only(path):
 
 
 @pytest.mark.parametrize("path", modules_of("notebooks"), ids=lambda p: p.name)
-def test_notebooks_are_written_without_streamlit_or_the_apps_packages(path):
-    """A notebook's code is text for the student's kernel: the package that writes it runs none of the app."""
-    assert not top_levels(path) & {"streamlit", "altair", "torch", "pandas", "ui", "app_pages", "core", "exercise",
-                                   "training", "decoder", "pretrained", "cost", "poll"}
+def test_notebooks_are_written_without_streamlit_or_the_apps_maths(path):
+    """A notebook's code is text for the student's kernel, which recomputes what `core` computes (the tests compare
+    the two): the package that writes it runs none of the app's maths. It may share a page's text (the exercise's
+    skeleton)."""
+    assert not top_levels(path) & {"streamlit", "altair", "torch", "pandas", "ui", "app_pages", "core", "training",
+                                   "decoder", "pretrained", "cost", "poll"}
+    assert {m for m in imported_modules(path) if m.split(".")[0] == "exercise"} <= {"exercise.cases",
+                                                                                   "exercise.cases.SKELETON"}
 
 
 @pytest.mark.parametrize("path", modules_of("ui/charts"), ids=lambda p: p.name)
