@@ -18,13 +18,13 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from notebooks.builder import Notebook, header
+from notebooks.builder import NEEDS, Notebook, header
 from notebooks.values import NotWritableError, writable
 
 #: The pages that have a notebook, by their page name (``app_pages/<name>.py``; the module ``notebooks.<name>``).
 PAGES = ("worked_example", "soft_lookup", "scaled_attention", "multi_head", "permutation", "positional_encoding",
          "masked_attention", "cross_attention", "exercise",
-         "attention_cost")
+         "attention_cost", "pretrained")
 
 
 def settings_of(page: str, state: Mapping[str, Any]) -> dict[str, Any]:
@@ -48,7 +48,7 @@ def build_notebook(page: str, settings: Mapping[str, Any], link: str = "", note:
     page, the settings, `link`, `note`), then its cells."""
     module = importlib.import_module(f"notebooks.{page}")
     nb = Notebook()
-    header(nb, module.TITLE, page, settings, link, note)
+    header(nb, module.TITLE, page, settings, link, note, getattr(module, "NEEDS", NEEDS))
     module.cells(nb)
     return nb.node()
 

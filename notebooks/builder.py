@@ -43,15 +43,20 @@ class Notebook:
             "language_info": {"name": "python"}}})
 
 
-def header(nb: Notebook, title: str, page: str, settings: Mapping[str, Any], link: str, note: str = "") -> None:
-    """The top of every notebook: the page, its settings and the link back, a note on bad input, the settings
-    cell, then the imports."""
+#: What a notebook needs installed, unless its page's module says otherwise (``NEEDS``).
+NEEDS = "numpy torch pandas altair"
+
+
+def header(nb: Notebook, title: str, page: str, settings: Mapping[str, Any], link: str, note: str = "",
+           needs: str = NEEDS) -> None:
+    """The top of every notebook: the page, its settings and the link back, what to install, a note on bad
+    input, the settings cell, then the imports."""
     shown = "\n".join(f"- {md_code(name)} = {md_code(literal(value))}" for name, value in settings.items())
     back = (f"[Reopen this view in the app]({safe_link(link)})" if link.startswith("http") else
             f"The link's query, after the page's address in the app: {md_code(link or '(the defaults)')}")
     nb.md(f"# {title}\n\nMade by *Attention, interactively* from its page **{page}**, with these settings:\n\n"
           f"{shown}\n\n{back}.\n\nRun all the cells (Jupyter: *Run ▸ Run All Cells*; Colab: *Runtime ▸ Run all*). "
-          "It needs only `pip install numpy torch pandas altair`.")
+          f"It needs only `pip install {needs}`.")
     if note:
         nb.md(f"> **Note:** {note}")
     nb.code(settings_source(settings))
