@@ -58,6 +58,15 @@ def random_state(page: str, rng: random.Random) -> dict[str, Any]:
         return {"src": " ".join(rng.choices(SENTENCE, k=rng.randint(1, 12))),
                 "tgt": " ".join(rng.choices(SENTENCE, k=rng.randint(1, 12))), "seed": seed,
                 "d_model": rng.choice([4, 8, 16, 32, 64])}
+    if page == "exercise":
+        return {"seed": 0}
+    if page == "attention_cost":
+        return {"max_len": rng.choice([256, 512, 1024, 2048, 4096]), "d_k": rng.choice([16, 32, 64, 128]),
+                "arch": rng.choice(["all-MiniLM-L6-v2 (6 layers × 12 heads)", "BERT-base (12 layers × 12 heads)",
+                                    "Llama-2-7B (32 layers × 32 heads)", "Llama-3-70B (80 layers × 64 heads)"])}
+    if page == "pretrained":
+        return {"text": " ".join(rng.choices(SENTENCE, k=rng.randint(1, 30))), "layer": rng.randint(1, 6),
+                "head": rng.randint(1, 12)}
     raise KeyError(page)
 
 
