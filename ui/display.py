@@ -253,8 +253,9 @@ def export_menu(specs: Sequence[dict], key: str | None = None,
     LaTeX), download it.
 
     One menu for several charts (a `page_fragment` draws one for all of its charts), made of one select box
-    and one download button however many files it offers: every element costs the browser something on
-    every slider step. The matrices are listed from their titles alone (`ui.export.matrix_titles`);
+    and one download button however many files it offers. Every element costs the browser something on
+    every slider step, so a page has one menu rather than one under each chart, and one select box rather
+    than a button per file and format. The matrices are listed from their titles alone (`ui.export.matrix_titles`);
     every file is made only when the button is clicked (a deferred callable), so the menu costs a rerun
     almost nothing. The two widgets exist only while the popover is open (opening it reruns the app);
     closed, the menu is a single button. Changing the choice reruns the app; the popover stays open.

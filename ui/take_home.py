@@ -19,7 +19,7 @@ from ui.display import MenuFile, offer_file
 from ui.url_state import share_link
 from ui.warmup import import_in_background
 
-#: Session-state key: the last state of each page that could be written as data, ``{page: state}``.
+#: Session-state key: each page's last view that its notebook could write, as its settings, ``{page: settings}``.
 LAST_WRITABLE = "_notebook_last_writable"
 #: What the notebook says when the view's state could not be written and the last one that could is exported.
 REJECTED_NOTE = ("The view's own input had an edit that could not be used ({}); the page showed its last valid "
