@@ -27,6 +27,7 @@ from ui.chart_names import ChartName
 from ui.charts import attention_cost as charts
 from ui.display import show_chart
 from ui.layout import controls_row, explain, introduction, page_fragment, show_source, static_table
+from ui.take_home import offer_notebook
 from ui.url_state import bound_choice, bound_select_slider
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
@@ -210,6 +211,8 @@ def context_section() -> None:
 def page_body() -> None:
     measure_section()
     context_section()
+    offer_notebook("attention_cost", max_len=st.session_state.get("max_len", 2048), d_k=st.session_state.get("d_k", 64),
+                   arch=st.session_state.get("arch", next(iter(MODEL_SHAPES))))
     show_source(naive_torch_attention, fused_attention, measure_attention_cost, loglog_slope, context_table)
 
 

@@ -13,6 +13,7 @@ from ui.charts.heatmap import unique_labels
 from ui.display import clicked_cell, show_chart
 from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
+from ui.take_home import offer_notebook
 from ui.url_state import bound_select_slider, seed_slider, tokens_input
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
@@ -62,6 +63,7 @@ introduction(
 @page_fragment
 def page_body() -> None:
     src, tgt, seed, d_model = sentence_controls()
+    offer_notebook("cross_attention", src=" ".join(src), tgt=" ".join(tgt), seed=seed, d_model=d_model)
     attention = attention_for(tuple(src), tuple(tgt), d_model, seed)
     src_labels, tgt_labels = unique_labels(attention.src_tokens), unique_labels(attention.tgt_tokens)
     clicked = clicked_cell(CLICK_KEY, (len(tgt_labels), len(src_labels)))

@@ -18,6 +18,7 @@ from ui.deployment import execution_disabled
 from ui.display import show_chart
 from ui.layout import as_markdown, explain, introduction, page_fragment, show_source
 from ui.quiz import predict_then_reveal
+from ui.take_home import offer_notebook
 from ui.turns import outside_turn
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
@@ -104,6 +105,7 @@ st.markdown(
 
 @page_fragment
 def page_body() -> None:
+    offer_notebook("exercise", seed=0)  # the seed of `exercise_cases`, the checker's inputs
     switched_off = execution_disabled()
     # The self-test runs once per server, in the background: None means it has not finished yet.
     availability: Availability | None = None if switched_off else sandbox().availability(wait=False)

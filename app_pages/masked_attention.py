@@ -23,6 +23,7 @@ from ui.charts.heatmap import unique_labels
 from ui.display import clicked_cell, show_chart
 from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
+from ui.take_home import offer_notebook
 from ui.url_state import bound_slider, bound_toggle, seed_slider
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
@@ -132,6 +133,8 @@ def page_body() -> None:
     mask_and_scores_section(attention, specs, clicked, labels, causal)
     weights_section(attention, specs, clicked, labels, causal)
     generation_section(seed, seq_len, causal)
+    offer_notebook("masked_attention", seed=seed, seq_len=seq_len, causal=causal,
+                   step=st.session_state.get("step", min(4, seq_len)) if seq_len > 1 else 1)
     torch_section(seed, seq_len, causal, attention)
     first_to_last_quiz(seed, seq_len, causal, attention, labels)
     show_source(causal_mask, masked_self_attention, scaled_dot_product_attention, prefix_attention,

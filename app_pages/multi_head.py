@@ -24,6 +24,7 @@ from ui.charts.heatmap import unique_labels
 from ui.display import clicked_cell, show_chart
 from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
+from ui.take_home import offer_notebook
 from ui.url_state import bound_select_slider, bound_slider, seed_slider
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
@@ -81,6 +82,7 @@ introduction(
 @page_fragment
 def page_body() -> None:
     seed, d_model, n_heads, seq_len = heads_controls()
+    offer_notebook("multi_head", seed=seed, d_model=d_model, heads=n_heads, seq_len=seq_len)
     tokens, X, (W_q, W_k, W_v, W_o) = sentence_and_weights(seed, d_model, seq_len)
     steps = multi_head_steps(X, W_q, W_k, W_v, W_o, n_heads)
     input_caption(tokens, seed, d_model, steps)

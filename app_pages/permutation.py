@@ -24,6 +24,7 @@ from ui.charts.heatmap import unique_labels
 from ui.display import show_chart
 from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
+from ui.take_home import offer_notebook
 from ui.url_state import bound_toggle, seed_slider, tokens_input
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
@@ -80,6 +81,7 @@ def page_body() -> None:
                               help="Up to 16 words separated by spaces. A repeated word gets the same embedding.")
         seed = seed_slider(lesson_seed=False)
     perm, add_pe = permutation_controls(len(tokens))
+    offer_notebook("permutation", text=" ".join(tokens), seed=seed, perm=perm, pe=add_pe)
     x = embed_tokens(tokens, D_MODEL, seed)
     check = permutation_check(x, random_projections(D_MODEL, seed), perm, n_heads=N_HEADS, add_pe=add_pe)
     specs = chart_specs(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe, check)

@@ -22,6 +22,7 @@ from ui.display import matrix_downloads, show_chart
 from ui.export import matrix_titles
 from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
+from ui.take_home import offer_notebook
 from ui.url_state import bound_multiselect, bound_slider
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
@@ -121,6 +122,7 @@ def page_body() -> None:
     table = table_at(positions, d_model)
     table_section(table, positions, d_model)
     waves_section(positions, d_model)
+    offer_notebook("positional_encoding", positions=positions, d_model=d_model, dims=st.session_state.get("dims", []))
     similarity_section(table, positions, d_model)
     nearby_positions_quiz(table, positions, d_model)
     show_source(positional_encoding, wavelengths, position_similarity, similarity_at_offset)

@@ -27,6 +27,7 @@ from ui.charts import pretrained as charts
 from ui.charts.pretrained import GRID_SELECTION
 from ui.display import show_chart
 from ui.layout import explain, fixed_slot, page_fragment, section, show_source
+from ui.take_home import offer_notebook
 from ui.url_state import bound_slider
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
@@ -163,6 +164,9 @@ def page_body() -> None:
     every_head_section(run, model)
     habits_section(scores)
     close_up_section(run, checks, model)
+    offer_notebook("pretrained", rejected="" if text == st.session_state.get("text", text) else
+                   "the model could not read the text typed, or it was too long", text=text,
+                   layer=st.session_state.get("layer", 1), head=st.session_state.get("head", 1))
     averaged_section(run, model)
     credits_caption()
     show_source(minilm.encoder_layer, minilm.scaled_dot_product_attention, run_model, recompute_attention, cross_check,

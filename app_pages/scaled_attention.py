@@ -24,6 +24,7 @@ from ui.charts.scaled_attention import SCALED, UNSCALED
 from ui.display import show_chart
 from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
+from ui.take_home import offer_notebook
 from ui.url_state import bound_select_slider, bound_slider, bound_toggle, seed_slider
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
@@ -74,6 +75,7 @@ introduction(
 @page_fragment
 def page_body() -> None:
     seed, seq_len, d_k, scaled = scaling_controls()
+    offer_notebook("scaled_attention", seed=seed, seq_len=seq_len, d_k=d_k, scaled=scaled)
     example = example_at(seq_len, d_k, seed, scaled)
     sweep = sweep_at(seq_len, seed)
     specs = chart_specs(seed, seq_len, d_k, scaled, example, sweep)

@@ -21,6 +21,7 @@ from ui.charts import soft_lookup as charts
 from ui.display import show_chart
 from ui.layout import controls_row, explain, introduction, page_fragment, show_source, static_table
 from ui.quiz import predict_then_reveal
+from ui.take_home import offer_notebook
 from ui.url_state import bound_choice, bound_select_slider
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
@@ -55,6 +56,7 @@ def page_body() -> None:
     shop = fruit_dictionary()
     dictionary_text(shop)
     query_name, temperature = lookup_controls(shop)
+    offer_notebook("soft_lookup", query=query_name, temp=temperature)
     lookup = compare_lookups(shop.queries[query_name], shop.keys, shop.values, temperature, SWEEP_TEMPERATURES)
     specs = chart_specs(query_name, temperature, lookup)
     hard_versus_soft_section(shop, query_name, lookup, specs)

@@ -15,6 +15,7 @@ from ui.charts.heatmap import unique_labels
 from ui.display import clicked_cell, show_chart
 from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
+from ui.take_home import offer_notebook
 from ui.url_state import bound_choice, bound_stepper, seed_slider
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
@@ -26,6 +27,8 @@ STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
 OWN_INPUT_OPEN, VALUE_VECTORS_OPEN, EDITOR, LAST_VALID = "own_input", "v_rows", "x_editor", "_worked_last_valid"
 #: Session-state key of the (tokens, X) the editable table was built from.
 TABLE_SOURCE = "_worked_table_source"
+#: Session-state key of why the table's last edit was refused (absent when it was accepted).
+REJECTED_EDIT = "_worked_rejected_edit"
 
 
 def url_input() -> tuple[tuple[str, ...], np.ndarray]:
@@ -56,6 +59,7 @@ def own_input() -> tuple[tuple[str, ...], np.ndarray]:
     holds it) and forgets the editor's state, so reopening builds the table from that input.
     """
     url_tokens, url_X = url_input()
+    st.session_state.pop(REJECTED_EDIT, None)
     last = st.session_state.get(LAST_VALID)
     source = st.session_state.get(TABLE_SOURCE)
     if source is None or last is None or last[0] != url_tokens or not np.array_equal(last[1], url_X):
@@ -104,6 +108,7 @@ def edited_input(base_tokens: tuple[str, ...], base_X: np.ndarray) -> tuple[tupl
     try:
         tokens, X = validate_input(edited["token"].tolist(), edited[dims].astype(object).values.tolist())
     except ValueError as err:
+        st.session_state[REJECTED_EDIT] = str(err)
         tokens, X = st.session_state.get(LAST_VALID, (base_tokens, base_X))
         st.error(f"{err} Showing the last valid input until this is fixed.", icon=":material/error:")
         return tokens, X, False
@@ -176,6 +181,8 @@ def page_body() -> None:
     tokens, X = own_input()
 
     ex = worked_example(seed, X=X, tokens=tokens)
+    offer_notebook("worked_example", rejected=st.session_state.get(REJECTED_EDIT, ""), seed=seed, tokens=ex.tokens,
+                   X=ex.X)
     labels = unique_labels(ex.tokens)
     n_tokens = len(labels)
     cell = clicked_cell("cell", (n_tokens, n_tokens))  # None for a click remembered from a longer input

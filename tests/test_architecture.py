@@ -43,6 +43,17 @@ def test_the_poll_is_storage_and_rules_only(path):
                                    "training", "pretrained", "cost", "devtools", "benchmarks"}
 
 
+@pytest.mark.parametrize("path", modules_of("notebooks"), ids=lambda p: p.name)
+def test_notebooks_are_written_without_streamlit_or_the_apps_maths(path):
+    """A notebook's code is text for the student's kernel, which recomputes what `core` computes (the tests compare
+    the two): the package that writes it runs none of the app's maths. It may share a page's text (the exercise's
+    skeleton)."""
+    assert not top_levels(path) & {"streamlit", "altair", "torch", "pandas", "ui", "app_pages", "core", "training",
+                                   "decoder", "pretrained", "cost", "poll"}
+    assert {m for m in imported_modules(path) if m.split(".")[0] == "exercise"} <= {"exercise.cases",
+                                                                                   "exercise.cases.SKELETON"}
+
+
 @pytest.mark.parametrize("path", modules_of("ui/charts"), ids=lambda p: p.name)
 def test_chart_modules_do_not_use_streamlit(path):
     assert "streamlit" not in top_levels(path)
@@ -60,7 +71,8 @@ def test_a_page_draws_through_its_own_chart_module_without_altair_or_pytorch(pag
 
 #: Packages whose modules may not import each other in a circle of two (a package's `__init__` and its own modules
 #: aside).
-PACKAGES = ["app_pages", "benchmarks", "core", "cost", "devtools", "exercise", "poll", "pretrained", "training", "ui"]
+PACKAGES = ["app_pages", "benchmarks", "core", "cost", "devtools", "exercise", "notebooks", "poll", "pretrained",
+            "training", "ui"]
 #: Pairs that still import each other, each to be given its seam by the change that owns it.
 KNOWN_PAIRS = {frozenset({"ui.class_poll", "ui.poll_watch"})}
 

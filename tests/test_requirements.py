@@ -13,7 +13,8 @@ from packaging.requirements import Requirement
 ROOT = Path(__file__).resolve().parents[1]
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 APP_CODE = ["streamlit_app.py", *(str(p.relative_to(ROOT)) for package in
-            ("app_pages", "core", "ui", "exercise", "training", "decoder", "pretrained", "cost", "poll")
+            ("app_pages", "core", "ui", "exercise", "training", "decoder", "pretrained", "cost", "poll",
+             "notebooks")
             for p in (ROOT / package).rglob("*.py"))]
 
 

@@ -20,7 +20,7 @@ from ui.poll_watch import WATCH_KEY_PREFIX
 
 #: The boxes that scroll on their own: each chart (Streamlit's vega-embed element, its canvas or SVG inside),
 #: each display formula (KaTeX), each Markdown table (`ui.layout.static_table`) and each ``st.table``'s scroller
-#: (`ui.display.numbers_tables`).
+#: (`ui.numbers_tables`).
 SCROLL_BOX_SELECTOR = ('[data-testid="stVegaLiteChart"], .katex-display, [data-testid="stMarkdownContainer"] table, '
                        '[data-testid="stTable"] > div')
 

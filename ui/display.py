@@ -15,10 +15,10 @@ import json
 import re
 import threading
 from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import streamlit as st
@@ -36,16 +36,8 @@ from ui.charts.spec import (
     view_title,
     without_aria,
 )
-from ui.export import (
-    chart_matrix,
-    chart_to_png,
-    chart_to_svg,
-    matrix_titles,
-    matrix_to_csv,
-    matrix_to_latex,
-    series_tables,
-    tooltip_tables,
-)
+from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
+from ui.numbers_tables import numbers_tables
 from ui.url_state import presenter_mode
 
 
@@ -255,8 +247,10 @@ def _chart_name(spec: dict) -> str:
     return ", ".join(t for t in titles if t)
 
 
-def export_menu(specs: Sequence[dict], key: str | None = None) -> None:
-    """A small popover: pick a file (a chart as PNG or SVG, any matrix in it as CSV or LaTeX), download it.
+def export_menu(specs: Sequence[dict], key: str | None = None,
+                page_files: Sequence[MenuFile] = ()) -> None:
+    """A small popover: pick a file (the page's own `page_files`, a chart as PNG or SVG, any matrix in it as CSV or
+    LaTeX), download it.
 
     One menu for several charts (a `page_fragment` draws one for all of its charts), made of one select box
     and one download button however many files it offers. Every element costs the browser something on
@@ -274,14 +268,16 @@ def export_menu(specs: Sequence[dict], key: str | None = None) -> None:
         key = _menu_key(specs)
     # No hover help on the button: the browser redraws a tooltip wrapper per chart on every slider step, and the
     # menu's own select box explains the files.
-    label = "Export" if len(specs) == 1 else "Export charts and matrices"
+    label = "Export" if len(specs) <= 1 else "Export charts and matrices"
     menu = st.popover(label, icon=":material/download:", key=f"{key}_open", on_change="rerun")
     with menu:
         if not menu.open:  # sent (and its files listed) only while open: a closed menu is one button
             return
         names = [_chart_name(spec) for spec in specs]
-        # (option label, chart index, matrix index or None for the whole chart, file extension)
-        choices: list[tuple[str, int, int | None, str]] = []
+        # (option label, chart index or None for a page's own file, matrix index or None for the whole chart, file
+        # extension or the page's file's index)
+        choices: list[tuple[str, int | None, int | None, str | int]] = [(f.label, None, None, n)
+                                                                         for n, f in enumerate(page_files)]
         for c, (spec, name) in enumerate(zip(specs, names, strict=True)):
             chart = "Chart" if len(specs) == 1 else (name or f"Chart {c + 1}")
             choices += [(f"{chart} · PNG image", c, None, "png"), (f"{chart} · SVG drawing", c, None, "svg")]
@@ -291,47 +287,23 @@ def export_menu(specs: Sequence[dict], key: str | None = None) -> None:
         choice = st.selectbox(
             # Wide enough for a chart's titles and the format after them: the popover grows to fit it.
             "File", range(len(choices)), format_func=lambda i: choices[i][0], key=f"{key}_{files}_file", width=620,
-            help="A chart as an image (PNG at twice the screen resolution, or SVG), or one of its matrices "
-                 "as CSV (full precision, with row and column labels) or as a LaTeX bmatrix (3 decimals).",
+            help=" ".join([*(f.help for f in page_files if f.help), "A chart as an image (PNG at twice the screen "
+                           "resolution, or SVG), or one of its matrices as CSV (full precision, with row and column "
+                           "labels) or as a LaTeX bmatrix (3 decimals)."]),
         )
         _, c, k, ext = choices[choice]
-        mime = {"png": "image/png", "svg": "image/svg+xml", "csv": "text/csv", "tex": "text/x-tex"}[ext]
-        if k is None:
+        if c is None:  # a page's own file, made ready now (in this run) and built when clicked
+            own = page_files[ext]
+            file_name, mime, data = own.file_name, own.mime, own.ready()
+        elif k is None:
             data = functools.partial(chart_to_png if ext == "png" else chart_to_svg, specs[c])
-            file_name = f"{_slug(names[c])}.{ext}"
+            file_name, mime = f"{_slug(names[c])}.{ext}", {"png": "image/png", "svg": "image/svg+xml"}[ext]
         else:
             data = functools.partial(_matrix_file, specs[c], k, ext)
             file_name = f"{_slug(matrix_titles(specs[c])[k])}.{ext}"
+            mime = {"csv": "text/csv", "tex": "text/x-tex"}[ext]
         st.download_button(file_name, data=data, file_name=file_name, mime=mime, key=f"{key}_{files}_download",
                            on_click="ignore", icon=":material/download:")
-
-
-def numbers_tables(specs: Sequence[dict], key: str) -> None:
-    """A "Show the numbers" expander with every matrix of the charts in `specs` as a real table.
-
-    The numbers a chart shows only as colour or in a tooltip, reachable by keyboard and read by a screen reader
-    cell by cell, with their row and column labels (WCAG 1.1.1 and 2.1.1): each matrix, then each step of the
-    arithmetic its tooltip shows (`ui.export.tooltip_tables`). Sent only while the expander is open
-    (opening it reruns the fragment), like the code (`ui.layout.show_source`): closed, it is one element.
-    """
-    if not any(matrix_titles(spec) or series_tables(spec) for spec in specs):  # nothing a table can list
-        return
-    expander = st.expander("Show the numbers", icon=":material/table:", key=key, on_change="rerun")
-    if not expander.open:
-        return
-    with expander:
-        for spec in specs:
-            for k in range(len(matrix_titles(spec))):
-                title, matrix, rows, cols = chart_matrix(spec, k)
-                st.markdown(f"**{title}** ({matrix.shape[0]} × {matrix.shape[1]})")
-                st.table(pd.DataFrame(np.round(matrix, 3), index=rows, columns=cols))
-            for title, steps in tooltip_tables(spec):  # what a cell's tooltip shows, without a mouse
-                st.markdown(f"**{title}**, cell by cell ({steps.shape[0]} × {steps.shape[1]})")
-                st.table(steps)
-            for title, table in series_tables(spec):
-                values = table()
-                st.markdown(f"**{title}** ({len(values)} rows)")
-                st.table(values)
 
 
 def _menu_key(specs: Sequence[dict]) -> str:
@@ -367,8 +339,30 @@ def _matrix_file(spec: dict, k: int, kind: str) -> str:
 
 
 #: The specs `show_chart` has drawn inside the innermost `one_export_menu` of the running script (each
-#: session's script runs in its own thread); None outside one.
+#: session's script runs in its own thread), and the files its page offered (`offer_file`); None outside one.
 _collecting = threading.local()
+
+
+@dataclass(frozen=True)
+class MenuFile:
+    """A file a page offers in its export menu besides its charts' (`ui.take_home`'s notebook).
+
+    `ready` runs in the script's run when the file is picked in the open menu (it may read the session); the
+    callable it returns makes the file's content when the download button is clicked.
+    """
+
+    label: str
+    file_name: str
+    mime: str
+    ready: Callable[[], Callable[[], str | bytes]]
+    help: str = ""  #: one sentence for the menu's help, e.g. "The view as a notebook …"
+
+
+def offer_file(file: MenuFile) -> None:
+    """Offer `file` first in the innermost `one_export_menu` (its page's menu); outside one, nowhere."""
+    files = getattr(_collecting, "files", None)
+    if files is not None:
+        files.append(file)
 
 
 @contextlib.contextmanager
@@ -378,12 +372,12 @@ def one_export_menu(key: str) -> Iterator[None]:
     One menu is one element on every step instead of one per chart. Nested uses each get their own menu,
     with their own charts only. When the body stops early (``st.stop()``), no menu is drawn.
     """
-    outer = getattr(_collecting, "specs", None)
-    _collecting.specs = []
+    outer = getattr(_collecting, "specs", None), getattr(_collecting, "files", None)
+    _collecting.specs, _collecting.files = [], []
     try:
         yield
-        if _collecting.specs:
-            export_menu(_collecting.specs, key=key)
+        if _collecting.specs or _collecting.files:
+            export_menu(_collecting.specs, key=key, page_files=_collecting.files)
             numbers_tables(_collecting.specs, key=f"{key}_numbers")
     finally:
-        _collecting.specs = outer
+        _collecting.specs, _collecting.files = outer

@@ -71,7 +71,7 @@ def test_a_revealed_quiz_has_no_axe_violation(view, app_url):
 
 
 def test_the_numbers_tables_have_no_axe_violation(view, app_url):
-    """The "Show the numbers" tables (`ui.display.numbers_tables`), wider than a phone: each scrolls in its own
+    """The "Show the numbers" tables (`ui.numbers_tables`), wider than a phone: each scrolls in its own
     box a keyboard reaches."""
     view.goto(f"{app_url}/masked_attention")
     settle(view)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import numpy as np
 
 from core.embeddings import embed_tokens, random_projections
 from core.permutation import permutation_check
 from devtools.browser import settle
+from tests.browser.test_data_editor import fill_cell, open_editor
 from tests.helpers.exports import parse_csv, parse_latex
 
 
@@ -39,3 +43,38 @@ def test_a_permutation_panel_downloads_as_csv_and_latex(page, app_url):
     name, text = pick_and_download(page, "X · LaTeX bmatrix")
     assert name == "x.tex"
     np.testing.assert_allclose(parse_latex(text), check.x, rtol=0, atol=5e-4 + 1e-12)
+
+
+def test_the_view_downloads_as_a_notebook_that_sets_its_controls(page, app_url):
+    """The multi-head page at seed 3 with 8 tokens downloads as a notebook whose first code cell sets that view,
+    with the link that reopens it (the notebook's numbers: tests/notebooks)."""
+    page.goto(f"{app_url}/multi_head?seed=3&seq_len=8")
+    settle(page)
+    page.locator('[data-testid="stPopover"] button').first.click()
+    settle(page)
+    name, text = pick_and_download(page, "Notebook (.ipynb)")
+    assert name == "multi_head.ipynb"
+    notebook = json.loads(text)
+    assert notebook["nbformat"] == 4
+    cells = ["".join(c["source"]) for c in notebook["cells"]]
+    first_code = next(s for c, s in zip(notebook["cells"], cells, strict=True) if c["cell_type"] == "code")
+    assert "seed = 3" in first_code and "seq_len = 8" in first_code and "n_heads = 4" in first_code
+    link = re.search(r"\[Reopen this view in the app\]\((\S+)\)", cells[0]).group(1)
+    assert link.startswith(f"{app_url}/multi_head?") and "seed=3" in link and "seq_len=8" in link
+
+
+def test_after_a_refused_edit_the_notebook_holds_the_last_valid_input_and_says_why(page, app_url):
+    """A letter typed into the worked example's table: the page keeps the last valid input, and so does the
+    notebook, with a note naming the refused cell."""
+    grid = open_editor(page, app_url)
+    fill_cell(page, grid, 0, 1, "5")  # a valid edit: the last valid input is the student's
+    fill_cell(page, grid, 1, 2, "abc")  # refused
+    page.get_by_role("button", name="Export charts and matrices").click()
+    settle(page)
+    name, text = pick_and_download(page, "Notebook (.ipynb)")
+    cells = ["".join(c["source"]) for c in json.loads(text)["cells"]]
+    assert name == "worked_example.ipynb"
+    assert "could not be used (`X row 2 ('cat'), column 2 is 'abc', not a number.`)" in cells[1]
+    settings = next(c for c in cells if c.startswith("# The view's settings"))
+    X = [[5.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]]
+    assert f"X = {X!r}" in settings and "tokens = ['the', 'cat', 'sat']" in settings

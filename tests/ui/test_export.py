@@ -212,7 +212,7 @@ def test_a_page_fragment_draws_one_menu_for_its_charts_after_them():
     at = AppTest.from_function(_fragment_app, default_timeout=60).run()
     assert not at.exception
     # The nested fragment's menu closes its own body; the page's comes after everything the page drew. Each is
-    # followed by its charts' "Show the numbers" (`ui.display.numbers_tables`).
+    # followed by its charts' "Show the numbers" (`ui.numbers_tables`).
     assert export_menu_keys(at) == ["export_detail_open", "export_page_body_open"]
     (page,) = at.main.children.values()  # the page's fragment
     assert [getattr(node, "type", "") for node in page.children.values()] == [
