@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from exercise.calls import dropout_diagnosis, unused_input_diagnosis
 from exercise.cases import Case
 from exercise.measures import (
     D_K_POWERS,
@@ -173,6 +174,10 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
             found.append("Output and weights swapped: you return `(weights, output)`; the lesson's order is "
                          "`(output, weights)`.")
             break
+        dropout = dropout_diagnosis(run, by_name[name], weights)
+        if dropout is not None:
+            found.append(dropout)
+            break
         if same_values(res.output, exp_out):
             if res.kind == "pair" and res.weights is not None and not same_values(res.weights, exp_w):
                 found.append("Your output is right, but the second value you return is not the attention weights: "
@@ -187,7 +192,8 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
         transposed = transposed_diagnosis(case, res.output, weights)
         mistake = None if transposed else match_mistake(case, res.output)
         measured = transposed or (None if mistake else (
-            always_causal_diagnosis(run, case, res.output, weights)
+            unused_input_diagnosis(run, case, res.output)
+            or always_causal_diagnosis(run, case, res.output, weights)
             or sequence_first_diagnosis(case, res.output, weights)
             or scale_diagnosis(case, res.output, weights, (by_name["worked"], run.cases.get("worked")))
             or scale_after_softmax_diagnosis(run, case, res.output, weights)))

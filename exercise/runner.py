@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import linecache
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,8 @@ FUNCTION_NAME = "scaled_dot_product_attention"
 MAX_ELEMENTS = 4096
 #: Longest error message sent back, in characters.
 MAX_MESSAGE = 600
+#: The optional calls (a case marked ``optional``) are made only if the calls before them took less CPU time (s).
+OPTIONAL_BUDGET_S = 0.5
 
 
 # --------------------------------------------------------------------------- encoding results
@@ -196,7 +199,8 @@ def run_source(source: str, cases: list[dict[str, Any]], send: Callable[[dict[st
     """Compile and execute `source`, then call its ``scaled_dot_product_attention`` on every case.
 
     Messages, in order: ``load`` (``ok`` with what `read_source` found in the source, or the error, or the
-    callables found instead), one ``case`` per case (see `run_case`), and ``done`` with ``used_builtin``: whether the
+    callables found instead), one ``case`` per case (see `run_case`; an ``optional`` case is skipped once the
+    calls have taken `OPTIONAL_BUDGET_S`), and ``done`` with ``used_builtin``: whether the
     function called PyTorch's own ``F.scaled_dot_product_attention``. Never raises because of
     the source; code under ``if __name__ == "__main__":`` is not run.
     """
@@ -226,7 +230,10 @@ def run_source(source: str, cases: list[dict[str, Any]], send: Callable[[dict[st
             send({"stage": "load", "ok": False, "found": fn is not None, "callables": names[:20], "error": None})
             return
         send({"stage": "load", "ok": True, "reading": reading})
+        start = time.process_time()
         for case in cases:
+            if case.get("optional") and time.process_time() - start > OPTIONAL_BUDGET_S:
+                continue
             send(run_case(fn, case))
         send({"stage": "done", "used_builtin": calls[0] > 0})
     finally:

@@ -1,0 +1,89 @@
+"""Rarer mistakes, as tutorials and research code make them, rewritten for the exercise's signature: dropout left
+on, an input never used, and more (`tests.exercise.corpus` holds the usual ones, and the `Submission` type).
+
+Each is a whole submission, the verdict it must get and phrases its checklist or diagnosis must contain.
+"""
+
+from __future__ import annotations
+
+from tests.exercise.corpus import Submission
+
+RARER: dict[str, Submission] = {
+    'F.dropout on the weights, training by default': Submission('''
+import math
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(Q, K, V, mask=None, dropout_p=0.1):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = F.softmax(scores, dim=-1)
+    weights = F.dropout(weights, p=dropout_p)
+    return weights @ V, weights
+''', False, ('Dropout is still active', 'called twice with the same Q, K and V', '= 1/(1 − 0.1), so dropout with p = 0.1 is on', 'line 11 (`weights = F.dropout(weights, p=dropout_p)`)', '`training=self.training`', "They are a softmax's with dropout left on")),
+    "the Annotated Transformer's nn.Dropout made in the call": Submission('''
+import math
+import torch
+from torch import nn
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    dropout = nn.Dropout(p=0.1)
+    d_k = query.size(-1)
+    scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, -1e9)
+    p_attn = scores.softmax(dim=-1)
+    if dropout is not None:
+        p_attn = dropout(p_attn)
+    return torch.matmul(p_attn, value), p_attn
+''', False, ('Dropout is still active', 'dropout with p = 0.1 is on', 'line 7 (`dropout = nn.Dropout(p=0.1)`) and line 14 (`p_attn = dropout(p_attn)`)', 'in `__init__`')),
+    'dropout on the output only, the weights returned before it': Submission('''
+import math
+import torch
+import torch.nn as nn
+
+attn_drop = nn.Dropout(0.2)
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+    if mask is not None:
+        att = att.masked_fill(mask == 0, float('-inf'))
+    att = torch.softmax(att, dim=-1)
+    y = attn_drop(att) @ v
+    return y, att
+''', False, ('Dropout is still active: called twice with the same Q, K and V, your function returned different outputs', 'line 13 (`y = attn_drop(att) @ v`)', 'your numbers change from call to call')),
+    'values taken from the keys': Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ K, weights
+''', False, ('Your function never uses V', 'It uses K where V belongs', '`V` (line 5) is never read', '`weights @ V`')),
+    'queries built from the keys': Submission('''
+import math
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    scores = torch.matmul(key, key.transpose(-2, -1)) / math.sqrt(key.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    p_attn = F.softmax(scores, dim=-1)
+    return torch.matmul(p_attn, value), p_attn
+''', False, ('Your function never uses Q', 'It uses K where Q belongs', '`query` (line 6) is never read')),
+    'one input for all three, as in self-attention': Submission('''
+import torch
+
+def scaled_dot_product_attention(x, K, V, mask=None):
+    scores = x @ x.transpose(-2, -1) / x.shape[-1] ** 0.5
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = scores.softmax(dim=-1)
+    return weights @ x, weights
+''', False, ('Your function never uses K or V', 'It uses Q where K and V belong', '`K` and `V` (line 4) are never read')),
+}
