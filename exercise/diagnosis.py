@@ -22,16 +22,21 @@ from exercise.measures import (
 from exercise.mistakes import match_mistake, mistaken_attention, same_values
 from exercise.numbers import message_template, number
 from exercise.results import CaseResult, RunResult
+from exercise.widths import width_diagnosis
 
 
-def scale_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None,
-                    worked: tuple[Case, CaseResult | None]) -> str | None:
-    """The factor the scores were scaled by, when a wrong constant factor is the whole mistake; said to be a
-    constant when the `worked` example, with another d_k, was scaled by the same factor."""
+def scale_diagnosis(run: RunResult, case: Case, output: np.ndarray, weights: np.ndarray | None,
+                    worked: Case) -> str | None:
+    """The factor the scores were scaled by, when a wrong constant factor is the whole mistake: named when it is
+    1/√n for a width n of the student's code (`width_diagnosis`); said to be a constant when the worked example,
+    with another d_k, was scaled by the same factor."""
     factor = recovered_scale(case, output, weights)
     if factor is None or factor <= 0:
         return None
-    return constant_scale_diagnosis((case, factor), worked) or scale_message(factor, np.shape(case.Q)[-1])
+    d_k = np.shape(case.Q)[-1]
+    return (width_diagnosis(run.reading, factor, d_k)
+            or constant_scale_diagnosis((case, factor), (worked, run.cases.get("worked")))
+            or scale_message(factor, d_k))
 
 
 def constant_scale_diagnosis(measured: tuple[Case, float], worked: tuple[Case, CaseResult | None]) -> str | None:
@@ -195,7 +200,7 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
             unused_input_diagnosis(run, case, res.output)
             or always_causal_diagnosis(run, case, res.output, weights)
             or sequence_first_diagnosis(case, res.output, weights)
-            or scale_diagnosis(case, res.output, weights, (by_name["worked"], run.cases.get("worked")))
+            or scale_diagnosis(run, case, res.output, weights, by_name["worked"])
             or scale_after_softmax_diagnosis(run, case, res.output, weights)))
         if mistake is not None:
             found.extend(mistake.describe())

@@ -86,4 +86,49 @@ def scaled_dot_product_attention(x, K, V, mask=None):
     weights = scores.softmax(dim=-1)
     return weights @ x, weights
 ''', False, ('Your function never uses K or V', 'It uses Q where K and V belong', '`K` and `V` (line 4) are never read')),
+    "the model's width as a constant": Submission('''
+import math
+import torch
+
+d_model = 512
+n_heads = 8
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(d_model)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, weights
+''', False, ('You divide the scores by √512 = 22.6', '`d_model`, set on line 5', "the model's width, not the head's d_k", '√16 = 4')),
+    "nanoGPT's n_embd ** -0.5": Submission('''
+import torch
+import torch.nn.functional as F
+
+n_embd = 384
+n_head = 6
+head_size = n_embd // n_head
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    wei = q @ k.transpose(-2, -1) * n_embd ** -0.5
+    if mask is not None:
+        wei = wei.masked_fill(mask == 0, float('-inf'))
+    wei = F.softmax(wei, dim=-1)
+    out = wei @ v
+    return out, wei
+''', False, ('√384', '`n_embd`, set on line 5 (`n_embd = 384`)', "not the head's d_k")),
+    'heads times d_k': Submission('''
+import math
+import torch
+
+num_heads = 8
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    d_k = Q.size(-1)
+    d_model = num_heads * d_k
+    scores = torch.matmul(Q, K.transpose(-2, -1)) / math.sqrt(d_model)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    attn = torch.softmax(scores, dim=-1)
+    return torch.matmul(attn, V), attn
+''', False, ('√128', '128 = 8 × 16 is heads × d_k, `num_heads` (set on line 5', "not the head's d_k")),
 }
