@@ -75,7 +75,7 @@ def dropout_seen(dropped: int, total: int, rate: float) -> str:
 def dropout_message(seen: list[str], where: str) -> str:
     """Dropout left on, as `seen` in the numbers; `where` names the source's dropout lines."""
     said = " and ".join(seen) + (", so dropout is on" if len(seen) == 1 and seen[0].startswith("called") else "")
-    return (f"Dropout is still active: {said}" + (f" ({where})" if where else "") + ". Dropout zeroes weights at "
+    return (f"Dropout is still active: {said}" + (f": {where}" if where else "") + ". Dropout zeroes weights at "
             "random and scales the others up; it belongs to training only, and the exercise's attention has none. "
             "`F.dropout` is in training mode unless told otherwise: pass `training=self.training` (or "
             "`training=False`), or make the `nn.Dropout` once in `__init__`, where `.eval()` switches it off, instead "

@@ -20,6 +20,7 @@ from exercise.measures import D_K_POWERS, normalised_axes, scale_after_softmax
 from exercise.mistakes import same_values
 from exercise.numbers import message_template, number
 from exercise.results import CaseResult, RunResult, not_run
+from exercise.uniform import UNIFORM_ATOL
 
 
 def causal_check(run: RunResult, cases: tuple[Case, Case], ran: bool) -> tuple[bool, str, np.ndarray | None]:
@@ -98,6 +99,11 @@ def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.n
         if dropout_diagnosis(run, case, w) is not None:
             return False, ("The weights above the diagonal are exactly 0, as they should be, but your numbers change "
                            "from call to call: dropout is still active (see the diagnosis)." + note), w
+        spread = np.broadcast_to(allowed / allowed.sum(axis=-1, keepdims=True), w.shape)  # 1/(keys allowed)
+        if same_values(w, spread, rtol=0, atol=UNIFORM_ATOL):
+            return False, ("The weights above the diagonal are exactly 0, as they should be, but each query spreads its "
+                           "weight equally over the keys it may see: its scores are all the same number (see the "
+                           "diagnosis)." + note), w
         if -2 in normalised_axes(w, atol=ROW_SUM_ATOL):
             return False, ("The weights above the diagonal are exactly 0, but each column sums to 1 instead of "
                            "each row: the softmax ran over dim=-2, the queries (see the rows check)." + note), w

@@ -22,6 +22,7 @@ from exercise.measures import (
 from exercise.mistakes import match_mistake, mistaken_attention, same_values
 from exercise.numbers import message_template, number
 from exercise.results import CaseResult, RunResult
+from exercise.uniform import uniform_diagnosis
 from exercise.widths import width_diagnosis
 
 
@@ -197,7 +198,8 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
         transposed = transposed_diagnosis(case, res.output, weights)
         mistake = None if transposed else match_mistake(case, res.output)
         measured = transposed or (None if mistake else (
-            unused_input_diagnosis(run, case, res.output)
+            uniform_diagnosis(run, case, res.output, weights)
+            or unused_input_diagnosis(run, case, res.output)
             or always_causal_diagnosis(run, case, res.output, weights)
             or sequence_first_diagnosis(case, res.output, weights)
             or scale_diagnosis(run, case, res.output, weights, by_name["worked"])

@@ -96,7 +96,7 @@ def named_number(x: float) -> str:
     if not math.isfinite(x * x):
         return text
     n = round(x * x)
-    if n > 1 and abs(x * x - n) < 1e-3 * n and abs(x - round(x)) > 1e-3:
+    if 1 < n < 1e6 and abs(x * x - n) < 1e-3 * n and abs(x - round(x)) > 1e-3:
         text += f" (= √{n})"
     return text
 

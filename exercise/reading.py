@@ -6,6 +6,7 @@
   tensor and leaves its input as it was (``masked_fill_`` is the in-place one), so such a line changes nothing;
 * ``softmax``: the lines that call a softmax (``F.softmax``, ``torch.softmax``, ``x.softmax``, ``self.softmax``);
 * ``is_causal``: the lines that pass ``is_causal=`` to a call;
+* ``fills``: the lines that fill scores (``masked_fill``, ``masked_fill_``, ``torch.where``);
 * ``dropout``: the lines that call something named like dropout (``F.dropout``, ``nn.Dropout``, ``self.attn_drop``);
 * ``squash``: the lines that call a bounded function (``tanh``, ``sigmoid``, ``clamp``, ...), with its name;
 * ``constants``: names given a number (``d_model = 512``), with the name and the number;
@@ -31,7 +32,9 @@ OUT_OF_PLACE = "masked_fill"
 FUNCTION = "scaled_dot_product_attention"
 #: Bounded functions a score can be passed through: each turns -inf into a finite number.
 SQUASHES = ("tanh", "sigmoid", "clamp", "clip", "hardtanh", "softsign", "relu")
-KINDS = ("unassigned", "softmax", "is_causal", "dropout", "squash", "constants", "unread")
+KINDS = ("unassigned", "softmax", "is_causal", "dropout", "squash", "constants", "unread", "fills")
+#: Calls that fill scores where a mask says.
+FILLS = ("masked_fill", "masked_fill_", "where")
 
 
 def _called_name(call: ast.Call) -> str | None:
@@ -111,6 +114,8 @@ def read_source(source: str) -> dict[str, list[dict[str, Any]]]:
             name = _called_name(node) or ""
             if "drop" in name.lower():
                 keep("dropout", {"line": node.lineno})
+            if name in FILLS:
+                keep("fills", {"line": node.lineno})
             if name in SQUASHES:
                 keep("squash", {"line": node.lineno, "name": name})
         constant = _constant(node)

@@ -70,6 +70,7 @@ class SourceReading:
     squash: tuple[SourceLine, ...] = ()
     constants: tuple[SourceLine, ...] = ()
     unread: tuple[SourceLine, ...] = ()
+    fills: tuple[SourceLine, ...] = ()
 
 
 @dataclass

@@ -131,4 +131,42 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     attn = torch.softmax(scores, dim=-1)
     return torch.matmul(attn, V), attn
 ''', False, ('√128', '128 = 8 × 16 is heads × d_k, `num_heads` (set on line 5', "not the head's d_k")),
+    'a key-padding mask of ones filled where it is 1': Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    T = Q.size(-2)
+    if mask is None:
+        mask = torch.ones(T, T)  # nothing to pad
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+    scores = scores.masked_fill(mask == 1, -1e9)
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, weights
+''', False, ('Every weight is the same, 1/5 = 0.2 in every row', 'the mean of V', 'your mask is filled where it is 1', 'on line 10 (`scores = scores.masked_fill(mask == 1, -1e9)`)', 'Mask polarity reversed')),
+    'torch.where with the branches swapped': Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    if mask is None:
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    scores = torch.where(mask.bool(), torch.tensor(-1e4), scores)
+    attn = torch.softmax(scores, dim=-1)
+    return attn @ v, attn
+''', False, ('Every weight is the same', 'your mask is filled where it is 1', 'on line 9')),
+    'a temperature far too large': Submission('''
+import torch
+import torch.nn.functional as F
+
+TEMPERATURE = 1e6
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / TEMPERATURE
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = F.softmax(scores, dim=-1)
+    return weights @ V, weights
+''', False, ('Every weight is the same', 'divided by 1e6, `TEMPERATURE` set on line 5', 'each query spreads its weight equally over the keys it may see')),
 }
