@@ -22,6 +22,7 @@ from exercise.measures import (
 from exercise.mistakes import match_mistake, mistaken_attention, same_values
 from exercise.numbers import message_template, number
 from exercise.results import CaseResult, RunResult
+from exercise.second_value import second_value_diagnosis
 from exercise.uniform import uniform_diagnosis
 from exercise.widths import width_diagnosis
 
@@ -186,8 +187,10 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
             break
         if same_values(res.output, exp_out):
             if res.kind == "pair" and res.weights is not None and not same_values(res.weights, exp_w):
-                found.append("Your output is right, but the second value you return is not the attention weights: "
-                             "return the weights after the softmax.")
+                said = second_value_diagnosis(by_name[name], res.weights)
+                found.append("Your output is right, but " + (said[0].lower() + said[1:] if said else
+                             "the second value you return is not the attention weights: return the weights after the "
+                             "softmax."))
             else:  # right for this d_k: a constant that happens to be √d_k here is still a constant
                 constant = constant_scale_diagnosis((by_name[name], 1 / math.sqrt(np.shape(by_name[name].Q)[-1])),
                                                     (by_name["worked"], run.cases.get("worked")))

@@ -14,6 +14,7 @@ import numpy as np
 from core.reference import max_abs_diff, torch_scaled_dot_product_attention
 from core.worked_example import worked_example
 from exercise.calls import dropout_diagnosis
+from exercise.second_value import second_value
 from exercise.causal_check import causal_check
 from exercise.cases import (
     ALLCLOSE_ATOL,
@@ -201,6 +202,9 @@ def _softmax_axis_hint(run: RunResult, case: Case, weights: np.ndarray) -> str:
     """Which axis the weights were normalised over, measured on the weights themselves; or dropout, left on."""
     if dropout_diagnosis(run, case, weights) is not None:
         return "They are a softmax's with dropout left on (see the diagnosis)."
+    returned = second_value(case, weights)
+    if returned is not None:
+        return f"They are {returned}."
     if np.all(weights == 1.0):
         return (f"Every weight is exactly 1, so each row sums to {weights.shape[-1]}, the number of keys: the "
                 "softmax ran over an axis of length 1, such as a heads axis you added. `nn.Softmax()` and "

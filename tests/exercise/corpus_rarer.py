@@ -169,4 +169,39 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     weights = F.softmax(scores, dim=-1)
     return weights @ V, weights
 ''', False, ('Every weight is the same', 'divided by 1e6, `TEMPERATURE` set on line 5', 'each query spreads its weight equally over the keys it may see')),
+    'the scores returned as the second value': Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, scores
+''', False, ('Your output is right, but the second value you return is the scores, `Q @ K.transpose(-2, -1) / √d_k`, before the softmax', 'They are the scores', "before the softmax (with the mask's fill where a key is forbidden)")),
+    'the logits returned, as a library does': Submission('''
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    attn_logits = torch.matmul(q, k.transpose(-2, -1)) / q.size(-1) ** 0.5
+    if mask is not None:
+        attn_logits = attn_logits.masked_fill(mask == 0, -9e15)
+    attention = F.softmax(attn_logits, dim=-1)
+    values = torch.matmul(attention, v)
+    return values, attn_logits
+''', False, ('the second value you return is the scores', "with the mask's fill")),
+    'log-softmax returned as the weights': Submission('''
+import math
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    log_weights = F.log_softmax(scores, dim=-1)
+    return log_weights.exp() @ V, log_weights
+''', False, ('the second value you return is the log of the weights (`log_softmax`)', 'They are the log of the weights')),
 }

@@ -28,3 +28,9 @@ def test_the_verdict_and_what_the_report_says(submission):
 @pytest.mark.parametrize("name", CORRECT)
 def test_correct_code_gets_no_diagnosis(name):
     assert check_file_in_process(CORRECT[name].source).diagnoses == []
+
+
+@pytest.mark.parametrize("name", [n for n in RARER if "second value" in n or "logits" in n or "log-softmax" in n])
+def test_a_second_value_that_is_not_the_weights_is_not_said_to_be_masked_after_the_softmax(name):
+    said = " ".join(c.message for c in check_file_in_process(RARER[name].source).checks)
+    assert "after the softmax" not in said, said
