@@ -19,6 +19,7 @@ from exercise.mask_diagnosis import (
 from exercise.measures import D_K_POWERS, normalised_axes, scale_after_softmax
 from exercise.mistakes import same_values
 from exercise.numbers import message_template, number
+from exercise.squash import squash_diagnosis
 from exercise.second_value import second_value_diagnosis
 from exercise.results import CaseResult, RunResult, not_run
 from exercise.uniform import UNIFORM_ATOL
@@ -120,7 +121,7 @@ def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.n
             return False, zeroed_after_softmax_message(sums.min(), sums.max()) + note, w
         return False, ("The weights above the diagonal are exactly 0, but the masked output differs from "
                        "PyTorch's: fix the unmasked checks first." + note), w
-    returned = second_value_diagnosis(case, w)
+    returned = second_value_diagnosis(case, w) or squash_diagnosis(run, case, res.output, w)
     if returned is not None:
         return False, returned + note, w
     return False, mask_diagnosis(run, case, w) + note, w

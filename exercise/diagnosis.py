@@ -23,6 +23,7 @@ from exercise.mistakes import match_mistake, mistaken_attention, same_values
 from exercise.numbers import message_template, number
 from exercise.results import CaseResult, RunResult
 from exercise.second_value import second_value_diagnosis
+from exercise.squash import squash_diagnosis
 from exercise.uniform import uniform_diagnosis
 from exercise.widths import width_diagnosis
 
@@ -206,6 +207,7 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
             or always_causal_diagnosis(run, case, res.output, weights)
             or sequence_first_diagnosis(case, res.output, weights)
             or scale_diagnosis(run, case, res.output, weights, by_name["worked"])
+            or squash_diagnosis(run, case, res.output, weights)
             or scale_after_softmax_diagnosis(run, case, res.output, weights)))
         if mistake is not None:
             found.extend(mistake.describe())

@@ -204,4 +204,55 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     log_weights = F.log_softmax(scores, dim=-1)
     return log_weights.exp() @ V, log_weights
 ''', False, ('the second value you return is the log of the weights (`log_softmax`)', 'They are the log of the weights')),
+    'tanh after the mask': Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    scores = torch.tanh(scores)
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ V, weights
+''', False, ('Your scores go through tanh(scores) after the mask, on line 9 (`scores = torch.tanh(scores)`)', "turns the mask's -inf into -1")),
+    'sigmoid after the mask': Submission('''
+import math
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    energy = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(query.size(-1))
+    if mask is not None:
+        energy = energy.masked_fill(mask == 0, -1e10)
+    attention = F.softmax(torch.sigmoid(energy), dim=-1)
+    return torch.matmul(attention, value), attention
+''', False, ('sigmoid(scores) after the mask, on line 10', 'into 0, a finite score')),
+    'logit soft-capping after the mask': Submission('''
+import math
+import torch
+
+SOFTCAP = 5.0
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    scores = SOFTCAP * torch.tanh(scores / SOFTCAP)
+    weights = scores.softmax(dim=-1)
+    return weights @ v, weights
+''', False, ('5 · tanh(scores / 5) after the mask, on line 11', 'into -5')),
+    "Gemma's soft cap of 50, written in the line": Submission('''
+import math
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    attn = torch.matmul(query, key.transpose(-2, -1)) * query.shape[-1] ** -0.5
+    if mask is not None:
+        attn = attn.masked_fill(mask == 0, torch.finfo(attn.dtype).min)
+    attn = torch.tanh(attn / 50.0) * 50.0
+    attn = F.softmax(attn, dim=-1)
+    return attn @ value, attn
+''', False, ('50 · tanh(scores / 50) after the mask, on line 10', 'into -50, a finite score, so a forbidden key keeps weight')),
 }
