@@ -19,9 +19,9 @@ from exercise.mask_diagnosis import (
 from exercise.measures import D_K_POWERS, normalised_axes, scale_after_softmax
 from exercise.mistakes import same_values
 from exercise.numbers import message_template, number
-from exercise.squash import squash_diagnosis
-from exercise.second_value import second_value_diagnosis
 from exercise.results import CaseResult, RunResult, not_run
+from exercise.second_value import second_value_diagnosis
+from exercise.squash import squash_diagnosis
 from exercise.uniform import UNIFORM_ATOL
 
 

@@ -171,8 +171,9 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
     found: list[str] = []
     expected = {name: mistaken_attention(c.Q, c.K, c.V, mask=c.mask) for name, c in by_name.items()}
 
-    # Which case shows the mistake: the lesson's shape if the function ran on it, else the square probe.
-    for name in ("random", "probe"):
+    # Which case shows the mistake: the lesson's shape if the function ran on it, else the square probe, else the
+    # worked example (a function for 2-D tensors only).
+    for name in ("random", "probe", "worked"):
         res = run.cases.get(name)
         if res is None or not res.ok or res.output is None:
             continue

@@ -99,10 +99,19 @@ class RunResult:
     probe: dict[str, str] = field(default_factory=dict)
 
 
+def only_the_batch_failed(run: RunResult) -> bool:
+    """Whether the function raised on the batched test but ran on the worked example (2-D, no batch)."""
+    batched, worked = run.cases.get("random"), run.cases.get("worked")
+    return (run.loaded and not run.incident and batched is not None and not batched.ok
+            and worked is not None and worked.ok and worked.batch_note is None)
+
+
 def not_run(run: RunResult) -> str:
     """Why a check could not be judged: the run's incident, or the function that did not run."""
     if run.incident:
         return "Not checked: " + run.incident[0].lower() + run.incident[1:]
+    if only_the_batch_failed(run):
+        return "Not checked: your function raised on the batched test (see the first check)."
     return "Not checked: your function did not run (see the first check)."
 
 

@@ -14,7 +14,6 @@ import numpy as np
 from core.reference import max_abs_diff, torch_scaled_dot_product_attention
 from core.worked_example import worked_example
 from exercise.calls import dropout_diagnosis
-from exercise.second_value import second_value
 from exercise.causal_check import causal_check
 from exercise.cases import (
     ALLCLOSE_ATOL,
@@ -31,7 +30,8 @@ from exercise.diagnosis import diagnose, scaled_rows_message
 from exercise.limits import OUTPUT_CAP_BYTES, bytes_in_words
 from exercise.measures import D_K_POWERS, d_k_power, normalised_axes
 from exercise.numbers import message_template, number, numbers
-from exercise.results import CaseResult, RunResult, not_run
+from exercise.results import CaseResult, RunResult, not_run, only_the_batch_failed
+from exercise.second_value import second_value
 
 CHECK_RUNS = "The function exists and runs"
 CHECK_SHAPE = f"Output shape is ({BATCH}, {SEQ_LEN}, {D_K})"
@@ -83,6 +83,12 @@ def printed_message(megabytes: float, kept: str) -> str:
     return f"(It printed {number(megabytes)} MB; only the first {kept} are kept.)"
 
 
+#: Said when the batched test raised but the worked example, without a batch, ran.
+UNBATCHED_RAN = ("Without a batch, on the worked example's 3×4 tensors, it ran: the worked example and the causal mask "
+                 "are judged below. Count dimensions from the end (`K.transpose(-2, -1)`, `softmax(dim=-1)`, "
+                 "`Q.size(-1)`, `torch.matmul` instead of `torch.mm`) so that the same code works with a batch.")
+
+
 def _runs_check(run: RunResult) -> tuple[Check, CaseResult | None]:
     res = run.cases.get("random")
     if run.incident and (res is None or not res.ok):
@@ -102,7 +108,8 @@ def _runs_check(run: RunResult) -> tuple[Check, CaseResult | None]:
         return Check(CHECK_RUNS, False, run.incident or "Your function was not called (the run stopped)."), None
     shape = f"({BATCH}, {SEQ_LEN}, {D_K})"
     if not res.ok:
-        return Check(CHECK_RUNS, False, f"Called on Q, K, V of shape {shape}, your function raised {res.error}"), None
+        said = f"Called on Q, K, V of shape {shape}, your function raised {res.error}"
+        return Check(CHECK_RUNS, False, said + (". " + UNBATCHED_RAN if only_the_batch_failed(run) else "")), None
     if run.used_builtin:
         return Check(CHECK_RUNS, False, "Your function calls `torch.nn.functional.scaled_dot_product_attention` "
                                         "itself: the exercise is to write it from the formula."), res
@@ -134,6 +141,8 @@ def evaluate(run: RunResult, cases: tuple[Case, ...]) -> ExerciseReport:
 
     runs, res = _runs_check(run)
     checks.append(runs)
+    # A function that raised on the batched test but ran without a batch is still judged on the worked example.
+    ran = res is not None or only_the_batch_failed(run)
     out = None if res is None else res.output
     weights = None if res is None or res.kind != "pair" else res.weights
 
@@ -161,10 +170,10 @@ def evaluate(run: RunResult, cases: tuple[Case, ...]) -> ExerciseReport:
         ok = bool(np.allclose(out, expected_out, rtol=ALLCLOSE_RTOL, atol=ALLCLOSE_ATOL))
         checks.append(Check(CHECK_ALLCLOSE, ok, allclose_message(ok, diff)))
 
-    worked_check, worked_out = _worked_check(run, res is not None)
+    worked_check, worked_out = _worked_check(run, ran)
     checks.append(worked_check)
     causal_passed, causal_said, causal_w = causal_check(run, (by_name["worked_causal"], by_name["random_causal"]),
-                                                        res is not None)
+                                                        ran)
     checks.append(Check(CHECK_CAUSAL, causal_passed, causal_said))
 
     return ExerciseReport(

@@ -255,4 +255,25 @@ def scaled_dot_product_attention(query, key, value, mask=None):
     attn = F.softmax(attn, dim=-1)
     return attn @ value, attn
 ''', False, ('50 · tanh(scores / 50) after the mask, on line 10', 'into -50, a finite score, so a forbidden key keeps weight')),
+    '2-D only: T, d_k = Q.shape, the mask ignored': Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    T, d_k = Q.shape
+    scores = Q @ K.T / math.sqrt(d_k)
+    weights = torch.softmax(scores, dim=1)
+    return weights @ V, weights
+''', False, ('too many values to unpack', "Without a batch, on the worked example's 3×4 tensors, it ran", 'Not checked: your function raised on the batched test', 'Your first row is [-1.107, 1.058, 1.509, 1.857]', 'Your mask has no effect (your function never reads `mask`, its fourth parameter)')),
+    '2-D only: torch.mm': Submission('''
+import math
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.mm(Q, K.t()) / math.sqrt(K.size(1))
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return torch.mm(weights, V), weights
+''', False, ('Without a batch', '`torch.matmul` instead of `torch.mm`', 'On the worked example, yes; on the batched 2×5×16 test with the causal mask, no')),
 }
