@@ -10,20 +10,14 @@ import numpy as np
 
 from exercise.calls import dropout_diagnosis, unused_input_diagnosis
 from exercise.cases import Case
-from exercise.measures import (
-    D_K_POWERS,
-    causal_attention,
-    named_number,
-    recovered_scale,
-    scale_after_softmax,
-    sequence_first_attention,
-    transposed_products,
-)
+from exercise.measures import D_K_POWERS, named_number, recovered_scale, scale_after_softmax
 from exercise.mistakes import match_mistake, mistaken_attention, same_values
 from exercise.numbers import message_template, number
+from exercise.pairs import pair_diagnosis
 from exercise.results import CaseResult, RunResult
 from exercise.second_value import second_value_diagnosis
 from exercise.squash import squash_diagnosis
+from exercise.structure import always_causal_diagnosis, sequence_first_diagnosis, transposed_diagnosis
 from exercise.uniform import uniform_diagnosis
 from exercise.widths import width_diagnosis
 
@@ -118,53 +112,6 @@ def scaled_rows_message(row_sum: float, d_k: int, power_name: str) -> str:
             "the scale after it. The scale belongs on the scores, before the softmax (see the diagnosis).")
 
 
-def always_causal_diagnosis(run: RunResult, case: Case, output: np.ndarray,
-                            weights: np.ndarray | None) -> str | None:
-    """An output without a mask that equals the causally masked one: a function that masks the future whatever its
-    `mask` argument, as ``F.scaled_dot_product_attention(..., is_causal=True)`` does."""
-    out, w = causal_attention(case)
-    if not same_values(output, out) or (weights is not None and not same_values(weights, w)):
-        return None
-    said = ("Called without a mask, your function still masks the future: its output is exactly that of causal "
-            "attention, `tril(ones(T, T))`, so the unmasked output is wrong and the `mask` argument is ignored.")
-    if run.used_builtin:
-        causal = run.reading.is_causal
-        where = f" on {causal[0].shown()}" if len(causal) == 1 else ""
-        return (said + " `is_causal=True` makes `F.scaled_dot_product_attention` mask the future whether or not a "
-                f"mask is given: drop it{where}, and pass the mask you are given, when there is one, as "
-                "`attn_mask=mask.bool()`.")
-    return said + " Apply the mask your function is given, and none when it is None."
-
-
-def transposed_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None) -> str | None:
-    """An output that is the right weights multiplied by V the wrong way (`transposed_products`), the weights
-    themselves being right when returned."""
-    if weights is not None and not same_values(weights, mistaken_attention(case.Q, case.K, case.V)[1]):
-        return None
-    written = next((how for how, product in transposed_products(case).items() if same_values(output, product)), None)
-    if written is None:
-        return None
-    return (f"Your output is `{written}`: the weights multiply V the wrong way round. Each query's output is its "
-            "row of weights times V, the weights on the left and as they are: `output = weights @ V`, "
-            "`(..., T, T) @ (..., T, d_v) -> (..., T, d_v)`.")
-
-
-def sequence_first_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None) -> str | None:
-    """Attention computed over the first dimension, as if the tensors were ``(seq_len, batch, d_k)``."""
-    if np.ndim(case.Q) != 3:
-        return None
-    expected_out, expected_w = sequence_first_attention(case)
-    if not same_values(output, expected_out):
-        return None
-    B, T, d_k = np.shape(case.Q)
-    shape = "" if weights is None else f" (your weights have shape {tuple(weights.shape)}: {B} × {B} maps)"
-    return (f"Your function reads the first dimension as the sequence: on Q of shape ({B}, {T}, {d_k}) each of the "
-            f"{T} positions attends across the {B} items of the batch{shape}. That is the (seq_len, batch, d_k) "
-            "layout of nn.MultiheadAttention without batch_first=True; the exercise's tensors are "
-            "(batch, seq_len, d_k), so a query attends over dim -2: `Q @ K.transpose(-2, -1)` with no transpose "
-            "of the first two dimensions.")
-
-
 def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
     """Recognise the mistake: the usual wrong versions first, then what the numbers measure."""
     by_name = {c.name: c for c in cases}
@@ -210,7 +157,12 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
             or scale_diagnosis(run, case, res.output, weights, by_name["worked"])
             or squash_diagnosis(run, case, res.output, weights)
             or scale_after_softmax_diagnosis(run, case, res.output, weights)))
-        if mistake is not None:
+        # Two mistakes at once are named as the pair that explains them, rather than as three or more known ones.
+        pair = None if measured or (mistake and len(mistake.wrong_parts()) < 3) else pair_diagnosis(
+            run, case, res.output, weights)
+        if pair is not None:
+            found.extend(pair)
+        elif mistake is not None:
             found.extend(mistake.describe())
         elif measured is not None:
             found.append(measured)

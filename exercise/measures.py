@@ -107,12 +107,12 @@ def normalised_axes(weights: np.ndarray, atol: float = 1e-5) -> list[int]:
             if np.allclose(weights.sum(axis=axis), 1.0, atol=atol)]
 
 
-def sequence_first_attention(case: Case) -> tuple[np.ndarray, np.ndarray]:
-    """Attention on a ``(B, T, d)`` case read as ``(T, B, d)``: each of the T positions attends across the
-    batch. Returns the output in the case's layout ``(B, T, d_v)`` and the weights ``(T, B, B)``."""
+def sequence_first_attention(case: Case, mistake: Mistake = Mistake()) -> tuple[np.ndarray, np.ndarray]:
+    """Attention (with `mistake`) on a ``(B, T, d)`` case read as ``(T, B, d)``: each of the T positions attends
+    across the batch. Returns the output in the case's layout ``(B, T, d_v)`` and the weights ``(T, B, B)``."""
     Q, K, V = (np.swapaxes(np.asarray(a, dtype=np.float64), 0, 1) for a in (case.Q, case.K, case.V))  # (T, B, d)
-    weights = softmax_over(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), -1)  # (T, B, d) @ (T, d, B)
-    return np.swapaxes(weights @ V, 0, 1), weights  # (T, B, B) @ (T, B, d_v) -> (T, B, d_v) -> (B, T, d_v)
+    output, weights = mistaken_attention(Q, K, V, mistake)  # (T, B, B) @ (T, B, d_v) -> (T, B, d_v)
+    return np.swapaxes(output, 0, 1), weights  # (T, B, d_v) -> (B, T, d_v)
 
 
 def added_mask_weights(case: Case) -> np.ndarray:
@@ -154,16 +154,17 @@ def scale_after_softmax(case: Case, output: np.ndarray, weights: np.ndarray | No
     return None
 
 
-def causal_attention(case: Case) -> tuple[np.ndarray, np.ndarray]:
-    """``(output, weights)`` of the case's Q, K, V with the causal mask ``tril(ones(T, T))``, whatever its own."""
+def causal_attention(case: Case, mistake: Mistake = Mistake()) -> tuple[np.ndarray, np.ndarray]:
+    """``(output, weights)`` of the case's Q, K, V with the causal mask ``tril(ones(T, T))``, whatever its own (and
+    with `mistake`)."""
     T = np.shape(case.Q)[-2]
-    return mistaken_attention(case.Q, case.K, case.V, mask=np.tril(np.ones((T, T))))
+    return mistaken_attention(case.Q, case.K, case.V, mistake, mask=np.tril(np.ones((T, T))))
 
 
-def transposed_products(case: Case) -> dict[str, np.ndarray]:
-    """The outputs of the right weights W of an unmasked case multiplied by V the wrong way, by how it is written:
-    ``W.transpose(-2, -1) @ V``, ``V @ W`` (square shapes only) and ``V.transpose(-2, -1) @ W``."""
-    _, w = mistaken_attention(case.Q, case.K, case.V)
+def transposed_products(case: Case, mistake: Mistake = Mistake()) -> dict[str, np.ndarray]:
+    """The outputs of the weights W of an unmasked case (right, or with `mistake`) multiplied by V the wrong way, by
+    how it is written: ``W.transpose(-2, -1) @ V``, ``V @ W`` (square shapes only) and ``V.transpose(-2, -1) @ W``."""
+    _, w = mistaken_attention(case.Q, case.K, case.V, mistake)
     V = np.asarray(case.V, dtype=np.float64)
     products = {"weights.transpose(-2, -1) @ V": np.swapaxes(w, -1, -2) @ V,  # (..., T_k, T_q) @ (..., T_k, d_v)
                 "V.transpose(-2, -1) @ weights": np.swapaxes(V, -1, -2) @ w}  # (..., d_v, T) @ (..., T, T)

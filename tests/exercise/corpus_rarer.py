@@ -276,4 +276,36 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     weights = torch.softmax(scores, dim=-1)
     return torch.mm(weights, V), weights
 ''', False, ('Without a batch', '`torch.matmul` instead of `torch.mm`', 'On the worked example, yes; on the batched 2×5×16 test with the causal mask, no')),
+    'the weights transposed, and no scaling': Submission('''
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.einsum("bqd,bkd->bqk", Q, K)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+    attn = torch.softmax(scores, dim=-1)
+    return torch.einsum("bqk,bqd->bkd", attn, V), attn
+''', False, ('No scaling', 'Your output is `weights.transpose(-2, -1) @ V`')),
+    'a causal mask of its own, and no scaling': Submission('''
+import torch
+import torch.nn.functional as F
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    T = q.shape[-2]
+    tril = torch.tril(torch.ones(T, T))
+    wei = q @ k.transpose(-2, -1)
+    wei = wei.masked_fill(tril == 0, float('-inf'))
+    wei = F.softmax(wei, dim=-1)
+    return wei @ v, wei
+''', False, ('No scaling', 'Called without a mask, your function still masks the future')),
+    'V on the wrong side, divided by d_k': Submission('''
+import torch
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = torch.matmul(Q, K.transpose(-2, -1)) / Q.size(-1)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, float('-inf'))
+    weights = torch.softmax(scores, dim=-1)
+    return torch.matmul(V, weights), weights
+''', False, ('Scaled by d_k instead of √d_k', 'Your output is `V @ weights`')),
 }

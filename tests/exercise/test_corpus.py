@@ -34,3 +34,8 @@ def test_correct_code_gets_no_diagnosis(name):
 def test_a_second_value_that_is_not_the_weights_is_not_said_to_be_masked_after_the_softmax(name):
     said = " ".join(c.message for c in check_file_in_process(RARER[name].source).checks)
     assert "after the softmax" not in said, said
+
+
+@pytest.mark.parametrize("name", [n for n in RARER if ", and " in n or "wrong side, divided" in n])
+def test_two_mistakes_at_once_are_named_as_two(name):
+    assert len(check_file_in_process(RARER[name].source).diagnoses) == 2
