@@ -116,11 +116,12 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
     """Recognise the mistake: the usual wrong versions first, then what the numbers measure."""
     by_name = {c.name: c for c in cases}
     found: list[str] = []
-    expected = {name: mistaken_attention(c.Q, c.K, c.V, mask=c.mask) for name, c in by_name.items()}
+    shown_by = ("random", "probe", "worked")
+    expected = {name: mistaken_attention(by_name[name].Q, by_name[name].K, by_name[name].V) for name in shown_by}
 
     # Which case shows the mistake: the lesson's shape if the function ran on it, else the square probe, else the
     # worked example (a function for 2-D tensors only).
-    for name in ("random", "probe", "worked"):
+    for name in shown_by:
         res = run.cases.get(name)
         if res is None or not res.ok or res.output is None:
             continue
@@ -129,10 +130,6 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
         if res.kind == "pair" and same_values(res.output, exp_w) and same_values(res.weights, exp_out):
             found.append("Output and weights swapped: you return `(weights, output)`; the lesson's order is "
                          "`(output, weights)`.")
-            break
-        dropout = dropout_diagnosis(run, by_name[name], weights)
-        if dropout is not None:
-            found.append(dropout)
             break
         if same_values(res.output, exp_out):
             if res.kind == "pair" and res.weights is not None and not same_values(res.weights, exp_w):
@@ -146,6 +143,10 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
                 found.extend([constant] if constant else [])
             break
         case = by_name[name]
+        dropout = dropout_diagnosis(run, case, weights)
+        if dropout is not None:
+            found.append(dropout)
+            break
         # Weights multiplied the wrong way first: the known mistakes explain WᵀV as two (K Qᵀ, softmax over dim=-2).
         transposed = transposed_diagnosis(case, res.output, weights)
         mistake = None if transposed else match_mistake(case, res.output)

@@ -21,6 +21,7 @@ r"""What a student's numbers say about how they were computed: measured, not onl
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -60,17 +61,20 @@ def _factor_from_output(case: Case, output: np.ndarray) -> float | None:
 
     if output.shape != np.shape(case.V) or not np.all(np.isfinite(output)):
         return None
-    grid = np.linspace(-10.0, 10.0, 401)
+    return math.exp(grid_then_golden(error, np.linspace(-10.0, 10.0, 401), 60))
+
+
+def grid_then_golden(error: Callable[[float], float], grid: np.ndarray, steps: int) -> float:
+    """The x that minimises `error`: the best point of `grid`, then `steps` of golden-section search within one grid
+    step either side of it."""
     best = float(grid[int(np.argmin([error(g) for g in grid]))])
-    lo, hi = best - 0.05, best + 0.05
+    step = float(grid[1] - grid[0])
+    lo, hi = best - step, best + step
     golden = (math.sqrt(5) - 1) / 2
-    for _ in range(60):
+    for _ in range(steps):
         a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
-        if error(a) < error(b):
-            hi = b
-        else:
-            lo = a
-    return math.exp((lo + hi) / 2)
+        lo, hi = (lo, b) if error(a) < error(b) else (a, hi)
+    return (lo + hi) / 2
 
 
 def recovered_scale(case: Case, output: np.ndarray | None, weights: np.ndarray | None) -> float | None:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from exercise.cases import Case
-from exercise.measures import raw_scores
+from exercise.measures import grid_then_golden, raw_scores
 from exercise.mistakes import same_values, softmax_over
 from exercise.numbers import message_template, number
 from exercise.results import RunResult
@@ -65,14 +65,7 @@ def _fitted_cap(case: Case, output: np.ndarray) -> float | None:
 
     if output.shape != np.shape(case.V) or not np.all(np.isfinite(output)):
         return None
-    grid = np.linspace(-2.0, 7.0, 91)
-    best = float(grid[int(np.argmin([error(g) for g in grid]))])
-    lo, hi = best - 0.1, best + 0.1
-    golden = (math.sqrt(5) - 1) / 2
-    for _ in range(40):
-        a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
-        lo, hi = (lo, b) if error(a) < error(b) else (a, hi)
-    return math.exp((lo + hi) / 2)
+    return math.exp(grid_then_golden(error, np.linspace(-2.0, 7.0, 91), 40))
 
 
 def squash_match(run: RunResult, case: Case, output: np.ndarray, weights: np.ndarray | None) -> Squash | None:

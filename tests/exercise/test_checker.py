@@ -352,25 +352,6 @@ def test_a_mask_refused_as_floats_and_as_booleans_reports_the_lessons_float_mask
     assert "torch.float32 mask" in result["error"] and "mask_note" not in result
 
 
-def test_the_optional_calls_are_made_after_the_others_and_skipped_when_the_function_is_slow():
-    from exercise.runner import OPTIONAL_BUDGET_S, run_source
-
-    def messages(source: str) -> list[str]:
-        said: list[dict] = []
-        run_source(source, [c.as_json() for c in CASES], said.append)
-        return [m["name"] for m in said if m["stage"] == "case"]
-
-    names = [c.name for c in CASES]
-    assert [c.optional for c in CASES] == [False] * 5 + [True] * 4
-    assert messages(SOLUTION_SOURCE) == names
-    slow = SOLUTION_SOURCE.replace("    return output, weights", f"""\
-    start = time.process_time()
-    while time.process_time() - start < {OPTIONAL_BUDGET_S / 4}:
-        pass
-    return output, weights""").replace("import torch", "import time\nimport torch", 1)
-    assert messages(slow) == names[:5]
-
-
 def test_missing_return_is_pointed_out():
     report = trusted_report(student("scores = Q @ K.transpose(-2, -1)"))
     assert "forget `return`" in message(report, CHECK_RUNS)

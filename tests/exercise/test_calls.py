@@ -1,0 +1,44 @@
+"""The optional calls (`exercise.cases.REPEAT`, `CHANGED`): made after the checklist's calls, skipped when the
+function is slow, and what they show (`exercise.calls`)."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+import core.exercise_solution as solution
+from exercise.calls import dropout_rate
+from exercise.cases import exercise_cases
+from exercise.mistakes import mistaken_attention
+from exercise.runner import OPTIONAL_BUDGET_S, run_source
+
+SOLUTION_SOURCE = inspect.getsource(solution)
+CASES = exercise_cases()
+
+
+def test_the_optional_calls_are_made_after_the_others_and_skipped_when_the_function_is_slow():
+    def messages(source: str) -> list[str]:
+        said: list[dict] = []
+        run_source(source, [c.as_json() for c in CASES], said.append)
+        return [m["name"] for m in said if m["stage"] == "case"]
+
+    names = [c.name for c in CASES]
+    assert [c.optional for c in CASES] == [False] * 5 + [True] * 4
+    assert messages(SOLUTION_SOURCE) == names
+    slow = SOLUTION_SOURCE.replace("    return output, weights", f"""\
+    start = time.process_time()
+    while time.process_time() - start < {OPTIONAL_BUDGET_S / 4}:
+        pass
+    return output, weights""").replace("import torch", "import time\nimport torch", 1)
+    assert messages(slow) == names[:5]
+
+
+def test_dropout_is_read_off_the_weights_zeros_and_scale():
+    rand = CASES[0]
+    right = mistaken_attention(rand.Q, rand.K, rand.V)[1]  # (2, 5, 5)
+    kept = np.random.default_rng(0).random(right.shape) > 0.25
+    assert abs(dropout_rate(right * kept / 0.75, right) - 0.25) < 1e-9
+    assert dropout_rate(right, right) is None  # nothing dropped
+    assert dropout_rate(right * kept, right) is None  # zeros, but the rest not scaled up
+    assert dropout_rate(right * kept / np.where(kept, 0.75, 1) * (1 + 0.1 * right), right) is None  # no one scale
