@@ -17,7 +17,7 @@ SOLUTION_SOURCE = inspect.getsource(solution)
 CASES = exercise_cases()
 
 
-def test_the_optional_calls_are_made_after_the_others_and_skipped_when_the_function_is_slow():
+def test_the_optional_calls_are_made_after_the_others_for_a_wrong_output_only_and_not_when_the_function_is_slow():
     def messages(source: str) -> list[str]:
         said: list[dict] = []
         run_source(source, [c.as_json() for c in CASES], said.append)
@@ -25,12 +25,14 @@ def test_the_optional_calls_are_made_after_the_others_and_skipped_when_the_funct
 
     names = [c.name for c in CASES]
     assert [c.optional for c in CASES] == [False] * 5 + [True] * 4
-    assert messages(SOLUTION_SOURCE) == names
-    slow = SOLUTION_SOURCE.replace("    return output, weights", f"""\
+    assert messages(SOLUTION_SOURCE) == names[:5]  # a right output leaves nothing for them to explain
+    wrong = SOLUTION_SOURCE.replace("    return output, weights", "    return output + 1, weights")
+    assert messages(wrong) == names
+    slow = wrong.replace("    return output + 1, weights", f"""\
     start = time.process_time()
     while time.process_time() - start < {OPTIONAL_BUDGET_S / 4}:
         pass
-    return output, weights""").replace("import torch", "import time\nimport torch", 1)
+    return output + 1, weights""").replace("import torch", "import time\nimport torch", 1)
     assert messages(slow) == names[:5]
 
 
