@@ -74,7 +74,12 @@ def dropout_seen(dropped: int, total: int, rate: float) -> str:
 
 def dropout_message(seen: list[str], where: str) -> str:
     """Dropout left on, as `seen` in the numbers; `where` names the source's dropout lines."""
-    said = " and ".join(seen) + (", so dropout is on" if len(seen) == 1 and seen[0].startswith("called") else "")
+    only_random = len(seen) == 1 and seen[0].startswith("called")
+    if only_random and not where:
+        return (f"Your function is random: {seen[0]}. Something in it draws random numbers on every call, such as "
+                "dropout left on; attention itself gives the same output for the same Q, K and V every time. Remove "
+                "it (dropout: `training=False`).")
+    said = " and ".join(seen) + (", so dropout is on" if only_random else "")
     return (f"Dropout is still active: {said}" + (f": {where}" if where else "") + ". Dropout zeroes weights at "
             "random and scales the others up; it belongs to training only, and the exercise's attention has none. "
             "`F.dropout` is in training mode unless told otherwise: pass `training=self.training` (or "

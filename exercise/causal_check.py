@@ -100,7 +100,7 @@ def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.n
         sums = w.sum(axis=-1)
         if dropout_diagnosis(run, case, w) is not None:
             return False, ("The weights above the diagonal are exactly 0, as they should be, but your numbers change "
-                           "from call to call: dropout is still active (see the diagnosis)." + note), w
+                           "from call to call (see the diagnosis)." + note), w
         spread = np.broadcast_to(allowed / allowed.sum(axis=-1, keepdims=True), w.shape)  # 1/(keys allowed)
         if same_values(w, spread, rtol=0, atol=UNIFORM_ATOL):
             return False, ("The weights above the diagonal are exactly 0, as they should be, but each query spreads its "

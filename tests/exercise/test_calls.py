@@ -44,3 +44,12 @@ def test_dropout_is_read_off_the_weights_zeros_and_scale():
     assert dropout_rate(right, right) is None  # nothing dropped
     assert dropout_rate(right * kept, right) is None  # zeros, but the rest not scaled up
     assert dropout_rate(right * kept / np.where(kept, 0.75, 1) * (1 + 0.1 * right), right) is None  # no one scale
+
+
+def test_a_random_output_without_dropout_in_the_source_is_not_said_to_be_dropout():
+    from exercise.__main__ import check_file_in_process
+
+    source = SOLUTION_SOURCE.replace("    return output, weights", "    return output + 1e-3 * torch.rand(1), weights")
+    said = " ".join(check_file_in_process(source).diagnoses)
+    assert "Your function is random: called twice with the same Q, K and V" in said and "dropout left on" in said
+    assert "Dropout is still active" not in said
