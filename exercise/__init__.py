@@ -17,9 +17,12 @@ running a submission:
 
 judging it:
 
-* `exercise.verdicts`: the checklist (`evaluate`); `exercise.diagnosis`: which mistake it was, and
-  `exercise.mask_diagnosis`: what went wrong with the mask;
+* `exercise.verdicts`: the checklist (`evaluate`), its causal-mask check in `exercise.causal_check`;
+  `exercise.diagnosis`: which mistake it was, and `exercise.mask_diagnosis`: what went wrong with the mask;
 * `exercise.measures`: what a student's numbers say about how they were computed;
+* the rarer mistakes: `exercise.calls` (what the optional calls show: dropout left on, an input never used),
+  `exercise.widths`, `exercise.squash`, `exercise.uniform`, `exercise.second_value`, `exercise.structure` and
+  `exercise.pairs` (two mistakes at once);
 * `exercise.numbers`: how every message writes a number (`number`), and the list of message templates;
 * `exercise.demos`: known mistakes through the same checks, for the page's quizzes;
 * ``python -m exercise FILE``: the same checks on a student's own machine (`exercise.__main__`).

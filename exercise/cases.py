@@ -16,7 +16,7 @@ from core.attention import scaled_dot_product_attention
 from core.worked_example import worked_example
 from exercise.runner import FUNCTION_NAME
 
-__all__ = ["FUNCTION_NAME", "SKELETON", "Case", "exercise_cases"]
+__all__ = ["CHANGED", "FUNCTION_NAME", "REPEAT", "SKELETON", "Case", "exercise_cases"]
 
 #: The lesson's test shape: batch = 2, seq_len = 5, d_k = 16.
 BATCH, SEQ_LEN, D_K = 2, 5, 16
@@ -50,6 +50,11 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
 '''
 
 
+#: The optional call with the random test's inputs again, and those with one input changed, by the input's name.
+REPEAT = "random_again"
+CHANGED = {name: f"random_other_{name}" for name in "QKV"}
+
+
 @dataclass(frozen=True)
 class Case:
     """One set of test inputs, float32 (as the student's PyTorch code sees them)."""
@@ -59,10 +64,12 @@ class Case:
     K: np.ndarray
     V: np.ndarray
     mask: np.ndarray | None = None
+    #: A call that only adds evidence to a diagnosis: skipped when the function is slow (`exercise.runner`).
+    optional: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "Q": self.Q.tolist(), "K": self.K.tolist(), "V": self.V.tolist(),
-                "mask": None if self.mask is None else self.mask.tolist()}
+                "mask": None if self.mask is None else self.mask.tolist(), "optional": self.optional}
 
 
 def exercise_cases(seed: int = 0) -> tuple[Case, ...]:
@@ -74,12 +81,20 @@ def exercise_cases(seed: int = 0) -> tuple[Case, ...]:
     * ``worked``: the lesson's worked example, ``Q = X W_q`` etc. in float32, ``(3, 4)``;
     * ``worked_causal``: the same with the causal mask ``tril(ones(3, 3))``;
     * ``random_causal``: the random test's tensors with the causal mask ``tril(ones(5, 5))``, so that a
-      function's mask is also checked on batched input.
+      function's mask is also checked on batched input;
+
+    and the optional calls (`REPEAT`, `CHANGED`), on the random test's tensors:
+
+    * ``random_again``: the very same inputs a second time, so that a function whose output is random (dropout
+      left on) shows it;
+    * ``random_other_Q``, ``random_other_K``, ``random_other_V``: one input replaced by fresh random numbers,
+      so that a function that never uses that input shows it (its output does not move).
     """
     rng = np.random.default_rng(seed)
     f32 = np.float32
     rand = [rng.standard_normal((BATCH, SEQ_LEN, D_K)).astype(f32) for _ in range(3)]
     probe = [rng.standard_normal((4, 4, 4)).astype(f32) for _ in range(3)]
+    others = [rng.standard_normal((BATCH, SEQ_LEN, D_K)).astype(f32) for _ in range(3)]  # drawn last: the rest stay
     ex = worked_example(0)
     X = ex.X.astype(f32)
     Q, K, V = (X @ W.astype(f32) for W in (ex.W_q, ex.W_k, ex.W_v))  # (3, 4) @ (4, 4) -> (3, 4), float32
@@ -90,6 +105,9 @@ def exercise_cases(seed: int = 0) -> tuple[Case, ...]:
         Case("worked", Q, K, V),
         Case("worked_causal", Q, K, V, np.tril(np.ones((n, n), dtype=f32))),
         Case("random_causal", *rand, np.tril(np.ones((SEQ_LEN, SEQ_LEN), dtype=f32))),
+        Case(REPEAT, *rand, optional=True),
+        *(Case(CHANGED[name], *(other if i == j else x for j, x in enumerate(rand)), optional=True)
+          for i, (name, other) in enumerate(zip("QKV", others))),
     )
 
 

@@ -8,29 +8,32 @@ import math
 
 import numpy as np
 
+from exercise.calls import dropout_diagnosis, unused_input_diagnosis
 from exercise.cases import Case
-from exercise.measures import (
-    D_K_POWERS,
-    causal_attention,
-    named_number,
-    recovered_scale,
-    scale_after_softmax,
-    sequence_first_attention,
-    transposed_products,
-)
+from exercise.measures import D_K_POWERS, named_number, recovered_scale, scale_after_softmax
 from exercise.mistakes import match_mistake, mistaken_attention, same_values
 from exercise.numbers import message_template, number
+from exercise.pairs import pair_diagnosis
 from exercise.results import CaseResult, RunResult
+from exercise.second_value import second_value_diagnosis
+from exercise.squash import squash_diagnosis
+from exercise.structure import always_causal_diagnosis, sequence_first_diagnosis, transposed_diagnosis
+from exercise.uniform import uniform_diagnosis
+from exercise.widths import width_diagnosis
 
 
-def scale_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None,
-                    worked: tuple[Case, CaseResult | None]) -> str | None:
-    """The factor the scores were scaled by, when a wrong constant factor is the whole mistake; said to be a
-    constant when the `worked` example, with another d_k, was scaled by the same factor."""
+def scale_diagnosis(run: RunResult, case: Case, output: np.ndarray, weights: np.ndarray | None,
+                    worked: Case) -> str | None:
+    """The factor the scores were scaled by, when a wrong constant factor is the whole mistake: named when it is
+    1/√n for a width n of the student's code (`width_diagnosis`); said to be a constant when the worked example,
+    with another d_k, was scaled by the same factor."""
     factor = recovered_scale(case, output, weights)
     if factor is None or factor <= 0:
         return None
-    return constant_scale_diagnosis((case, factor), worked) or scale_message(factor, np.shape(case.Q)[-1])
+    d_k = np.shape(case.Q)[-1]
+    return (width_diagnosis(run.reading, factor, d_k)
+            or constant_scale_diagnosis((case, factor), (worked, run.cases.get("worked")))
+            or scale_message(factor, d_k))
 
 
 def constant_scale_diagnosis(measured: tuple[Case, float], worked: tuple[Case, CaseResult | None]) -> str | None:
@@ -109,61 +112,16 @@ def scaled_rows_message(row_sum: float, d_k: int, power_name: str) -> str:
             "the scale after it. The scale belongs on the scores, before the softmax (see the diagnosis).")
 
 
-def always_causal_diagnosis(run: RunResult, case: Case, output: np.ndarray,
-                            weights: np.ndarray | None) -> str | None:
-    """An output without a mask that equals the causally masked one: a function that masks the future whatever its
-    `mask` argument, as ``F.scaled_dot_product_attention(..., is_causal=True)`` does."""
-    out, w = causal_attention(case)
-    if not same_values(output, out) or (weights is not None and not same_values(weights, w)):
-        return None
-    said = ("Called without a mask, your function still masks the future: its output is exactly that of causal "
-            "attention, `tril(ones(T, T))`, so the unmasked output is wrong and the `mask` argument is ignored.")
-    if run.used_builtin:
-        causal = run.reading.is_causal
-        where = f" on {causal[0].shown()}" if len(causal) == 1 else ""
-        return (said + " `is_causal=True` makes `F.scaled_dot_product_attention` mask the future whether or not a "
-                f"mask is given: drop it{where}, and pass the mask you are given, when there is one, as "
-                "`attn_mask=mask.bool()`.")
-    return said + " Apply the mask your function is given, and none when it is None."
-
-
-def transposed_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None) -> str | None:
-    """An output that is the right weights multiplied by V the wrong way (`transposed_products`), the weights
-    themselves being right when returned."""
-    if weights is not None and not same_values(weights, mistaken_attention(case.Q, case.K, case.V)[1]):
-        return None
-    written = next((how for how, product in transposed_products(case).items() if same_values(output, product)), None)
-    if written is None:
-        return None
-    return (f"Your output is `{written}`: the weights multiply V the wrong way round. Each query's output is its "
-            "row of weights times V, the weights on the left and as they are: `output = weights @ V`, "
-            "`(..., T, T) @ (..., T, d_v) -> (..., T, d_v)`.")
-
-
-def sequence_first_diagnosis(case: Case, output: np.ndarray, weights: np.ndarray | None) -> str | None:
-    """Attention computed over the first dimension, as if the tensors were ``(seq_len, batch, d_k)``."""
-    if np.ndim(case.Q) != 3:
-        return None
-    expected_out, expected_w = sequence_first_attention(case)
-    if not same_values(output, expected_out):
-        return None
-    B, T, d_k = np.shape(case.Q)
-    shape = "" if weights is None else f" (your weights have shape {tuple(weights.shape)}: {B} × {B} maps)"
-    return (f"Your function reads the first dimension as the sequence: on Q of shape ({B}, {T}, {d_k}) each of the "
-            f"{T} positions attends across the {B} items of the batch{shape}. That is the (seq_len, batch, d_k) "
-            "layout of nn.MultiheadAttention without batch_first=True; the exercise's tensors are "
-            "(batch, seq_len, d_k), so a query attends over dim -2: `Q @ K.transpose(-2, -1)` with no transpose "
-            "of the first two dimensions.")
-
-
 def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
     """Recognise the mistake: the usual wrong versions first, then what the numbers measure."""
     by_name = {c.name: c for c in cases}
     found: list[str] = []
-    expected = {name: mistaken_attention(c.Q, c.K, c.V, mask=c.mask) for name, c in by_name.items()}
+    shown_by = ("random", "probe", "worked")
+    expected = {name: mistaken_attention(by_name[name].Q, by_name[name].K, by_name[name].V) for name in shown_by}
 
-    # Which case shows the mistake: the lesson's shape if the function ran on it, else the square probe.
-    for name in ("random", "probe"):
+    # Which case shows the mistake: the lesson's shape if the function ran on it, else the square probe, else the
+    # worked example (a function for 2-D tensors only).
+    for name in shown_by:
         res = run.cases.get(name)
         if res is None or not res.ok or res.output is None:
             continue
@@ -175,23 +133,37 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
             break
         if same_values(res.output, exp_out):
             if res.kind == "pair" and res.weights is not None and not same_values(res.weights, exp_w):
-                found.append("Your output is right, but the second value you return is not the attention weights: "
-                             "return the weights after the softmax.")
+                said = second_value_diagnosis(by_name[name], res.weights)
+                found.append("Your output is right, but " + (said[0].lower() + said[1:] if said else
+                             "the second value you return is not the attention weights: return the weights after the "
+                             "softmax."))
             else:  # right for this d_k: a constant that happens to be √d_k here is still a constant
                 constant = constant_scale_diagnosis((by_name[name], 1 / math.sqrt(np.shape(by_name[name].Q)[-1])),
                                                     (by_name["worked"], run.cases.get("worked")))
                 found.extend([constant] if constant else [])
             break
         case = by_name[name]
+        dropout = dropout_diagnosis(run, case, weights)
+        if dropout is not None:
+            found.append(dropout)
+            break
         # Weights multiplied the wrong way first: the known mistakes explain WᵀV as two (K Qᵀ, softmax over dim=-2).
         transposed = transposed_diagnosis(case, res.output, weights)
         mistake = None if transposed else match_mistake(case, res.output)
         measured = transposed or (None if mistake else (
-            always_causal_diagnosis(run, case, res.output, weights)
+            uniform_diagnosis(run, case, res.output, weights)
+            or unused_input_diagnosis(run, case, res.output)
+            or always_causal_diagnosis(run, case, res.output, weights)
             or sequence_first_diagnosis(case, res.output, weights)
-            or scale_diagnosis(case, res.output, weights, (by_name["worked"], run.cases.get("worked")))
+            or scale_diagnosis(run, case, res.output, weights, by_name["worked"])
+            or squash_diagnosis(run, case, res.output, weights)
             or scale_after_softmax_diagnosis(run, case, res.output, weights)))
-        if mistake is not None:
+        # Two mistakes at once are named as the pair that explains them, rather than as three or more known ones.
+        pair = None if measured or (mistake and len(mistake.wrong_parts()) < 3) else pair_diagnosis(
+            run, case, res.output, weights)
+        if pair is not None:
+            found.extend(pair)
+        elif mistake is not None:
             found.extend(mistake.describe())
         elif measured is not None:
             found.append(measured)

@@ -25,7 +25,9 @@ def mask_diagnosis(run: RunResult, case: Case, w: np.ndarray) -> str:
     if unmasked is not None and same_values(w, unmasked.weights):
         if run.reading.unassigned:
             return unassigned_fill_message(run.reading.unassigned[0])
-        return ("Your mask has no effect: the weights are the same as without it. Before the softmax, set the "
+        unread = next((line for line in run.reading.unread if line.value == 3.0), None)
+        never = "" if unread is None else f" (your function never reads `{unread.name}`, its fourth parameter)"
+        return (f"Your mask has no effect{never}: the weights are the same as without it. Before the softmax, set the "
                 "forbidden scores to -inf: `scores.masked_fill(mask == 0, float('-inf'))`.")
     above = w[..., ~allowed]
     visible_rows = [w[..., i, : i + 1] for i in range(T - 1)]  # every row but the last still sees a future key

@@ -21,6 +21,7 @@ r"""What a student's numbers say about how they were computed: measured, not onl
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -60,17 +61,20 @@ def _factor_from_output(case: Case, output: np.ndarray) -> float | None:
 
     if output.shape != np.shape(case.V) or not np.all(np.isfinite(output)):
         return None
-    grid = np.linspace(-10.0, 10.0, 401)
+    return math.exp(grid_then_golden(error, np.linspace(-10.0, 10.0, 401), 60))
+
+
+def grid_then_golden(error: Callable[[float], float], grid: np.ndarray, steps: int) -> float:
+    """The x that minimises `error`: the best point of `grid`, then `steps` of golden-section search within one grid
+    step either side of it."""
     best = float(grid[int(np.argmin([error(g) for g in grid]))])
-    lo, hi = best - 0.05, best + 0.05
+    step = float(grid[1] - grid[0])
+    lo, hi = best - step, best + step
     golden = (math.sqrt(5) - 1) / 2
-    for _ in range(60):
+    for _ in range(steps):
         a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
-        if error(a) < error(b):
-            hi = b
-        else:
-            lo = a
-    return math.exp((lo + hi) / 2)
+        lo, hi = (lo, b) if error(a) < error(b) else (a, hi)
+    return (lo + hi) / 2
 
 
 def recovered_scale(case: Case, output: np.ndarray | None, weights: np.ndarray | None) -> float | None:
@@ -96,7 +100,7 @@ def named_number(x: float) -> str:
     if not math.isfinite(x * x):
         return text
     n = round(x * x)
-    if n > 1 and abs(x * x - n) < 1e-3 * n and abs(x - round(x)) > 1e-3:
+    if 1 < n < 1e6 and abs(x * x - n) < 1e-3 * n and abs(x - round(x)) > 1e-3:
         text += f" (= √{n})"
     return text
 
@@ -107,12 +111,12 @@ def normalised_axes(weights: np.ndarray, atol: float = 1e-5) -> list[int]:
             if np.allclose(weights.sum(axis=axis), 1.0, atol=atol)]
 
 
-def sequence_first_attention(case: Case) -> tuple[np.ndarray, np.ndarray]:
-    """Attention on a ``(B, T, d)`` case read as ``(T, B, d)``: each of the T positions attends across the
-    batch. Returns the output in the case's layout ``(B, T, d_v)`` and the weights ``(T, B, B)``."""
+def sequence_first_attention(case: Case, mistake: Mistake = Mistake()) -> tuple[np.ndarray, np.ndarray]:
+    """Attention (with `mistake`) on a ``(B, T, d)`` case read as ``(T, B, d)``: each of the T positions attends
+    across the batch. Returns the output in the case's layout ``(B, T, d_v)`` and the weights ``(T, B, B)``."""
     Q, K, V = (np.swapaxes(np.asarray(a, dtype=np.float64), 0, 1) for a in (case.Q, case.K, case.V))  # (T, B, d)
-    weights = softmax_over(Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), -1)  # (T, B, d) @ (T, d, B)
-    return np.swapaxes(weights @ V, 0, 1), weights  # (T, B, B) @ (T, B, d_v) -> (T, B, d_v) -> (B, T, d_v)
+    output, weights = mistaken_attention(Q, K, V, mistake)  # (T, B, B) @ (T, B, d_v) -> (T, B, d_v)
+    return np.swapaxes(output, 0, 1), weights  # (T, B, d_v) -> (B, T, d_v)
 
 
 def added_mask_weights(case: Case) -> np.ndarray:
@@ -154,16 +158,17 @@ def scale_after_softmax(case: Case, output: np.ndarray, weights: np.ndarray | No
     return None
 
 
-def causal_attention(case: Case) -> tuple[np.ndarray, np.ndarray]:
-    """``(output, weights)`` of the case's Q, K, V with the causal mask ``tril(ones(T, T))``, whatever its own."""
+def causal_attention(case: Case, mistake: Mistake = Mistake()) -> tuple[np.ndarray, np.ndarray]:
+    """``(output, weights)`` of the case's Q, K, V with the causal mask ``tril(ones(T, T))``, whatever its own (and
+    with `mistake`)."""
     T = np.shape(case.Q)[-2]
-    return mistaken_attention(case.Q, case.K, case.V, mask=np.tril(np.ones((T, T))))
+    return mistaken_attention(case.Q, case.K, case.V, mistake, mask=np.tril(np.ones((T, T))))
 
 
-def transposed_products(case: Case) -> dict[str, np.ndarray]:
-    """The outputs of the right weights W of an unmasked case multiplied by V the wrong way, by how it is written:
-    ``W.transpose(-2, -1) @ V``, ``V @ W`` (square shapes only) and ``V.transpose(-2, -1) @ W``."""
-    _, w = mistaken_attention(case.Q, case.K, case.V)
+def transposed_products(case: Case, mistake: Mistake = Mistake()) -> dict[str, np.ndarray]:
+    """The outputs of the weights W of an unmasked case (right, or with `mistake`) multiplied by V the wrong way, by
+    how it is written: ``W.transpose(-2, -1) @ V``, ``V @ W`` (square shapes only) and ``V.transpose(-2, -1) @ W``."""
+    _, w = mistaken_attention(case.Q, case.K, case.V, mistake)
     V = np.asarray(case.V, dtype=np.float64)
     products = {"weights.transpose(-2, -1) @ V": np.swapaxes(w, -1, -2) @ V,  # (..., T_k, T_q) @ (..., T_k, d_v)
                 "V.transpose(-2, -1) @ weights": np.swapaxes(V, -1, -2) @ w}  # (..., d_v, T) @ (..., T, T)

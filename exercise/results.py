@@ -51,6 +51,8 @@ class SourceLine:
     text: str = ""  # the whole line, stripped
     tensor: str = ""  # an unassigned masked_fill's: the tensor it was called on
     call: str = ""  # ... and the call itself
+    name: str = ""  # a bounded function's, a constant's or an unread parameter's name
+    value: float | None = None  # a constant's number, an unread parameter's position
 
     def shown(self) -> str:
         """``line 8 (`scores.masked_fill(mask == 0, -1e9)`)``, or ``line 8`` when the text cannot be shown."""
@@ -64,6 +66,11 @@ class SourceReading:
     unassigned: tuple[SourceLine, ...] = ()
     softmax: tuple[SourceLine, ...] = ()
     is_causal: tuple[SourceLine, ...] = ()
+    dropout: tuple[SourceLine, ...] = ()
+    squash: tuple[SourceLine, ...] = ()
+    constants: tuple[SourceLine, ...] = ()
+    unread: tuple[SourceLine, ...] = ()
+    fills: tuple[SourceLine, ...] = ()
 
 
 @dataclass
@@ -90,6 +97,23 @@ class RunResult:
     sandbox_uid: int | None = None
     #: What the self-test's probe was answered (``{"open": "EPERM", "socket": "EPERM"}``), if it ran.
     probe: dict[str, str] = field(default_factory=dict)
+
+
+def only_the_batch_failed(run: RunResult) -> bool:
+    """Whether the function raised on the batched test but ran on the worked example (2-D, no batch)."""
+    batched, worked = run.cases.get("random"), run.cases.get("worked")
+    return (run.loaded and not run.incident and batched is not None and not batched.ok
+            and worked is not None and worked.ok and worked.batch_note is None)
+
+
+def not_run(run: RunResult) -> str:
+    """Why a check could not be judged: the run's incident, or the function that did not run."""
+    if run.incident:
+        return "Not checked: " + run.incident[0].lower() + run.incident[1:]
+    if only_the_batch_failed(run):
+        return "Not checked: your function raised on the batched test (see the first check)."
+    return "Not checked: your function did not run (see the first check)."
+
 
 
 def _describe(info: dict[str, Any] | None) -> str:
@@ -189,11 +213,16 @@ def decode_reading(msg: Any) -> SourceReading:
         if not isinstance(entries, list):
             return ()
         return tuple(SourceLine(e["line"], _code_text(e.get("text")), _code_text(e.get("tensor")),
-                                _code_text(e.get("call")))
+                                _code_text(e.get("call")), _code_text(e.get("name")), _finite(e.get("value")))
                      for e in entries[: reading.MAX_LINES]
                      if isinstance(e, dict) and type(e.get("line")) is int and 0 < e["line"] < 1_000_000)
 
-    return SourceReading(lines("unassigned"), lines("softmax"), lines("is_causal"))
+    return SourceReading(*(lines(kind) for kind in reading.KINDS))
+
+
+def _finite(value: Any) -> float | None:
+    """A number from the student's process, or None when it is not a finite float."""
+    return value if type(value) is float and math.isfinite(value) else None
 
 
 def decode_case(msg: dict[str, Any]) -> CaseResult:

@@ -13,6 +13,8 @@ import numpy as np
 
 from core.reference import max_abs_diff, torch_scaled_dot_product_attention
 from core.worked_example import worked_example
+from exercise.calls import dropout_diagnosis
+from exercise.causal_check import causal_check
 from exercise.cases import (
     ALLCLOSE_ATOL,
     ALLCLOSE_RTOL,
@@ -26,17 +28,10 @@ from exercise.cases import (
 )
 from exercise.diagnosis import diagnose, scaled_rows_message
 from exercise.limits import OUTPUT_CAP_BYTES, bytes_in_words
-from exercise.mask_diagnosis import (
-    after_softmax_diagnosis,
-    lengths_diagnosis,
-    mask_diagnosis,
-    padding_diagnosis,
-    unassigned_output_diagnosis,
-)
-from exercise.measures import D_K_POWERS, d_k_power, normalised_axes, scale_after_softmax
-from exercise.mistakes import same_values
+from exercise.measures import D_K_POWERS, d_k_power, normalised_axes
 from exercise.numbers import message_template, number, numbers
-from exercise.results import CaseResult, RunResult
+from exercise.results import CaseResult, RunResult, not_run, only_the_batch_failed
+from exercise.second_value import second_value
 
 CHECK_RUNS = "The function exists and runs"
 CHECK_SHAPE = f"Output shape is ({BATCH}, {SEQ_LEN}, {D_K})"
@@ -88,6 +83,12 @@ def printed_message(megabytes: float, kept: str) -> str:
     return f"(It printed {number(megabytes)} MB; only the first {kept} are kept.)"
 
 
+#: Said when the batched test raised but the worked example, without a batch, ran.
+UNBATCHED_RAN = ("Without a batch, on the worked example's 3×4 tensors, it ran: the worked example and the causal mask "
+                 "are judged below. Count dimensions from the end (`K.transpose(-2, -1)`, `softmax(dim=-1)`, "
+                 "`Q.size(-1)`, `torch.matmul` instead of `torch.mm`) so that the same code works with a batch.")
+
+
 def _runs_check(run: RunResult) -> tuple[Check, CaseResult | None]:
     res = run.cases.get("random")
     if run.incident and (res is None or not res.ok):
@@ -107,7 +108,8 @@ def _runs_check(run: RunResult) -> tuple[Check, CaseResult | None]:
         return Check(CHECK_RUNS, False, run.incident or "Your function was not called (the run stopped)."), None
     shape = f"({BATCH}, {SEQ_LEN}, {D_K})"
     if not res.ok:
-        return Check(CHECK_RUNS, False, f"Called on Q, K, V of shape {shape}, your function raised {res.error}"), None
+        said = f"Called on Q, K, V of shape {shape}, your function raised {res.error}"
+        return Check(CHECK_RUNS, False, said + (". " + UNBATCHED_RAN if only_the_batch_failed(run) else "")), None
     if run.used_builtin:
         return Check(CHECK_RUNS, False, "Your function calls `torch.nn.functional.scaled_dot_product_attention` "
                                         "itself: the exercise is to write it from the formula."), res
@@ -135,10 +137,12 @@ def evaluate(run: RunResult, cases: tuple[Case, ...]) -> ExerciseReport:
     rand = by_name["random"]
     expected_out = torch_scaled_dot_product_attention(rand.Q, rand.K, rand.V)  # (2, 5, 16), float32
     checks: list[Check] = []
-    skipped = _not_run(run)
+    skipped = not_run(run)
 
     runs, res = _runs_check(run)
     checks.append(runs)
+    # A function that raised on the batched test but ran without a batch is still judged on the worked example.
+    ran = res is not None or only_the_batch_failed(run)
     out = None if res is None else res.output
     weights = None if res is None or res.kind != "pair" else res.weights
 
@@ -153,7 +157,7 @@ def evaluate(run: RunResult, cases: tuple[Case, ...]) -> ExerciseReport:
                                                 "(batch, seq_len, d_v)."))
 
     # 3. weights rows sum to 1
-    checks.append(_rows_check(run, res, weights))
+    checks.append(_rows_check(run, res, weights, rand))
 
     # 4. allclose with PyTorch
     if out is None:
@@ -166,11 +170,11 @@ def evaluate(run: RunResult, cases: tuple[Case, ...]) -> ExerciseReport:
         ok = bool(np.allclose(out, expected_out, rtol=ALLCLOSE_RTOL, atol=ALLCLOSE_ATOL))
         checks.append(Check(CHECK_ALLCLOSE, ok, allclose_message(ok, diff)))
 
-    worked_check, worked_out = _worked_check(run, res is not None)
+    worked_check, worked_out = _worked_check(run, ran)
     checks.append(worked_check)
-    causal_check, causal_w = _causal_check(run, (by_name["worked_causal"], by_name["random_causal"]),
-                                           res is not None)
-    checks.append(causal_check)
+    causal_passed, causal_said, causal_w = causal_check(run, (by_name["worked_causal"], by_name["random_causal"]),
+                                                        ran)
+    checks.append(Check(CHECK_CAUSAL, causal_passed, causal_said))
 
     return ExerciseReport(
         passed=all(c.passed for c in checks), checks=checks, diagnoses=diagnose(run, cases),
@@ -180,15 +184,9 @@ def evaluate(run: RunResult, cases: tuple[Case, ...]) -> ExerciseReport:
     )
 
 
-def _not_run(run: RunResult) -> str:
-    if run.incident:
-        return "Not checked: " + run.incident[0].lower() + run.incident[1:]
-    return "Not checked: your function did not run (see the first check)."
-
-
-def _rows_check(run: RunResult, res: CaseResult | None, weights: np.ndarray | None) -> Check:
+def _rows_check(run: RunResult, res: CaseResult | None, weights: np.ndarray | None, case: Case) -> Check:
     if res is None:
-        return Check(CHECK_ROWS, False, _not_run(run))
+        return Check(CHECK_ROWS, False, not_run(run))
     if res.kind == "single":
         return Check(CHECK_ROWS, False, "Your function returns only the output, so the weights cannot be checked: "
                                         "return `output, weights` (the weights after the softmax).")
@@ -206,11 +204,16 @@ def _rows_check(run: RunResult, res: CaseResult | None, weights: np.ndarray | No
         return Check(CHECK_ROWS, True, rows_sum_to_one_message(dev))
     if dev <= ROW_SUM_ATOL:
         return Check(CHECK_ROWS, False, negative_weights_message(weights.min()))
-    return Check(CHECK_ROWS, False, row_sums_message(sums.min(), sums.max()) + " " + _softmax_axis_hint(weights))
+    return Check(CHECK_ROWS, False, row_sums_message(sums.min(), sums.max()) + " " + _softmax_axis_hint(run, case, weights))
 
 
-def _softmax_axis_hint(weights: np.ndarray) -> str:
-    """Which axis the weights were normalised over, measured on the weights themselves."""
+def _softmax_axis_hint(run: RunResult, case: Case, weights: np.ndarray) -> str:
+    """Which axis the weights were normalised over, measured on the weights themselves; or dropout, left on."""
+    if dropout_diagnosis(run, case, weights) is not None:
+        return "They are a softmax's with dropout left on (see the diagnosis)."
+    returned = second_value(case, weights)
+    if returned is not None:
+        return f"They are {returned}."
     if np.all(weights == 1.0):
         return (f"Every weight is exactly 1, so each row sums to {weights.shape[-1]}, the number of keys: the "
                 "softmax ran over an axis of length 1, such as a heads axis you added. `nn.Softmax()` and "
@@ -234,7 +237,7 @@ def _worked_check(run: RunResult, ran: bool) -> tuple[Check, np.ndarray | None]:
     lesson = worked_example(0).output  # (3, 4), float64: the lesson's printed output
     res = run.cases.get("worked")
     if not ran or res is None:
-        return Check(CHECK_WORKED, False, _not_run(run)), None
+        return Check(CHECK_WORKED, False, not_run(run)), None
     if not res.ok:
         msg = f"On the worked example's Q, K, V of shape {lesson.shape[0]}×{lesson.shape[1]} (no batch "
         msg += f"dimension) your function raised {res.error}"
@@ -286,94 +289,3 @@ def batch_note(error: str, shape: tuple[int, ...]) -> str:
             f"raised {error}, so the checker added one (`Q.unsqueeze(0)`) and took it off the results again. "
             "Counting dimensions from the end (`K.transpose(-2, -1)`, `softmax(dim=-1)`, `Q.size(-1)`) makes "
             "the same code work with and without a batch.")
-
-
-def _causal_check(run: RunResult, cases: tuple[Case, Case], ran: bool) -> tuple[Check, np.ndarray | None]:
-    """The stretch: exact zeros above the diagonal and PyTorch's output with the mask, on the worked example
-    (no batch) and on the batched random test. The weights returned are the worked example's, for the chart."""
-    worked, batched = (_causal_case(run, case, ran) for case in cases)
-    passed, message, worked_w = worked
-    if not passed:
-        return Check(CHECK_CAUSAL, False, message), worked_w
-    batched_passed, batched_message, _ = batched
-    if not batched_passed:
-        shape = "×".join(str(n) for n in np.shape(cases[1].Q))
-        return Check(CHECK_CAUSAL, False, f"On the worked example, yes; on the batched {shape} test with the "
-                                          f"causal mask, no. {batched_message}"), worked_w
-    return Check(CHECK_CAUSAL, True, message + " The same holds on the batched random test."), worked_w
-
-
-@message_template
-def zeroed_after_softmax_message(lowest: float, highest: float) -> str:
-    """Weights zeroed above the diagonal after the softmax, so that the rows no longer sum to 1."""
-    return (f"The weights above the diagonal are exactly 0, but the rows sum to {number(lowest)} … "
-            f"{number(highest)}, not 1: the mask was applied after the softmax, zeroing weights. Mask the scores "
-            "(with -inf) before the softmax instead.")
-
-
-def _causal_error(run: RunResult, case: Case, res: CaseResult) -> str:
-    """Why a masked case raised. For a function that needs a batch (the worked example showed it), the error on a
-    batch of one; then what the function does with the mask, when the checker could tell."""
-    assert case.mask is not None
-    T = case.mask.shape[0]
-    worked = run.cases.get("worked")
-    on_batch = res.batched_error is not None and worked is not None and worked.batch_note is not None
-    error = (res.batched_error if on_batch else res.error) or ""
-    who = "it" if on_batch else "your function"
-    msg = f"With the causal mask `torch.tril(torch.ones({T}, {T}))` {who} raised {error}"
-    if on_batch:
-        msg = ("Your function needs a batch dimension (see the worked example), so this check ran on a batch of one "
-               "too (`Q.unsqueeze(0)`, the mask as it is). " + msg)
-    if "positional argument" in error:
-        msg += ". Add a fourth parameter, `mask=None`, as in the skeleton."
-    explained = lengths_diagnosis(case, res) or padding_diagnosis(case, res, error)
-    return msg if explained is None else f"{msg}. {explained}"
-
-
-def _causal_case(run: RunResult, case: Case, ran: bool) -> tuple[bool, str, np.ndarray | None]:
-    """(passed, message, weights) of the causal check on one masked case."""
-    assert case.mask is not None
-    res = run.cases.get(case.name)
-    if not ran or res is None:
-        return False, _not_run(run), None
-    T = case.mask.shape[0]
-    if not res.ok:
-        return False, _causal_error(run, case, res), None
-    allowed = case.mask.astype(bool)
-    expected = torch_scaled_dot_product_attention(case.Q, case.K, case.V, allowed)  # float32
-    note = ""
-    if res.mask_note:
-        note = (f" (It needed a boolean mask: with the lesson's mask of 1.0s and 0.0s it raised "
-                f"{res.mask_note}; `mask == 0` works for both.)")
-    if res.kind != "pair" or res.weights is None:
-        same = same_values(res.output, expected)
-        unassigned = None if same else unassigned_output_diagnosis(run, case, res.output)
-        return False, ("Return `(output, weights)` so that the zeros can be checked"
-                       + (" (your masked output does match PyTorch's)." if same else ".")
-                       + ("" if unassigned is None else " " + unassigned)), None
-    w = res.weights
-    want = np.shape(case.Q)[:-1] + (T,)
-    if w.shape != want:
-        return False, f"The masked weights have shape {w.shape}, expected {want}.", None
-    above = w[..., ~allowed]
-    if np.all(above == 0):
-        if same_values(res.output, expected, rtol=1e-5, atol=1e-5):
-            return True, ("Every weight above the diagonal is exactly 0, and the output matches "
-                          "`F.scaled_dot_product_attention` with the same mask." + note), w
-        sums = w.sum(axis=-1)
-        if -2 in normalised_axes(w, atol=ROW_SUM_ATOL):
-            return False, ("The weights above the diagonal are exactly 0, but each column sums to 1 instead of "
-                           "each row: the softmax ran over dim=-2, the queries (see the rows check)." + note), w
-        p = scale_after_softmax(case, res.output, w)
-        if p is not None:
-            d_k = np.shape(case.Q)[-1]
-            return False, ("The weights above the diagonal are exactly 0, as they should be. "
-                           + scaled_rows_message(float(d_k**p), d_k, D_K_POWERS[p]) + note), w
-        after = after_softmax_diagnosis(run, case, w)
-        if after is not None:
-            return False, after + note, w
-        if np.all(np.isfinite(sums)) and np.max(np.abs(sums - 1)) > ROW_SUM_ATOL and np.all(w >= 0):
-            return False, zeroed_after_softmax_message(sums.min(), sums.max()) + note, w
-        return False, ("The weights above the diagonal are exactly 0, but the masked output differs from "
-                       "PyTorch's: fix the unmasked checks first." + note), w
-    return False, mask_diagnosis(run, case, w) + note, w

@@ -43,6 +43,7 @@ def test_no_scale_is_claimed_when_the_mistake_is_elsewhere():
 def test_named_numbers():
     assert named_number(math.sqrt(3)) == "1.73 (= √3)"
     assert named_number(8.0) == "8" and named_number(4.0) == "4" and named_number(2.5) == "2.5"
+    assert named_number(1.0005e6) == "1e6"  # a square root of a number this large names nothing
 
 
 def test_the_axes_the_weights_are_normalised_over():

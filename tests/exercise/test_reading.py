@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from exercise.reading import read_source
+from exercise.reading import KINDS, read_source
 from exercise.results import SourceLine, SourceReading, decode_reading, student_error
 
 SOURCE = '''import torch
@@ -36,9 +36,37 @@ def test_unassigned_masked_fill_softmax_and_is_causal_lines_are_found():
     assert [e["line"] for e in found["is_causal"]] == [11]
 
 
+RARER = '''import torch
+from torch import nn
+
+D_MODEL: int = 512
+heads = 8
+scale, flag = 0.5, True
+
+def scaled_dot_product_attention(x, K, V, mask=None):
+    drop = nn.Dropout(0.1)
+    s = torch.tanh(x @ x.transpose(-2, -1) / D_MODEL ** 0.5).clamp(-5, 5)
+    return drop(s.softmax(-1)) @ x, s
+'''
+
+
+def test_dropout_bounded_functions_numbers_and_unread_parameters_are_found():
+    found = read_source(RARER)
+    assert [(e["line"], e["text"]) for e in found["dropout"]] == [
+        (9, "drop = nn.Dropout(0.1)"), (11, "return drop(s.softmax(-1)) @ x, s")]
+    assert [(e["line"], e["name"]) for e in found["squash"]] == [(10, "clamp"), (10, "tanh")]
+    assert [(e["line"], e["name"], e["value"]) for e in found["constants"]] == [(4, "D_MODEL", 512.0), (5, "heads", 8.0)]
+    assert [(e["line"], e["name"], e["value"]) for e in found["unread"]] == [(8, "K", 1.0), (8, "V", 2.0),
+                                                                              (8, "mask", 3.0)]
+    reading = decode_reading(found)
+    assert reading.unread[0] == SourceLine(8, "def scaled_dot_product_attention(x, K, V, mask=None):", name="K",
+                                           value=1.0)
+    assert decode_reading({"constants": [{"line": 4, "name": "n", "value": float("nan")}]}).constants[0].value is None
+
+
 @pytest.mark.parametrize("source", ["def f(:\n", "x = 1\0", "(" * 1000 + ")" * 1000])
 def test_code_that_does_not_parse_reads_as_nothing(source):
-    assert read_source(source) == {"unassigned": [], "softmax": [], "is_causal": []}
+    assert read_source(source) == {kind: [] for kind in KINDS}
 
 
 def test_the_run_reports_what_the_source_reads():
