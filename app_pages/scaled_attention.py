@@ -25,6 +25,7 @@ from ui.display import show_chart
 from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_select_slider, bound_slider, bound_toggle, seed_slider
+from ui.wording.scaled_attention import ringed_points, sweep_bullets, variance_text
 
 MAX_SEQ_LEN = 32
 
@@ -57,8 +58,9 @@ def chart_specs(seed: int, seq_len: int, d_k: int, scaled: bool,
 
 introduction(
     "Scaling by √d_k: the saturation lab",
-    "A score is a dot product, a sum of d_k products qᵢkᵢ. If the entries of q and k are random with "
-    "variance 1, each product has variance 1 too, and the variances of a sum add up: the scores' spread "
+    "A score is a dot product, a sum of d_k products qᵢkᵢ. If the entries of q and k are independent random "
+    "numbers with mean 0 and variance 1, each product has mean 0 and variance 1 too, and the variances of a sum of "
+    "independent terms add up: the scores' spread "
     "grows like √d_k. Wide heads would then feed the softmax numbers in the tens, and the softmax turns "
     "into an argmax: one weight near 1, all others near 0. There it is flat (its gradient vanishes), so the "
     "queries and keys barely learn. Dividing by √d_k puts the variance back to 1 at every width.",
@@ -75,7 +77,7 @@ def page_body() -> None:
     sweep = sweep_at(seq_len, seed)
     specs = chart_specs(seed, seq_len, d_k, scaled, example, sweep)
     attention_map_section(example, specs, seed, scaled)
-    every_d_k_section(sweep, specs, seq_len, d_k)
+    every_d_k_section(sweep, example, specs, scaled)
     torch_section(seq_len, d_k, seed, scaled, example)
     saturation_quiz(sweep)
     show_source(random_qkv, scaling_example, score_sweep, row_entropy, softmax_jacobian_norm,
@@ -110,7 +112,7 @@ def attention_map_section(example: ScalingExample, specs: dict[str, dict], seed:
     )
     score_var = float(example.scores.var())
     with st.container(horizontal=True):
-        st.metric("variance of these scores", f"{score_var:.3g}" if score_var < 1000 else f"{score_var:,.0f}",
+        st.metric("variance of these scores", variance_text(score_var),
                   help=f"Expected: {'1 (scaled)' if scaled else f'd_k = {d_k} (unscaled)'}. This is one sample of "
                        f"T² = {seq_len ** 2} scores, so it scatters around that; section 2 averages many samples.")
         st.metric("largest weight (mean over rows)", f"{now.max_weight:.3f}",
@@ -135,25 +137,18 @@ def attention_map_section(example: ScalingExample, specs: dict[str, dict], seed:
         f"Scores {value_range(example.scores)}. Largest weight {largest_weight(example.weights, labels, labels)}."))
 
 
-def every_d_k_section(sweep: ScoreSweep, specs: dict[str, dict], seq_len: int, d_k: int) -> None:
+def every_d_k_section(sweep: ScoreSweep, example: ScalingExample, specs: dict[str, dict], scaled: bool) -> None:
     """Section 2: the score variance and the softmax's saturation over every d_k, scaled and unscaled."""
+    seq_len = sweep.seq_len
     section(
         "2 · The same story over every d_k",
         f"Each point averages {sweep.n_samples} independent random {seq_len} × {seq_len} score matrices "
         f"({sweep.n_samples * seq_len} softmax rows), with ({SCALED.split(':')[0]}) and without "
-        f"({UNSCALED.split(':')[0]}) the scaling. The dotted line marks the current d_k = {d_k}, and the "
-        "ringed point is the setting you are looking at.",
+        f"({UNSCALED.split(':')[0]}) the scaling. "
+        + ringed_points(sweep, example, scaled, (SCALED if scaled else UNSCALED).split(":")[0]),
         keep_text=True,
     )
-    explain(
-        "- **Score variance** (log scale): unscaled it follows the theory d_k exactly; scaled it stays at 1.\n"
-        "- **Largest weight**: unscaled it climbs towards 1 (one key takes everything); scaled it does not move.\n"
-        "- **Row entropy**: how spread out a row is, from ln T (uniform) down to 0 (one-hot).\n"
-        "- **Softmax Jacobian norm**: the size of ∂softmax/∂scores, the gradient that trains W_q and W_k. "
-        "It collapses as the softmax saturates; this is the lesson's reason for the √d_k. (With many tokens the "
-        "unscaled curve first rises: a row spread thinly over T keys passes back little gradient too, and it "
-        "is largest when a row splits its weight between a few keys.)"
-    )
+    explain(sweep_bullets(sweep))
     st.latex(r"J = \frac{\partial\,\operatorname{softmax}(s)}{\partial s} = \operatorname{diag}(p) - p\,p^\top,"
              r"\qquad \lVert J\rVert_F \to 0 \text{ as } p \to \text{one-hot}")
 
