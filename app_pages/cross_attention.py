@@ -14,6 +14,7 @@ from ui.display import clicked_cell, show_chart
 from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_select_slider, seed_slider, tokens_input
+from ui.wording.cross_attention import alignment
 
 DEFAULT_SRC = "the cat sat on the mat"
 DEFAULT_TGT = "le chat s'est assis"
@@ -65,7 +66,7 @@ def page_body() -> None:
     specs = chart_specs(tuple(src), tuple(tgt), d_model, seed, clicked, attention)
     where_qkv_come_from_section(len(src_labels), len(tgt_labels), d_model)
     self_attention_section(attention, specs, clicked, src_labels, tgt_labels)
-    cross_attention_section(attention, specs, clicked, src_labels, tgt_labels, d_model)
+    cross_attention_section(attention, specs, clicked, src_labels, tgt_labels, d_model, seed)
     torch_section(tuple(src), tuple(tgt), d_model, seed, attention)
     decoder_only_note(attention, len(src_labels), len(tgt_labels))
     show_source(encoder_decoder_attention, attend)
@@ -171,7 +172,7 @@ def self_attention_section(attention: EncoderDecoderAttention, specs: dict[str, 
 
 def cross_attention_section(attention: EncoderDecoderAttention, specs: dict[str, dict],
                             clicked: tuple[int, int] | None, src_labels: list[str], tgt_labels: list[str],
-                            d_model: int) -> None:
+                            d_model: int, seed: int) -> None:
     """Section 3: the cross-attention map (clickable), target words on the rows, source words on the columns."""
     t_src, t_tgt = len(src_labels), len(tgt_labels)
     section(
@@ -196,6 +197,7 @@ def cross_attention_section(attention: EncoderDecoderAttention, specs: dict[str,
                          "columns", attention.cross.weights, tgt_labels, src_labels),
         on_select="rerun", key=CLICK_KEY, selection_mode="cell",
     )
+    st.caption(alignment(attention.cross.weights, tgt_labels, src_labels, seed))
     with fixed_slot():
         if clicked is not None:
             query, key = tgt_labels[clicked[0]], src_labels[clicked[1]]

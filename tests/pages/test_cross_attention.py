@@ -209,3 +209,24 @@ def test_a_click_remembered_from_longer_sentences_is_ignored():
     assert highlighted_rows(at, ENC) is None and highlighted_rows(at, DEC) is None
     assert not any(c.value.startswith(("Clicked", "Highlighted")) for c in at.caption)
     assert_matches_core(at, SRC, TGT)
+
+
+@pytest.mark.parametrize("seed, d_model, src, tgt", [(0, 16, SRC, TGT), (5, 16, SRC, TGT), (2, 16, SRC, TGT),
+                                                     (7, 64, "a b c".split(), "x y z w".split())])
+def test_the_alignment_sentence_says_what_the_random_map_shows(seed, d_model, src, tgt):
+    """Each target word's strongest source word is quoted from the map; a map whose strongest links run in the
+    source's order is called a coincidence of the seed, any other is said to follow no translation."""
+    at = run_page(PAGE, seed=seed, d_model=d_model, src=" ".join(src), tgt=" ".join(tgt))
+    assert not at.exception
+    weights = encoder_decoder_attention(src, tgt, d_model=d_model, seed=seed).cross.weights
+    from ui.charts.heatmap import unique_labels
+
+    s_labels, t_labels = unique_labels(src), unique_labels(tgt)
+    strongest = weights.argmax(axis=1)
+    (sentence,) = [c.value for c in at.caption if c.value.startswith("Read row by row")]
+    for i, j in enumerate(strongest):
+        assert f"{t_labels[i]} → {s_labels[j]} ({weights[i, j]:.2f})" in sentence
+    in_order = len(set(strongest)) > 1 and all(b >= a for a, b in zip(strongest, strongest[1:]))
+    assert ("happens to look like a word alignment" in sentence) == in_order
+    assert (f"coincidence of seed {seed}'s random weights" in sentence) == in_order
+    assert ("follows no translation" in sentence) == (not in_order)
