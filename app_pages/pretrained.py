@@ -196,7 +196,7 @@ def introduction_and_tokens(intro: DeltaGenerator, model: PretrainedModel, run: 
     with intro:
         st.title("A real model's attention")
         explain(
-            "Everything so far used small random matrices. Here the weights are learned: **all-MiniLM-L6-v2**, "
+            "The lesson's pages use small random matrices. Here the weights are learned: **all-MiniLM-L6-v2**, "
             f"a small BERT-style encoder ({L} layers × {H} heads) trained to embed sentences. Type any text and see "
             f"what every one of its {L * H} heads attends to. The weights ship inside a pip package and run on this "
             "server's CPU, so nothing is downloaded."

@@ -144,6 +144,7 @@ def test_every_habit_and_the_layers_trend_are_described_by_their_numbers(model, 
     at = run(text=text)
     assert not at.exception
     expected = run_model(text, model)
+    assert not any("Everything so far used" in m.value for m in at.markdown)  # the training page came before
     lines = {m.value.split("**")[1]: m.value for m in at.markdown if m.value.startswith("**") and " — " in m.value}
     for name, layer, head, score, baseline in strongest_heads(pattern_scores(expected)):
         line = lines[name]
