@@ -22,7 +22,16 @@ from ui.chart_names import ChartName, largest_weight, value_range
 from ui.charts import scaled_attention as charts
 from ui.charts.scaled_attention import SCALED, UNSCALED
 from ui.display import show_chart
-from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
+from ui.layout import (
+    controls_row,
+    explain,
+    fixed_slot,
+    introduction,
+    more_detail,
+    page_fragment,
+    section,
+    show_source,
+)
 from ui.quiz import predict_then_reveal
 from ui.url_state import bound_select_slider, bound_slider, bound_toggle, seed_slider
 from ui.wording.scaled_attention import ringed_points, sweep_bullets, variance_text
@@ -117,11 +126,17 @@ def attention_map_section(example: ScalingExample, specs: dict[str, dict], seed:
                        f"T² = {seq_len ** 2} scores, so it scatters around that; section 2 averages many samples.")
         st.metric("largest weight (mean over rows)", f"{now.max_weight:.3f}",
                   help=f"1/T = {1 / seq_len:.3f} for a uniform row, 1 for a saturated (one-hot) row.")
-        st.metric("row entropy (mean, nats)", f"{now.entropy:.3f}",
-                  help=f"ln T = {np.log(seq_len):.3f} for a uniform row, 0 for a one-hot row.")
-        st.metric("softmax Jacobian norm (mean)", f"{now.jacobian_norm:.3g}",
-                  help=f"‖diag(p) − ppᵀ‖_F, averaged over rows: √(T−1)/T = {np.sqrt(seq_len - 1) / seq_len:.3f} "
-                       "for a uniform row, 0 for a one-hot row (no gradient).")
+    with more_detail("how spread out the rows are, and how much gradient they pass back"):
+        st.markdown("Two more measures of a row p of weights, averaged over the rows: its **entropy** "
+                    "−Σ_j p_j ln p_j, in nats (the unit of the natural logarithm), ln T when the row is uniform and 0 "
+                    "when it is one-hot; and the size of the **softmax's Jacobian** ‖diag(p) − ppᵀ‖_F, how much the "
+                    "weights move when the scores do, which is the gradient W_q and W_k learn from: 0 when one-hot.")
+        with st.container(horizontal=True):
+            st.metric("row entropy (mean, nats)", f"{now.entropy:.3f}",
+                      help=f"ln T = {np.log(seq_len):.3f} for a uniform row, 0 for a one-hot row.")
+            st.metric("softmax Jacobian norm (mean)", f"{now.jacobian_norm:.3g}",
+                      help=f"√(T−1)/T = {np.sqrt(seq_len - 1) / seq_len:.3f} for a uniform row, 0 for a one-hot "
+                           "row (no gradient).")
     with fixed_slot():
         if now.max_weight > 0.9:
             st.warning(
@@ -148,9 +163,12 @@ def every_d_k_section(sweep: ScoreSweep, example: ScalingExample, specs: dict[st
         + ringed_points(sweep, example, scaled, (SCALED if scaled else UNSCALED).split(":")[0]),
         keep_text=True,
     )
-    explain(sweep_bullets(sweep))
-    st.latex(r"J = \frac{\partial\,\operatorname{softmax}(s)}{\partial s} = \operatorname{diag}(p) - p\,p^\top,"
-             r"\qquad \lVert J\rVert_F \to 0 \text{ as } p \to \text{one-hot}")
+    idea, detail = sweep_bullets(sweep)
+    explain(idea)
+    with more_detail("row entropy and the softmax's gradient"):
+        st.markdown(detail)
+        st.latex(r"J = \frac{\partial\,\operatorname{softmax}(s)}{\partial s} = \operatorname{diag}(p) - p\,p^\top,"
+                 r"\qquad \lVert J\rVert_F \to 0 \text{ as } p \to \text{one-hot}")
 
     widest = f"d_k = {sweep.d_k[-1]}"
     every_d_k = f"d_k from {sweep.d_k[0]} to {sweep.d_k[-1]}, scaled and unscaled"

@@ -188,3 +188,18 @@ def test_section_2s_sentences_quote_the_sweep_and_the_draw_on_screen(query):
     peak = int(np.argmax(sweep.jacobian_norm_raw))
     assert ("the unscaled curve first rises" in text) == (peak > 0)
     assert "independent random numbers with mean 0 and variance 1" in text
+
+
+def test_entropy_and_the_jacobian_are_defined_behind_more_detail():
+    """The idea (variance, largest weight) is on the page; the deeper quantities sit in closed "More detail"
+    expanders with their definitions, so a projector shows the idea first."""
+    at = run_page(PAGE)
+    details = [e for e in at.expander if e.label.startswith("More detail: ")]
+    assert len(details) == 2 and not any(e.proto.expanded for e in details)
+    inside = [[m.label for m in e.metric] + [m.value for m in e.markdown] for e in details]
+    assert {"row entropy (mean, nats)", "softmax Jacobian norm (mean)"} <= set(inside[0])
+    assert any("in nats (the unit of the natural logarithm)" in t for t in inside[0])
+    assert any("**Row entropy** H = −Σ_j p_j ln p_j, in nats" in t for t in inside[1])
+    outside = [m.label for m in at.main.metric if not any(m in e.metric for e in details)]
+    assert outside[:2] == ["variance of these scores", LARGEST]
+    assert "entropy" not in " ".join(outside[:2])

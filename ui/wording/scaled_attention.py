@@ -35,8 +35,9 @@ def ringed_points(sweep: ScoreSweep, example: ScalingExample, scaled: bool, seri
             f"{example.stats.max_weight:.3f}.")
 
 
-def sweep_bullets(sweep: ScoreSweep) -> str:
-    """The four panels' trends, each quoted with the values it goes between."""
+def sweep_bullets(sweep: ScoreSweep) -> tuple[str, str]:
+    """The four panels' trends, each quoted with the values it goes between: the score variance and the largest
+    weight (the idea), then the row entropy and the softmax Jacobian (the detail)."""
     d = sweep.d_k
     ratio = sweep.var_raw / d
     j_raw = sweep.jacobian_norm_raw
@@ -46,14 +47,18 @@ def sweep_bullets(sweep: ScoreSweep) -> str:
         f"{d[peak]}: a row spread thinly over T keys passes back little gradient too, and it is largest when a row "
         "splits its weight between a few keys." if peak > 0 else ""
     )
-    return (
+    idea = (
         f"- **Score variance** (log scale): unscaled it follows the theory d_k (measured over theory "
         f"{_between(ratio)}); scaled it stays {_between(sweep.var_scaled)}, around 1.\n"
         f"- **Largest weight**: unscaled it {_ends(sweep.max_weight_raw, d)} (1: one key takes everything); "
-        f"scaled it stays {_between(sweep.max_weight_scaled)}.\n"
-        f"- **Row entropy**: how spread out a row is, from ln T = {np.log(sweep.seq_len):.2f} (uniform) down to 0 "
-        f"(one-hot). Unscaled it {_ends(sweep.entropy_raw, d)}; scaled it stays {_between(sweep.entropy_scaled)}.\n"
+        f"scaled it stays {_between(sweep.max_weight_scaled)}."
+    )
+    detail = (
+        "- **Row entropy** H = −Σ_j p_j ln p_j, in nats (the natural logarithm's unit): how spread out a row is, "
+        f"from ln T = {np.log(sweep.seq_len):.2f} (uniform) down to 0 (one-hot). Unscaled it "
+        f"{_ends(sweep.entropy_raw, d)}; scaled it stays {_between(sweep.entropy_scaled)}.\n"
         "- **Softmax Jacobian norm**: the size of ∂softmax/∂scores, the gradient that trains W_q and W_k. "
         f"Unscaled it {_ends(j_raw, d, '.3f')} as the softmax saturates, and scaled it stays "
         f"{_between(sweep.jacobian_norm_scaled, '.3f')}: this is the lesson's reason for the √d_k." + first_rises
     )
+    return idea, detail
