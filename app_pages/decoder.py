@@ -103,7 +103,7 @@ introduction(
     "scores for every word (the **logits** z, one number per word of the vocabulary) into probabilities, draws one "
     "word, appends it, and starts again. The softmax is the model's; the temperature τ is the writer's choice, "
     "the same τ as on the soft-lookup page: it divides the logits before the softmax, and τ = 1 draws from the "
-    "model's own probabilities.",
+    "model's own probabilities. Read *Masked self-attention* first: this decoder is a stack of it.",
     r"p(x_{t+1} \mid x_{\le t}) = \operatorname{softmax}(z_t),\qquad "
     r"z_t = h_t W_{out},\qquad h_t = \operatorname{Decoder}(x_0, \dots, x_t);\qquad "
     r"\text{drawn from } p_\tau = \operatorname{softmax}\!\left(\frac{z_t}{\tau}\right)",

@@ -199,7 +199,9 @@ def introduction_and_tokens(intro: DeltaGenerator, model: PretrainedModel, run: 
             "The lesson's pages use small random matrices. Here the weights are learned: **all-MiniLM-L6-v2**, "
             f"a small BERT-style encoder ({L} layers × {H} heads) trained to embed sentences. Type any text and see "
             f"what every one of its {L * H} heads attends to. The weights ship inside a pip package and run on this "
-            "server's CPU, so nothing is downloaded."
+            "server's CPU, so nothing is downloaded. Read *Multi-head attention* first: every small map below is "
+            "one head's, as there, and this encoder has no mask, as the encoder of *Encoder, decoder, "
+            "cross-attention*."
         )
     st.markdown(f"**The {T} tokens the model sees** (WordPiece; `##` continues the word before): " + chips(run.tokens))
 

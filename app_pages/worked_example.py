@@ -160,7 +160,8 @@ introduction(
     "Worked example: three tokens, by hand",
     "Tokens, each already an embedding vector, go through one attention head. Every matrix below is "
     "computed live by `core.worked_example`: move the seed to draw other weight matrices, or step "
-    "through the stages one at a time.",
+    "through the stages one at a time. The idea behind it, attention as a soft dictionary lookup, is the next "
+    "page's.",
 )
 
 
