@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from core import LESSON_TOKENS, LESSON_X, positional_encoding, worked_example
 from core.attention import scaled_dot_product_attention
 from core.embeddings import embed_tokens
-from core.encoder_decoder import encoder_decoder_attention
+from core.encoder_decoder import encoder_decoder_attention, shifted_right
 from core.lookup import fruit_dictionary, soft_lookup
 from core.scaling import random_qkv
 from devtools.appserver import ROOT
@@ -135,7 +135,8 @@ def masked_page_expected(p: Mapping[str, Any]) -> dict[str, np.ndarray]:
 
 
 def cross_expected(p: Mapping[str, Any]) -> tuple[np.ndarray, ...]:
-    r = encoder_decoder_attention(p["src"].split(), p["tgt"].split(), d_model=p["d_model"], seed=p["seed"])
+    r = encoder_decoder_attention(p["src"].split(), shifted_right(p["tgt"].split()), d_model=p["d_model"],
+                                  seed=p["seed"])
     return r.encoder.weights, r.decoder.weights, r.cross.weights
 
 

@@ -27,3 +27,11 @@ def alignment(weights: np.ndarray, tgt_labels: Sequence[str], src_labels: Sequen
                 "learned: move the seed and it goes.")
     return (f"Read row by row, the strongest links ({links}) do not run in the source's order: with random weights "
             "the map follows no translation.")
+
+
+def what_each_row_predicts(decoder_input: Sequence[str], target: Sequence[str]) -> str:
+    """The decoder's input (the target shifted right) and, row by row, the target word that row learns to predict."""
+    pairs = ", ".join(f"*{read}* → *{word}*" for read, word in zip(decoder_input, target, strict=True))
+    return (f"The decoder reads the target shifted right by one, “{' '.join(decoder_input)}”: each of its rows has seen "
+            f"the target's words before it and learns to predict the next one ({pairs}). The last target word is "
+            "only ever predicted, never read.")
