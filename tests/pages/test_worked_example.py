@@ -194,3 +194,36 @@ def test_every_chart_but_the_output_is_drawn_on_a_canvas_without_aria():
         drawn[view_title(views[0], frames)] = (drawn_on_canvas(spec), spec.get("config", {}).get("aria", True))
     assert drawn == {"X": (True, False), "W_q": (True, False), "raw scores Q Kᵀ": (True, False),
                      "attention weights A": (True, False), "output = A V": (False, True)}
+
+
+def test_the_designed_weights_say_what_each_query_asks_for_with_the_numbers_on_screen():
+    """?weights=designed: the designed head's maps, and a sentence per query whose numbers are the weights drawn; no
+    seed slider nor own-input table, which would change nothing."""
+    import re
+
+    from core.designed_weights import LOOKS_FOR, SENTENCE, SENTENCE_KINDS, designed_example
+
+    at = run_page(PAGE, weights="designed")
+    assert not at.exception
+    ex = designed_example()
+    np.testing.assert_allclose(heatmaps(at)["attention weights A"], ex.weights, atol=1e-12)
+    assert [s.key for s in at.slider] == [] and not any(e.label.startswith("Use your own") for e in at.expander)
+    assert any("designed by hand" in m.value for m in at.markdown)
+    (claims,) = [m.value for m in at.markdown if m.value.startswith("- ")]
+    for line in claims.splitlines():
+        asks = re.match(r"- “(\w+)” \((\w+)\) looks for an? (\w+): its largest weight, ([\d.]+), is on “(\w+)”, and "
+                        r"([\d.]+) of its attention", line)
+        if asks is None:
+            assert "look for nothing" in line and "each 0.12 (1/8 = 0.12)" in line
+            continue
+        word, kind, wanted, largest, on, share = asks.groups()
+        i = SENTENCE.index(word)
+        assert SENTENCE_KINDS[i] == kind and LOOKS_FOR[kind] == wanted
+        assert SENTENCE[int(np.argmax(ex.weights[i]))] == on and float(largest) == pytest.approx(ex.weights[i].max(),
+                                                                                                  abs=5e-3)
+        targets = [j for j, k in enumerate(SENTENCE_KINDS) if k == wanted]
+        assert float(share) == pytest.approx(ex.weights[i, targets].sum(), abs=5e-3)
+    it = ex.weights[SENTENCE.index("it")]
+    assert f"“it” (pronoun) looks for a noun: its largest weight, {it.max():.2f}, is on “cat”" in claims
+    at = run_page(PAGE)  # the lesson's random weights stay the default
+    assert at.radio(key="weights").value == "random" and at.slider(key="seed").value == 0

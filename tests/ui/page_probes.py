@@ -15,6 +15,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from core import LESSON_TOKENS, LESSON_X, positional_encoding, worked_example
+from core.designed_weights import designed_example
 from core.attention import scaled_dot_product_attention
 from core.embeddings import embed_tokens
 from core.encoder_decoder import encoder_decoder_attention, shifted_right
@@ -78,10 +79,16 @@ def worked_example_shown(at: AppTest) -> dict[str, Any]:
 
 def worked_example_expected(p: Mapping[str, Any]) -> dict[str, Any]:
     stage = STAGES.index(p["reveal"])
-    ex = worked_example(p["seed"], X=p["X"], tokens=p["tokens"])
-    own = tuple(p["tokens"]) != LESSON_TOKENS or not np.array_equal(p["X"], LESSON_X)
-    return {"own-input table": (tuple(p["tokens"]), np.asarray(p["X"], float)) if own else None, "X": p["X"],
-            "stages shown": stage + 1 + (stage == len(STAGES) - 1),  # the last stage adds the PyTorch check
+    if p["weights"] == "designed":  # its own sentence and embeddings, and no own-input table
+        ex = designed_example()
+        own, X = False, ex.X
+    else:
+        ex = worked_example(p["seed"], X=p["X"], tokens=p["tokens"])
+        own, X = tuple(p["tokens"]) != LESSON_TOKENS or not np.array_equal(p["X"], LESSON_X), p["X"]
+    return {"own-input table": (tuple(p["tokens"]), np.asarray(p["X"], float)) if own else None, "X": X,
+            # the last stage adds the PyTorch check; the designed weights, from the softmax on, what each query asks
+            "stages shown": stage + 1 + (stage == len(STAGES) - 1)
+            + (p["weights"] == "designed" and stage >= STAGES.index("softmax")),
             "weights": ex.weights if stage >= STAGES.index("softmax") else None,
             "PyTorch agrees to float32": True if p["check"] and stage == len(STAGES) - 1 else None}
 
@@ -259,7 +266,8 @@ PROBES: dict[str, Probe] = {
                          lambda at: {k: v for k, v in metric_values(at).items() if k in ("soft result",
                                                                                          "largest soft weight")},
                          soft_lookup_expected),
-    "worked_example": Probe(dict(seed=0, reveal="output", check=False, tokens=LESSON_TOKENS, X=LESSON_X),
+    "worked_example": Probe(dict(seed=0, reveal="output", check=False, tokens=LESSON_TOKENS, X=LESSON_X,
+                                 weights="random"),
                             worked_example_shown, worked_example_expected),
     "scaled_attention": Probe(dict(seed=0, seq_len=8, d_k=64, scaled=True),
                               heatmaps, scaled_expected),

@@ -158,6 +158,7 @@ VALID_CASES = [
     Case("worked_example", {"tokens": "a b c", "check": "true", "present": "true"}, {"check": True, "present": True},
          uses={"tokens": ("a", "b", "c")}),
     Case("worked_example", {"X": "1,0;0,1;1,1"}, uses={"X": np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])}),
+    Case("worked_example", {"weights": "designed", "reveal": "softmax"}, {"weights": "designed", "reveal": "softmax"}),
     Case("scaled_attention", {"seed": "7", "seq_len": "20", "d_k": "256", "scaled": "false", "present": "true"},
          {"seed": 7, "seq_len": 20, "d_k": 256, "scaled": False, "present": True}),
     Case("multi_head", {"present": "true"}, {"present": True}),
@@ -191,6 +192,7 @@ MALFORMED_CASES = [
          {"query": "sweet", "temp": 0.2, "present": False}),
     Case("worked_example", {"reveal": "7", "check": "maybe", "present": "1"},  # 7: QUERY_KEYS' old numeric form
          {"reveal": "output", "check": False, "present": False}),
+    Case("worked_example", {"weights": "trained"}, {"weights": "random"}),
     Case("scaled_attention", {"seed": "abc", "seq_len": "99", "d_k": "3", "scaled": "perhaps", "present": "maybe"},
          {"seed": 0, "seq_len": 8, "d_k": 64, "scaled": True, "present": False}),
     Case("multi_head", {"seed": "-1", "d_model": "5", "seq_len": "1", "present": "maybe"},
