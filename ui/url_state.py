@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from core.embeddings import tokenize
 
@@ -149,35 +148,17 @@ def bound_select_slider(
     """A slider over a fixed list of options (e.g. powers of two, divisors) bound to the URL under `key`.
 
     The link holds an option as `format_func` writes it (``?temp=1``); a hand-written equal number
-    (``?temp=1.0``, ``?lr=1e-2``) is accepted too, and the address then holds the option's own form, so the
-    link copied next keeps it.
+    (``?temp=1.0``, ``?lr=1e-2``) is accepted too.
     """
     _register(key)
     options = list(options)
     value = default
     if key not in st.session_state and (option := _numeric_option(st.query_params.get(key), options, format_func)):
-        _canonical_link_value(key, format_func(option[0]))
-        st.session_state[key] = option[0]  # reached only where the address could not be rewritten
+        st.session_state[key] = option[0]
         value = None  # the widget takes its value from the session state set just above
     return container.select_slider(
         label, options=options, value=value, key=key, help=help, format_func=format_func, bind="query-params",
     )
-
-
-def _canonical_link_value(key: str, label: str) -> None:
-    """Put `label` in the address under `key` in place of the hand-written form, and run the app again from it.
-
-    A bound widget takes its first value from the address the run started with, and drops from the address a
-    value that is not one of its options' labels (``1.50``); the next run starts from the address as rewritten
-    here, so the widget reads the label and keeps it there. The rewrite is possible while no widget of this run
-    is bound to `key` yet; otherwise (the key was bound earlier in the session) the caller's fallback reads the
-    value without keeping it in the address.
-    """
-    try:
-        st.query_params[key] = label
-    except StreamlitAPIException:
-        return
-    st.rerun()
 
 
 def _numeric_option(raw: str | None, options: list[Any], format_func: Callable[[Any], str]) -> tuple[Any] | None:
