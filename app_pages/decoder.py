@@ -145,7 +145,7 @@ def model_controls() -> DecoderConfig:
 def train_section(config: DecoderConfig) -> DecoderRun | None:
     """Section 2: train (or find) the shared run of `config`; its curves and what it reached."""
     section("2 · Training", "Each step shows the decoder whole training sentences. Masked self-attention lets "
-            "every position see only the words before it, so one pass scores its guess of every next word at once.",
+            "every position see only itself and the words before it, so one pass scores its guess of every next word at once.",
             r"\mathcal{L} = -\frac{1}{N}\sum_{t} \log p(x_{t+1} \mid x_{\le t})")
     trainer = RUNS.existing(config)
     done = trainer is not None and trainer.result.complete
@@ -300,8 +300,8 @@ def next_word_chart(config: DecoderConfig, prompt: tuple[str, ...], sampling: Sa
 def attention_section(config: DecoderConfig, model: Decoder, text: Written) -> None:
     """Section 4: the attention of every word of the text, and the three ways of computing its logits agree."""
     section("4 · Where each word looked",
-            "Row t is the position that chose word t + 1; its weights cover the words before it and none after "
-            "(the mask). Computed in one masked pass over the whole text, they equal what each step saw while "
+            "Row t is the position that chose word t + 1; its weights cover the words up to it, itself included, "
+            "and none after (the mask). Computed in one masked pass over the whole text, they equal what each step saw while "
             "writing.")
     spec, maps, logits = text_spec(config, text.ids, model)
     n = len(text.ids)

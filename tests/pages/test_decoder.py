@@ -187,6 +187,8 @@ def test_the_formula_keeps_the_temperature_out_of_the_models_probability_and_the
     assert r"p(x_{t+1} \mid x_{\le t}) = \operatorname{softmax}\!\left(\frac{z_t}{\tau}\right)" not in formula
     text = " ".join(m.value for m in at.markdown)
     assert "the **logits** z" in text and "the **nucleus** is kept" in text and "soft-lookup page" in text
+    # a position sees itself too (the causal mask keeps the diagonal), as the maps' nonzero diagonal shows
+    assert "see only itself and the words before it" in text and "up to it, itself included" in text
     q = quality(trained, split(SHORT_CONFIG.held_out_share, SHORT_CONFIG.seed))
     (perplexity,) = [c.value for c in at.caption if c.value.startswith("**Perplexity** is exp(loss)")]
     assert (f"this decoder's is {q.model.perplexity:.2f}, the best bigram model's {q.bigram.perplexity:.2f}, and "
