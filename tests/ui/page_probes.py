@@ -292,7 +292,7 @@ TRAINED = Probe({**TRAINING_DEFAULTS, "ckpt": 50, "digits": "3 1 4 1 5 9 2 6"}, 
 #: What presenter mode (``present``) hides on the pages that draw no chart until the student acts.
 EXPLANATION_HIDDEN_IN_PRESENTER_MODE = {
     "exercise": "The lesson ends with an exercise",
-    "training": "Every other page uses random W_q",
+    "training": "The lesson's pages use random W_q",
     "decoder": "The lesson ends with this",
 }
 
