@@ -162,7 +162,7 @@ def explain_output(ex: WorkedExample, labels: list[str]) -> None:
 
 
 introduction(
-    "Worked example: three tokens, by hand",
+    "Worked example: one head, by hand",
     "Tokens, each already an embedding vector, go through one attention head. Every matrix below is "
     "computed live by `core.worked_example`: move the seed to draw other weight matrices, choose the designed "
     "ones to see queries that ask for something you can name, or step through the stages one at a time. The idea behind it, attention as a soft dictionary lookup, is the next "

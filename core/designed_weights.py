@@ -20,8 +20,8 @@ from core.worked_example import WorkedExample, example_from_weights
 
 #: The kinds of word, one embedding dimension each, in this order.
 KINDS: tuple[str, ...] = ("noun", "pronoun", "adjective", "other")
-#: What a query of each kind asks for (None: nothing, an even spread).
-LOOKS_FOR: dict[str, str | None] = {"noun": "adjective", "pronoun": "noun", "adjective": "noun", "other": None}
+#: What a query of each kind asks for (None: nothing, an even spread), the pronoun first: the example's headline.
+LOOKS_FOR: dict[str, str | None] = {"pronoun": "noun", "noun": "adjective", "adjective": "noun", "other": None}
 #: The designed example's sentence and the kind of each of its words.
 SENTENCE: tuple[str, ...] = ("the", "small", "cat", "sat", "because", "it", "was", "tired")
 SENTENCE_KINDS: tuple[str, ...] = ("other", "adjective", "noun", "other", "other", "pronoun", "other", "adjective")

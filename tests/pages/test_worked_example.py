@@ -208,6 +208,7 @@ def test_the_designed_weights_say_what_each_query_asks_for_with_the_numbers_on_s
     ex = designed_example()
     np.testing.assert_allclose(heatmaps(at)["attention weights A"], ex.weights, atol=1e-12)
     assert [s.key for s in at.slider] == [] and not any(e.label.startswith("Use your own") for e in at.expander)
+    assert "three tokens" not in at.title[0].value  # eight here, and any number with one's own input
     assert any("designed by hand" in m.value for m in at.markdown)
     (claims,) = [m.value for m in at.markdown if m.value.startswith("- ")]
     for line in claims.splitlines():

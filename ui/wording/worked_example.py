@@ -31,7 +31,7 @@ def what_each_query_asks(ex: WorkedExample, kinds: Sequence[str], labels: Sequen
     """One sentence per kind of query: what it looks for, and where its weight actually went (the largest weight and
     the share on the kind it asks for), or, for a kind that asks for nothing, how even its weights are."""
     lines = []
-    for kind in dict.fromkeys(kinds):
+    for kind in (k for k in LOOKS_FOR if k in kinds):  # in `LOOKS_FOR`'s order, the pronoun first
         rows = [i for i, k in enumerate(kinds) if k == kind]
         who = _listed([f"“{labels[i]}”" for i in rows])
         wanted = LOOKS_FOR[kind]
