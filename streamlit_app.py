@@ -25,17 +25,19 @@ def main() -> None:
     install()  # the library patches: applied by the process's first run, a lookup afterwards
     prepare_altair()
 
-    # In the lesson's order. The worked example is the landing page ("/").
+    # In the lesson's order, the worked example first: it is the landing page ("/"), and the first link of the
+    # sidebar is the page a visitor lands on. The encoder/decoder split comes before the mask, which the lesson
+    # introduces inside the decoder.
     lesson = [
-        st.Page("app_pages/soft_lookup.py", title="Attention as a soft lookup", icon=":material/search:"),
         st.Page("app_pages/worked_example.py", title="Worked example", icon=":material/calculate:", default=True),
+        st.Page("app_pages/soft_lookup.py", title="Attention as a soft lookup", icon=":material/search:"),
         st.Page("app_pages/scaled_attention.py", title="Scaling by √d_k", icon=":material/tune:"),
         st.Page("app_pages/multi_head.py", title="Multi-head attention", icon=":material/view_column:"),
         st.Page("app_pages/permutation.py", title="Order and permutation", icon=":material/shuffle:"),
         st.Page("app_pages/positional_encoding.py", title="Positional encoding", icon=":material/waves:"),
-        st.Page("app_pages/masked_attention.py", title="Masked self-attention", icon=":material/visibility_off:"),
         st.Page("app_pages/cross_attention.py", title="Encoder, decoder, cross-attention",
                 icon=":material/swap_horiz:"),
+        st.Page("app_pages/masked_attention.py", title="Masked self-attention", icon=":material/visibility_off:"),
         st.Page("app_pages/transformer_block.py", title="The whole Transformer block", icon=":material/layers:"),
     ]
     build = [

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from cost.measure import (
+    CONTEXT_LIMITS,
     MEMORY_SOURCE,
     METHODS,
     MODEL_SHAPES,
@@ -29,6 +30,7 @@ from ui.display import show_chart
 from ui.layout import controls_row, explain, introduction, page_fragment, show_source, static_table
 from ui.take_home import offer_notebook
 from ui.url_state import bound_choice, bound_select_slider
+from ui.wording.attention_cost import context_limit, measured_slopes
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {}
@@ -71,7 +73,8 @@ introduction(
     "stored, four times the memory. This page measures it live on this server, for three implementations "
     "of the same formula, and computes what it means at the context lengths real models use.",
     r"S = \frac{Q K^\top}{\sqrt{d_k}} \in \mathbb{R}^{T \times T}:\quad "
-    r"T^2 d_k \text{ multiply-adds},\quad T^2 \text{ numbers per head and layer}",
+    r"T^2 d_k \text{ multiply-adds},\quad T^2 \text{ numbers per head and layer};\qquad "
+    r"A V:\quad T^2 d_v \text{ multiply-adds more}",
 )
 
 
@@ -158,12 +161,7 @@ def show_measurements(result: CostRun) -> None:
                    help="Exponent p in time ≈ c·T^p, fitted on the log–log plot. 2 = quadratic.")
         col.metric("slope of memory", f"{fit.memory_slope:.2f}",
                    help="Exponent p in memory ≈ c·T^p. 2 = quadratic, 1 = linear.")
-    explain(
-        "Both PyTorch versions do the same T² work, so their time slopes are close to 2 once T is large "
-        "enough for the arithmetic to dominate; the fused kernel is faster mainly because it never writes "
-        "the big matrix to memory. Memory is where they part: about 2 for the naive versions (the T × T "
-        "matrices), about 1 for the fused kernel (only Q, K, V, the output and small blocks)."
-    )
+    explain(measured_slopes(fits))
     for note in result.notes:
         st.caption(f"Stopped early — {note}")
     rows = pd.DataFrame([vars(m) for m in result.measurements])
@@ -181,7 +179,9 @@ def context_section() -> None:
     st.header("2 · At real context lengths")
     explain(
         "No measuring needed for this part: a T × T matrix of weights has T² entries of 2 bytes (float16) or "
-        "4 bytes (float32), for every head of every layer. Pick a model to size the table."
+        "4 bytes (float32), for every head of every layer. The last column holds every layer's maps at once, as "
+        "training does (it keeps them for the backward pass); inference can free a layer's maps before the next "
+        "layer's. Pick a model to size the table."
     )
     arch = bound_choice("Model", "arch", list(MODEL_SHAPES), default=next(iter(MODEL_SHAPES)),
                         help="Depth (layers) and width (heads per layer) of a real model.")
@@ -189,7 +189,7 @@ def context_section() -> None:
     rows_ctx = context_table(CONTEXTS, n_layers, n_heads)
     show_chart(charts.context_chart(rows_ctx, arch.split(" (")[0]),
                alt=ChartName(f"Memory of the attention weights against context length for {arch}",
-                             f"Up to {format_bytes(rows_ctx[-1]['all layers'])} for every layer at "
+                             f"Up to {format_bytes(rows_ctx[-1]['all layers'])} for every layer's maps at once at "
                              f"{rows_ctx[-1]['context']:,} tokens in {rows_ctx[-1]['dtype']}."))
     ctx = pd.DataFrame(rows_ctx)
     for col in ("per head", "per layer", "all layers"):
@@ -198,7 +198,10 @@ def context_section() -> None:
     ctx["entries per head"] = ctx["entries per head"].map(lambda n: f"{n:,}")
     titles = {"context": "context length T", "per layer": f"per layer (× {n_heads} heads)",
               "all layers": f"all {n_layers} layers"}
+    limit = CONTEXT_LIMITS[arch]
+    ctx["the model reads it"] = ["yes" if n <= limit else "no" for n in (r["context"] for r in rows_ctx)]
     static_table({titles.get(c, c): ctx[c].tolist() for c in ctx.columns})  # text, not a grid to Tab through
+    st.caption(context_limit(arch, limit, CONTEXTS))
     longest = CONTEXTS[-1]
     st.caption(
         f"At T = {longest:,} the weights of one float16 head take {format_bytes(weight_matrix_bytes(longest, 2))}, "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.encoder_decoder import EncoderDecoderAttention, attend, encoder_decoder_attention
+from core.encoder_decoder import EncoderDecoderAttention, attend, encoder_decoder_attention, shifted_right
 from core.reference import torch_difference
 from ui.cache import shared_cache
 from ui.chart_names import together, weights_name
@@ -15,6 +15,7 @@ from ui.layout import controls_row, explain, fixed_slot, introduction, page_frag
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.url_state import bound_select_slider, seed_slider, tokens_input
+from ui.wording.cross_attention import alignment, what_each_row_predicts
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {"src": "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11", "tgt": "v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11"}
@@ -30,7 +31,7 @@ CLICK_KEY = "cross_cell"
 @shared_cache(256)
 def attention_for(src: tuple[str, ...], tgt: tuple[str, ...], d_model: int, seed: int) -> EncoderDecoderAttention:
     """The three attentions for these sentences, computed once per input."""
-    return encoder_decoder_attention(src, tgt, d_model=d_model, seed=seed)
+    return encoder_decoder_attention(src, shifted_right(tgt), d_model=d_model, seed=seed)
 
 
 @shared_cache(256)
@@ -68,9 +69,9 @@ def page_body() -> None:
     src_labels, tgt_labels = unique_labels(attention.src_tokens), unique_labels(attention.tgt_tokens)
     clicked = clicked_cell(CLICK_KEY, (len(tgt_labels), len(src_labels)))
     specs = chart_specs(tuple(src), tuple(tgt), d_model, seed, clicked, attention)
-    where_qkv_come_from_section(len(src_labels), len(tgt_labels), d_model)
+    where_qkv_come_from_section(attention, tgt, d_model)
     self_attention_section(attention, specs, clicked, src_labels, tgt_labels)
-    cross_attention_section(attention, specs, clicked, src_labels, tgt_labels, d_model)
+    cross_attention_section(attention, specs, clicked, src_labels, tgt_labels, d_model, seed)
     torch_section(tuple(src), tuple(tgt), d_model, seed, attention)
     decoder_only_note(attention, len(src_labels), len(tgt_labels))
     show_source(encoder_decoder_attention, attend)
@@ -81,8 +82,10 @@ def sentence_controls() -> tuple[list[str], list[str], int, int]:
     src_col, tgt_col = st.columns(2)
     src = tokens_input("Source sentence (encoder input)", "src", DEFAULT_SRC, max_tokens=MAX_TOKENS, container=src_col,
                        help=f"The sentence to translate: words separated by spaces, at most {MAX_TOKENS}.")
-    tgt = tokens_input("Target sentence (decoder input)", "tgt", DEFAULT_TGT, max_tokens=MAX_TOKENS, container=tgt_col,
-                       help=f"The translation written so far: words separated by spaces, at most {MAX_TOKENS}.")
+    tgt = tokens_input("Target sentence (the translation)", "tgt", DEFAULT_TGT, max_tokens=MAX_TOKENS,
+                       container=tgt_col,
+                       help=f"The translation the decoder learns to write: words separated by spaces, at most "
+                            f"{MAX_TOKENS}. The decoder reads it shifted right, starting with <s>.")
     with controls_row():
         seed = seed_slider(lesson_seed=False)
         d_model = int(bound_select_slider(
@@ -92,12 +95,14 @@ def sentence_controls() -> tuple[list[str], list[str], int, int]:
     return src, tgt, seed, d_model
 
 
-def where_qkv_come_from_section(t_src: int, t_tgt: int, d_model: int) -> None:
+def where_qkv_come_from_section(attention: EncoderDecoderAttention, target: list[str], d_model: int) -> None:
     """Section 1: the two stacks as a diagram, and a table of where each attention's Q, K and V come from."""
+    t_src, t_tgt = len(attention.src_tokens), len(attention.tgt_tokens)
     section(
         "1 · Where Q, K and V come from",
-        "Both sentences are embedded (same word, same vector) and get the sinusoidal positional encoding "
-        "added, so a repeated word (the two *the*s of the default source) still gets two different rows. Then:",
+        what_each_row_predicts(attention.tgt_tokens, target) + " Both the source and the decoder's input are "
+        "embedded (same word, same vector) and get the sinusoidal positional encoding added, so a repeated word "
+        "(the two *the*s of the default source) still gets two different rows. Then:",
     )
     st.graphviz_chart(
         f"""digraph {{
@@ -107,7 +112,7 @@ def where_qkv_come_from_section(t_src: int, t_tgt: int, d_model: int) -> None:
   src [label="source: {t_src} tokens × {d_model}", fillcolor="#cfe2f3"];
   enc [label="encoder self-attention\nQ, K, V ← source · map {t_src} × {t_src}", fillcolor="#cfe2f3"];
   mem [label="memory M (encoder output)\n{t_src} × {d_model}", fillcolor="#cfe2f3"];
-  tgt [label="target: {t_tgt} tokens × {d_model}", fillcolor="#fde0c5"];
+  tgt [label="target shifted right: {t_tgt} tokens × {d_model}", fillcolor="#fde0c5"];
   dec [label="decoder masked self-attention\nQ, K, V ← target · map {t_tgt} × {t_tgt}", fillcolor="#fde0c5"];
   cross [label="cross-attention\nQ ← decoder, K, V ← memory · map {t_tgt} × {t_src}", fillcolor="#e6e6e6"];
   out [label="decoder output: {t_tgt} × {d_model}", fillcolor="#fde0c5"];
@@ -122,14 +127,15 @@ def where_qkv_come_from_section(t_src: int, t_tgt: int, d_model: int) -> None:
 | attention | queries **Q** from | keys **K** and values **V** from | mask | weight map |
 |---|---|---|---|---|
 | encoder self-attention | source | source | none: looks both ways | T_src × T_src = {t_src} × {t_src} |
-| decoder masked self-attention | target | target | causal: nothing after itself | T_tgt × T_tgt = {t_tgt} × {t_tgt} |
-| cross-attention | decoder (target) | encoder output (source) | none | T_tgt × T_src = {t_tgt} × {t_src} |
+| decoder masked self-attention | target shifted right | target shifted right | causal: nothing after itself | T_tgt × T_tgt = {t_tgt} × {t_tgt} |
+| cross-attention | decoder (target shifted right) | encoder output (source) | none | T_tgt × T_src = {t_tgt} × {t_src} |
 """
     )
     st.caption(
         "One layer of each, one head each, with the paper's residual connections (X + attention); "
         "layer norm and the feed-forward blocks are left out. The weights are random, not trained, so the "
-        "patterns below are arbitrary: a trained translator would learn, say, to link *chat* with *cat*."
+        "patterns below are arbitrary: a trained translator would learn to look, from each row, at the source "
+        "words that give the word the row predicts."
     )
 
 
@@ -176,14 +182,15 @@ def self_attention_section(attention: EncoderDecoderAttention, specs: dict[str, 
 
 def cross_attention_section(attention: EncoderDecoderAttention, specs: dict[str, dict],
                             clicked: tuple[int, int] | None, src_labels: list[str], tgt_labels: list[str],
-                            d_model: int) -> None:
+                            d_model: int, seed: int) -> None:
     """Section 3: the cross-attention map (clickable), target words on the rows, source words on the columns."""
     t_src, t_tgt = len(src_labels), len(tgt_labels)
     section(
         "3 · Cross-attention: the decoder reads the source",
-        "Each **target** word asks a question (its query comes from H, the decoder's masked self-attention "
-        "output) and the **source** words answer (keys and values come from M, the encoder's output, also "
-        "called the *memory*). So the rows are target words and the columns are source words: the map is "
+        "Each **decoder** position asks a question for the target word it predicts (its query comes from H, the "
+        "decoder's masked self-attention output) and the **source** words answer (keys and values come from M, the "
+        "encoder's output, also called the *memory*). So the rows are the decoder's positions, one per target word, "
+        "labelled with the word each reads, and the columns are source words: the map is "
         f"{t_tgt} × {t_src}, square only if the two sentences happen to have the same length. There is no "
         "mask: the whole source is known before the decoder starts.",
         r"\begin{gathered}"
@@ -201,6 +208,7 @@ def cross_attention_section(attention: EncoderDecoderAttention, specs: dict[str,
                          "columns", attention.cross.weights, tgt_labels, src_labels),
         on_select="rerun", key=CLICK_KEY, selection_mode="cell",
     )
+    st.caption(alignment(attention.cross.weights, tgt_labels, src_labels, seed))
     with fixed_slot():
         if clicked is not None:
             query, key = tgt_labels[clicked[0]], src_labels[clicked[1]]
@@ -217,8 +225,9 @@ def cross_attention_section(attention: EncoderDecoderAttention, specs: dict[str,
                        "a softmax over one key has nowhere else to go.")
 
     explain(
-        "Try it: change the **last** target word and only the last row changes, because every earlier "
-        "decoder state was computed behind the causal mask. Change **any** source word and every row changes."
+        "Try it: change a target word and only the rows after it change, the rows that read it, because every "
+        "decoder state is computed behind the causal mask; change the **last** target word and no map changes, as "
+        "no row reads it. Change **any** source word and every row changes."
     )
 
 

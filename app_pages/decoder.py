@@ -103,9 +103,13 @@ introduction(
     "The lesson ends with this: a modern language model is a **decoder-only Transformer**, the masked "
     "self-attention stack alone, trained to predict the next word. Here is one, small enough to train in "
     "seconds on this server and to show every number. It learns a made-up language, then writes: it turns its "
-    "scores for every word into probabilities, draws one word, appends it, and starts again.",
-    r"p(x_{t+1} \mid x_{\le t}) = \operatorname{softmax}\!\left(\frac{z_t}{\tau}\right),\qquad "
-    r"z_t = h_t W_{out},\qquad h_t = \operatorname{Decoder}(x_0, \dots, x_t)",
+    "scores for every word (the **logits** z, one number per word of the vocabulary) into probabilities, draws one "
+    "word, appends it, and starts again. The softmax is the model's; the temperature τ is the writer's choice, "
+    "the same τ as on the soft-lookup page: it divides the logits before the softmax, and τ = 1 draws from the "
+    "model's own probabilities. Read *Masked self-attention* first: this decoder is a stack of it.",
+    r"p(x_{t+1} \mid x_{\le t}) = \operatorname{softmax}(z_t),\qquad "
+    r"z_t = h_t W_{out},\qquad h_t = \operatorname{Decoder}(x_0, \dots, x_t);\qquad "
+    r"\text{drawn from } p_\tau = \operatorname{softmax}\!\left(\frac{z_t}{\tau}\right)",
 )
 
 
@@ -146,7 +150,7 @@ def model_controls() -> DecoderConfig:
 def train_section(config: DecoderConfig) -> DecoderRun | None:
     """Section 2: train (or find) the shared run of `config`; its curves and what it reached."""
     section("2 · Training", "Each step shows the decoder whole training sentences. Masked self-attention lets "
-            "every position see only the words before it, so one pass scores its guess of every next word at once.",
+            "every position see only itself and the words before it, so one pass scores its guess of every next word at once.",
             r"\mathcal{L} = -\frac{1}{N}\sum_{t} \log p(x_{t+1} \mid x_{\le t})")
     trainer = RUNS.existing(config)
     done = trainer is not None and trainer.result.complete
@@ -198,6 +202,10 @@ def quality_metrics(run: DecoderRun, q: Quality, config: DecoderConfig) -> None:
                        f"(it/they, the sound, sleeps/sleep). The best bigram gets {q.bigram_context:.1%}.")
         st.metric("Training time", f"{run.elapsed_s:.1f} s", border=True,
                   help=f"Wall time on this server; {run.cpu_s:.1f} s of CPU in the training thread.")
+    st.caption(f"**Perplexity** is exp(loss): a model as unsure, on average, as a fair choice among N words has "
+               f"perplexity N. Held out, this decoder's is {q.model.perplexity:.2f}, the best bigram model's "
+               f"{q.bigram.perplexity:.2f}, and the grammar's own {q.grammar.perplexity:.2f}, the least anything can "
+               "reach.")
 
 
 def sampling_controls() -> tuple[Sampling, int]:
@@ -254,8 +262,9 @@ def writing_controls(to_end: int) -> int:
 def writing_section(config: DecoderConfig, model: Decoder) -> tuple[Written, tuple[str, ...], Sampling, int]:
     """Section 3: the prompt, the sampling knobs, the text written so far and the next word's probabilities."""
     section("3 · Writing, one word at a time",
-            "The decoder's scores z for every word (logits) are divided by the temperature, turned into "
-            "probabilities by the softmax, cut by top-k and top-p, renormalised, and one word is drawn. "
+            "The decoder's logits z are divided by the temperature, turned into probabilities by the softmax, "
+            "cut by top-k (only the k likeliest words are kept) and top-p (only the **nucleus** is kept: the fewest "
+            "likeliest words whose probabilities add up to at least p), renormalised, and one word is drawn. "
             "The bars: each likely word's probability after the temperature, and beside it the probability it "
             "is drawn with. Hover a bar for its arithmetic.",
             r"p_\tau = \operatorname{softmax}(z/\tau),\qquad q(w) = \frac{p_\tau(w)\,[w\ \text{kept}]}"
@@ -297,8 +306,8 @@ def next_word_chart(config: DecoderConfig, prompt: tuple[str, ...], sampling: Sa
 def attention_section(config: DecoderConfig, model: Decoder, text: Written) -> None:
     """Section 4: the attention of every word of the text, and the three ways of computing its logits agree."""
     section("4 · Where each word looked",
-            "Row t is the position that chose word t + 1; its weights cover the words before it and none after "
-            "(the mask). Computed in one masked pass over the whole text, they equal what each step saw while "
+            "Row t is the position that chose word t + 1; its weights cover the words up to it, itself included, "
+            "and none after (the mask). Computed in one masked pass over the whole text, they equal what each step saw while "
             "writing.")
     spec, maps, logits = text_spec(config, text.ids, model)
     n = len(text.ids)

@@ -16,7 +16,7 @@ from ui.chart_names import ChartName
 from ui.charts import exercise as charts
 from ui.deployment import execution_disabled
 from ui.display import show_chart
-from ui.layout import as_markdown, explain, introduction, page_fragment, show_source
+from ui.layout import as_markdown, explain, introduction, more_detail, page_fragment, show_source
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.turns import outside_turn
@@ -271,7 +271,21 @@ def how_the_checker_works_section() -> None:
     """How a student's code is run: a forked child under a seccomp filter, with time and memory limits."""
     st.header("How the checker works")
     explain(
-        "Your code never runs inside this app. The server keeps one worker process that has already loaded "
+        "Your code never runs inside this app: each check runs it in a fresh, locked-down process with "
+        f"{DEFAULT_TIMEOUT_S:g} s and about {bytes_in_words(MEMORY_BUDGET_BYTES)} of memory beyond PyTorch's own, which can only "
+        "compute and send back the numbers your function returned; every verdict is computed here. To name a "
+        "mistake, the checker runs the usual wrong versions of the formula on the same inputs and looks for the one "
+        "that gives exactly your numbers."
+    )
+    with more_detail("the sandbox your code runs in"):
+        sandbox_text()
+    show_source(mistaken_attention, match_mistake, title="The known mistakes, as code")
+
+
+def sandbox_text() -> None:
+    """How the locked-down process is made: a forked child under a seccomp filter, with time and memory limits."""
+    st.markdown(
+        "The server keeps one worker process that has already loaded "
         "PyTorch; for each check it forks a **fresh child process** that reads your code and the test inputs, "
         "closes every file but its output pipes and, where the server runs as root, becomes a fresh unprivileged "
         "user. Then, before your code is even compiled, the child asks the Linux kernel for a **seccomp filter**: "
@@ -282,10 +296,8 @@ def how_the_checker_works_section() -> None:
         "memory beyond PyTorch's own, and is killed when the time is up. It only sends back the numbers your "
         "function returned; every verdict is computed here. Before the first check, the server proves the filter "
         "works on this host (a test child must be refused a file and a socket); where it cannot, code execution "
-        "stays off. To name a mistake, the checker runs the usual wrong versions of the formula on the same inputs "
-        "and looks for the one that gives exactly your numbers."
+        "stays off."
     )
-    show_source(mistaken_attention, match_mistake, title="The known mistakes, as code")
 
 
 page_body()

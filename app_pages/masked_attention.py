@@ -87,16 +87,18 @@ def generation_step(seed: int, seq_len: int, causal: bool) -> None:
     """
     tokens = SENTENCE[:seq_len]
     if seq_len > 1:
-        step = int(bound_slider("Generation step t", "step", 1, seq_len, min(4, seq_len),
-                                help="Token t (1-based) is being produced; tokens after it do not exist yet."))
+        step = int(bound_slider("Generation step s", "step", 1, seq_len, min(4, seq_len),
+                                help="At step s, s tokens exist, at positions 0 … s − 1; the newest, at position "
+                                     "t = s − 1, attends to them. The tokens after it do not exist yet."))
     else:
         step = 1
-        st.caption("One token: the only step is t = 1.")
+        st.caption("One token: the only step is s = 1, the token at position 0.")
     t = step - 1
     seen = " ".join(tokens[:step])
     unseen = " ".join(tokens[step:])
     st.markdown(f"Step {step}: **{seen}**" + (f" :gray[{unseen}]" if unseen else "")
-                + f" — “{tokens[t]}” can see {step} token{'s' if step > 1 else ''}.")
+                + f" — “{tokens[t]}”, at position {t}, can see {step} token{'s' if step > 1 else ''}"
+                + (f", positions 0 … {t}." if t else ", itself."))
 
     full, masked = (attention_at(seed, seq_len, causal=c) for c in (False, True))  # this step needs both
     prefix_w, prefix_out = prefix_attention(masked.Q, masked.K, masked.V, step)
@@ -116,7 +118,7 @@ def generation_step(seed: int, seq_len: int, causal: bool) -> None:
               f"{max_abs_diff(masked.weights[t, :step], prefix_w):.1e}",
               help="The prefix softmax never sees the later tokens at all; the mask gives the same weights. "
                    "So training on the whole masked sentence matches generating token by token.")
-    st.caption(f"The outputs agree too: max |masked output of token {step} − prefix-only output| = "
+    st.caption(f"The outputs agree too: max |masked output at position {t} − prefix-only output| = "
                f"{max_abs_diff(masked.output[t], prefix_out):.1e}.")
 
 
@@ -215,8 +217,9 @@ def generation_section(seed: int, seq_len: int, causal: bool) -> None:
     """Section 3: one generation step, drawn by its own nested fragment."""
     section(
         "3 · One generation step",
-        "Pick a step t. At that moment only tokens 1 … t exist, and token t's query is compared with "
-        "their keys alone. Left: token t's weights without the mask, spread over the whole sentence "
+        "Pick a step s. At that moment only the tokens at positions 0 … t exist (t = s − 1, counted from 0 as "
+        "everywhere in the app), and the newest one's query, at position t, is compared with their keys alone. "
+        "Left: its weights without the mask, spread over the whole sentence "
         "(orange: weight on words that have not been written yet). Right: the masked row. The visible "
         "bars keep their proportions, only rescaled to sum to 1.",
         r"A^{\text{mask}}_{tj} = \frac{A_{tj}}{\sum_{j' \le t} A_{tj'}}\ (j \le t),\qquad "

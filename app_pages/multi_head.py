@@ -26,6 +26,7 @@ from ui.layout import controls_row, fixed_slot, introduction, page_fragment, sec
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.url_state import bound_select_slider, bound_slider, seed_slider
+from ui.wording.multi_head import cost, equal_rows
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {"d_model": "64", "heads": "64", "seq_len": "16"}
@@ -73,7 +74,7 @@ introduction(
     "several heads in parallel on the *same* tokens: the projected queries, keys and values are cut "
     "into H narrow slices of d_k = d_model / H columns, every slice runs ordinary scaled dot-product "
     "attention on its own, and the H results are glued back together and mixed by one more matrix, W_o. "
-    "Same total width, same cost, but H different attention patterns instead of one.",
+    "Same total width and the same projections, but H different attention patterns instead of one.",
     r"\operatorname{MultiHead}(X) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\,W_o,\qquad"
     r"\text{head}_h = \operatorname{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_k}}\right) V_h",
 )
@@ -89,7 +90,7 @@ def page_body() -> None:
     clicked = clicked_cell(CLICK_KEY, (n_heads, seq_len, seq_len), fields=("h", "q", "k"))
     specs = chart_specs(seed, d_model, n_heads, seq_len, clicked, steps, W_o)
     project_and_cut_section(steps, specs, clicked, tokens, d_model)
-    maps_section(steps, specs, unique_labels(tokens))
+    maps_section(steps, specs, tokens)
     concat_section(steps, specs, seq_len, d_model)
     torch_section(seed, d_model, n_heads, seq_len)
     width_quiz(d_model, n_heads)
@@ -162,16 +163,18 @@ def project_and_cut_section(steps: MultiHeadSteps, specs: dict[str, dict], click
                        f"{steps.weights[h, i, j]:.3f}. Double-click the maps to clear.")
 
 
-def maps_section(steps: MultiHeadSteps, specs: dict[str, dict], labels: list[str]) -> None:
-    """Section 2: one attention map per head (clickable), and how much the heads differ."""
+def maps_section(steps: MultiHeadSteps, specs: dict[str, dict], tokens: list[str]) -> None:
+    """Section 2: one attention map per head (clickable), how much the heads differ, and what they cost."""
+    labels = unique_labels(tokens)
     seq_len = len(labels)
     n_heads, d_k = steps.n_heads, steps.d_k
     section(
         "2 · One attention map per head",
         "Every head runs the whole attention recipe on its slice: its own scores, its own softmax, its own "
         "map. All maps share one colour scale on [0, 1], so equal colours are equal weights. With random "
-        "weights the patterns are arbitrary; in a trained model heads specialise (one tracks the previous "
-        "word, another links a pronoun to its noun…).",
+        "weights the patterns are arbitrary; in a trained model heads specialise: one looks at the previous "
+        "token, another rests on a special token. The page *A real model's attention* finds such heads in a "
+        "trained model, from its weights on your text.",
         rf"A_h = \operatorname{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{{d_k}}}}}\right) "
         rf"\in \mathbb{{R}}^{{{seq_len} \times {seq_len}}},\qquad h = 1, \dots, {n_heads}",
     )
@@ -189,6 +192,8 @@ def maps_section(steps: MultiHeadSteps, specs: dict[str, dict], labels: list[str
                 f"Most focused: head {sharp + 1} (a query's top weight averages {focus.peak[sharp]:.3f}); "
                 f"least focused: head {flat + 1} ({focus.peak[flat]:.3f}; uniform would be {1 / seq_len:.3f})."
             )
+    st.caption(equal_rows(steps, tokens))
+    st.caption(cost(seq_len, steps.n_heads * d_k, n_heads))
 
 
 def concat_section(steps: MultiHeadSteps, specs: dict[str, dict], seq_len: int, d_model: int) -> None:

@@ -26,6 +26,7 @@ from ui.layout import controls_row, fixed_slot, introduction, page_fragment, sec
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.url_state import bound_toggle, seed_slider, tokens_input
+from ui.wording.permutation import ROUNDING, maps_agree, outputs_agree
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {"pe": "true"}
@@ -87,7 +88,7 @@ def page_body() -> None:
     specs = chart_specs(tuple(tokens), seed, tuple(int(p) for p in perm), add_pe, check)
     shuffled_sentence(tokens, perm, seed)
     inputs_section(specs, check, add_pe)
-    maps_section(specs, check, add_pe, unique_labels(tokens))
+    maps_section(specs, check, unique_labels(tokens))
     outputs_section(specs, check, add_pe)
     torch_section(tokens, seed, perm, add_pe)
     same_vector_quiz(check, add_pe)
@@ -166,15 +167,13 @@ def inputs_section(specs: dict[str, dict], check: PermutationCheck, add_pe: bool
     show_chart(specs["inputs"], alt=ChartName(original.alt, f"The original's values {value_range(check.x)}."))
 
 
-def maps_section(specs: dict[str, dict], check: PermutationCheck, add_pe: bool, labels: list[str]) -> None:
+def maps_section(specs: dict[str, dict], check: PermutationCheck, labels: list[str]) -> None:
     """Section 2: the attention map of the shuffled input beside the original one reordered (P A Pᵀ)."""
     section(
         "2 · Attention maps: reordered, not changed",
         "Left, the map of the original sentence. Middle, the map computed from scratch on the shuffled "
         "sentence. Right, the left map with its rows and columns simply put in the shuffled order (PAPᵀ). "
-        "Every word keeps its label, so compare cells by their labels: "
-        + ("with positional encoding the middle and right maps no longer agree." if add_pe else
-           "without positional encoding the middle and right maps are identical."),
+        "Every word keeps its label, so compare cells by their labels: " + maps_agree(check),
     )
     show_chart(specs["maps"], alt=ChartName(
         "Attention maps, averaged over the heads, of the original, of the shuffled input, and the original "
@@ -191,8 +190,7 @@ def outputs_section(specs: dict[str, dict], check: PermutationCheck, add_pe: boo
     section(
         "3 · Outputs: undo the shuffle and compare",
         "Move each output row of the shuffled run back to where its word came from (Pᵀ) and compare with the "
-        "original run. " + ("With positional encoding they differ: attention now knows where each word was." if add_pe
-                            else "Without positional encoding they agree to the last few bits of float64."),
+        "original run. " + outputs_agree(check),
         r"\max\,\bigl|\operatorname{Attn}(X) - P^\top \operatorname{Attn}(PX)\bigr|"
         + (r"\quad\text{with } X \to X + PE" if add_pe else ""),
     )
@@ -202,9 +200,12 @@ def outputs_section(specs: dict[str, dict], check: PermutationCheck, add_pe: boo
                                                          f"two differ by at most {check.output_diff:.1e}."))
     st.metric("max |Attn(X) − Pᵀ Attn(PX)|", f"{check.output_diff:.1e}",
               help="Largest absolute difference over all tokens and dimensions (NumPy, float64).")
-    if add_pe:
+    if check.output_diff > ROUNDING:
         st.warning(f"With positional encoding the outputs differ by up to {check.output_diff:.2f}: "
                    "order now matters. Switch the toggle off to get the symmetry back.")
+    elif add_pe:
+        st.info(f"With positional encoding the difference is {check.output_diff:.1e}: this shuffle changes no word's "
+                "input. Shuffle two different words to see order matter.")
     else:
         st.success(f"Without positional encoding the difference is {check.output_diff:.1e}, rounding noise: "
                    "self-attention is blind to order. Switch on positional encoding to break the symmetry.")

@@ -24,6 +24,7 @@ from ui.layout import controls_row, fixed_slot, introduction, page_fragment, sec
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.url_state import bound_multiselect, bound_slider
+from ui.wording.positional_encoding import similarity_trend, wavelength_range
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {"positions": "512", "d_model": "512"}
@@ -79,8 +80,7 @@ def waves_section(positions: int, d_model: int) -> None:
     section(
         "2 · Waves of different lengths",
         "Each column of the table samples one wave at the integer positions. Dimensions 2i and 2i + 1 share "
-        "the frequency ω_i, so they repeat every λ_i positions; λ grows geometrically with i, from 2π at "
-        "the first pair to almost 2π · 10000 at the last.",
+        "the frequency ω_i, so they repeat every λ_i positions. " + wavelength_range(d_model),
         r"\omega_i = \frac{1}{10000^{2i/d_{model}}},\qquad \lambda_i = \frac{2\pi}{\omega_i}"
         r" = 2\pi \cdot 10000^{2i/d_{model}}",
         keep_text=True,
@@ -157,11 +157,10 @@ def similarity_section(table: EncodingTable, positions: int, d_model: int) -> No
     """Section 3: the dot product of every pair of positions, which depends only on their offset."""
     sim = table.similarity
     section(
-        "3 · Nearby positions are similar",
-        "The dot product of two position vectors is large when the positions are close and falls off with "
-        "distance. Each sine/cosine pair is a point on a circle turned by ω_i·p, so the dot product only "
-        "depends on the offset k between the positions, not on where they are: attention can read "
-        "relative position from it.",
+        "3 · How alike two positions are",
+        "Each sine/cosine pair is a point on a circle turned by ω_i·p, so the dot product of two position vectors "
+        "only depends on the offset k between the positions, not on where they are: attention can read relative "
+        "position from it. " + similarity_trend(table),
         r"PE_p \cdot PE_{p+k} = \sum_i \cos(\omega_i\, k)\quad\text{(every full sine/cosine pair)}",
         keep_text=True,
     )
@@ -191,8 +190,10 @@ def nearby_positions_quiz(table: EncodingTable, positions: int, d_model: int) ->
             predict_then_reveal(
                 f"With d_model = {d_model}: which position's encoding has the larger dot product with position 10's?",
                 ["position 11", "position 40"], "position 11" if near > far else "position 40",
-                f"PE₁₀ · PE₁₁ = {near:.3f} and PE₁₀ · PE₄₀ = {far:.3f}. Most dimensions vary slowly, so neighbouring "
-                "positions get similar vectors (for very small d_model the few fast waves can break this).",
+                f"PE₁₀ · PE₁₁ = {near:.3f} and PE₁₀ · PE₄₀ = {far:.3f}. "
+                + ("Most dimensions vary slowly, so neighbouring positions get similar vectors."
+                   if near > far else f"With d_model = {d_model} the few fast waves outweigh the slow ones, and a "
+                   "far position can come out more alike than a neighbour."),
                 key="pe_similarity",
             )
 

@@ -20,7 +20,7 @@ from pretrained.model import (
     run_model,
     tokenize_wordpiece,
 )
-from pretrained.patterns import pattern_scores, strongest_heads
+from pretrained.patterns import PATTERNS, describe, layers_trend, pattern_scores, strongest_heads
 from ui.cache import shared_cache
 from ui.chart_names import ChartName, largest_weight, weights_name
 from ui.charts import pretrained as charts
@@ -38,18 +38,6 @@ MAX_TOKENS = 32
 #: Longest text accepted by the box, in characters.
 MAX_CHARS = 200
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
-
-#: What each computed pattern means, for the notes.
-PATTERN_NOTES = {
-    "previous token": "looks at the token just before it: a head that keeps track of word order",
-    "next token": "looks one token ahead",
-    "itself": "mostly stays on its own token",
-    "same word": "links the pieces of one word (like `token ##ization`) and repeats of a word",
-    "[CLS]": "parks its attention on `[CLS]`, the first position",
-    "[SEP]": "parks its attention on `[SEP]`, the last position: heads with nothing to do often "
-             "rest there, so a strong [SEP] head is a head that is mostly switched off for this text",
-}
-
 
 @st.cache_resource(show_spinner=False)
 def get_model() -> PretrainedModel:
@@ -215,10 +203,12 @@ def introduction_and_tokens(intro: DeltaGenerator, model: PretrainedModel, run: 
     with intro:
         st.title("A real model's attention")
         explain(
-            "Everything so far used small random matrices. Here the weights are learned: **all-MiniLM-L6-v2**, "
+            "The lesson's pages use small random matrices. Here the weights are learned: **all-MiniLM-L6-v2**, "
             f"a small BERT-style encoder ({L} layers × {H} heads) trained to embed sentences. Type any text and see "
             f"what every one of its {L * H} heads attends to. The weights ship inside a pip package and run on this "
-            "server's CPU, so nothing is downloaded."
+            "server's CPU, so nothing is downloaded. Read *Multi-head attention* first: every small map below is "
+            "one head's, as there, and this encoder has no mask, as the encoder of *Encoder, decoder, "
+            "cross-attention*."
         )
     st.markdown(f"**The {T} tokens the model sees** (WordPiece; `##` continues the word before): " + chips(run.tokens))
 
@@ -255,15 +245,10 @@ def habits_section(scores: dict[str, tuple[np.ndarray, float]]) -> None:
     with fixed_slot():  # one row per habit found in this text: their number varies with the text
         for name, layer_i, head_i, score, baseline in strongest_heads(scores):
             c1, c2 = st.columns([5, 1], vertical_alignment="center")
-            weak = " No head does this clearly in this text." if score < 2 * baseline else ""
-            c1.markdown(
-                f"**{name}** — layer {layer_i + 1}, head {head_i + 1} {PATTERN_NOTES[name]}: "
-                f"on average **{score:.2f}** of a token's attention goes there "
-                f"(an even spread would give {baseline:.2f}).{weak}"
-            )
+            c1.markdown(f"**{name}** — {describe(name, layer_i, head_i, score, baseline)}")
             c2.button(f"Show L{layer_i + 1} H{head_i + 1}", key=f"show_{name}", on_click=select_head,
                       args=(layer_i + 1, head_i + 1), help="Show this head up close below")
-    missing = [p for p in PATTERN_NOTES if p not in scores]
+    missing = [p for p in PATTERNS if p not in scores]
     with fixed_slot():
         if missing:
             st.caption("Not in this text: " + ", ".join(missing) + " (type a repeated or split word to see it).")
@@ -275,8 +260,7 @@ def averaged_section(run: ModelRun, model: PretrainedModel) -> None:
     section(
         "4 · Averaged view",
         f"Averaging the {H} heads of a layer shows where that layer as a whole looks; the last map averages all "
-        f"{L * H} heads. Early layers tend to stay local (the diagonal and its neighbours); later layers "
-        "spread out or rest on the special tokens.",
+        f"{L * H} heads. " + layers_trend(run),
     )
     T = len(run.tokens)
     show_chart(averaged_spec(run.tokens, run), alt=ChartName(

@@ -22,10 +22,20 @@ from ui.chart_names import ChartName, largest_weight, value_range
 from ui.charts import scaled_attention as charts
 from ui.charts.scaled_attention import SCALED, UNSCALED
 from ui.display import show_chart
-from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source
+from ui.layout import (
+    controls_row,
+    explain,
+    fixed_slot,
+    introduction,
+    more_detail,
+    page_fragment,
+    section,
+    show_source,
+)
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.url_state import bound_select_slider, bound_slider, bound_toggle, seed_slider
+from ui.wording.scaled_attention import ringed_points, sweep_bullets, variance_text
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {"seq_len": "32", "d_k": "1024", "scaled": "false"}
@@ -61,8 +71,9 @@ def chart_specs(seed: int, seq_len: int, d_k: int, scaled: bool,
 
 introduction(
     "Scaling by √d_k: the saturation lab",
-    "A score is a dot product, a sum of d_k products qᵢkᵢ. If the entries of q and k are random with "
-    "variance 1, each product has variance 1 too, and the variances of a sum add up: the scores' spread "
+    "A score is a dot product, a sum of d_k products qᵢkᵢ. If the entries of q and k are independent random "
+    "numbers with mean 0 and variance 1, each product has mean 0 and variance 1 too, and the variances of a sum of "
+    "independent terms add up: the scores' spread "
     "grows like √d_k. Wide heads would then feed the softmax numbers in the tens, and the softmax turns "
     "into an argmax: one weight near 1, all others near 0. There it is flat (its gradient vanishes), so the "
     "queries and keys barely learn. Dividing by √d_k puts the variance back to 1 at every width.",
@@ -80,7 +91,7 @@ def page_body() -> None:
     sweep = sweep_at(seq_len, seed)
     specs = chart_specs(seed, seq_len, d_k, scaled, example, sweep)
     attention_map_section(example, specs, seed, scaled)
-    every_d_k_section(sweep, specs, seq_len, d_k)
+    every_d_k_section(sweep, example, specs, scaled)
     torch_section(seq_len, d_k, seed, scaled, example)
     saturation_quiz(sweep)
     show_source(random_qkv, scaling_example, score_sweep, row_entropy, softmax_jacobian_norm,
@@ -115,16 +126,22 @@ def attention_map_section(example: ScalingExample, specs: dict[str, dict], seed:
     )
     score_var = float(example.scores.var())
     with st.container(horizontal=True):
-        st.metric("variance of these scores", f"{score_var:.3g}" if score_var < 1000 else f"{score_var:,.0f}",
+        st.metric("variance of these scores", variance_text(score_var),
                   help=f"Expected: {'1 (scaled)' if scaled else f'd_k = {d_k} (unscaled)'}. This is one sample of "
                        f"T² = {seq_len ** 2} scores, so it scatters around that; section 2 averages many samples.")
         st.metric("largest weight (mean over rows)", f"{now.max_weight:.3f}",
                   help=f"1/T = {1 / seq_len:.3f} for a uniform row, 1 for a saturated (one-hot) row.")
-        st.metric("row entropy (mean, nats)", f"{now.entropy:.3f}",
-                  help=f"ln T = {np.log(seq_len):.3f} for a uniform row, 0 for a one-hot row.")
-        st.metric("softmax Jacobian norm (mean)", f"{now.jacobian_norm:.3g}",
-                  help=f"‖diag(p) − ppᵀ‖_F, averaged over rows: √(T−1)/T = {np.sqrt(seq_len - 1) / seq_len:.3f} "
-                       "for a uniform row, 0 for a one-hot row (no gradient).")
+    with more_detail("how spread out the rows are, and how much gradient they pass back"):
+        st.markdown("Two more measures of a row p of weights, averaged over the rows: its **entropy** "
+                    "−Σ_j p_j ln p_j, in nats (the unit of the natural logarithm), ln T when the row is uniform and 0 "
+                    "when it is one-hot; and the size of the **softmax's Jacobian** ‖diag(p) − ppᵀ‖_F, how much the "
+                    "weights move when the scores do, which is the gradient W_q and W_k learn from: 0 when one-hot.")
+        with st.container(horizontal=True):
+            st.metric("row entropy (mean, nats)", f"{now.entropy:.3f}",
+                      help=f"ln T = {np.log(seq_len):.3f} for a uniform row, 0 for a one-hot row.")
+            st.metric("softmax Jacobian norm (mean)", f"{now.jacobian_norm:.3g}",
+                      help=f"√(T−1)/T = {np.sqrt(seq_len - 1) / seq_len:.3f} for a uniform row, 0 for a one-hot "
+                           "row (no gradient).")
     with fixed_slot():
         if now.max_weight > 0.9:
             st.warning(
@@ -140,27 +157,23 @@ def attention_map_section(example: ScalingExample, specs: dict[str, dict], seed:
         f"Scores {value_range(example.scores)}. Largest weight {largest_weight(example.weights, labels, labels)}."))
 
 
-def every_d_k_section(sweep: ScoreSweep, specs: dict[str, dict], seq_len: int, d_k: int) -> None:
+def every_d_k_section(sweep: ScoreSweep, example: ScalingExample, specs: dict[str, dict], scaled: bool) -> None:
     """Section 2: the score variance and the softmax's saturation over every d_k, scaled and unscaled."""
+    seq_len = sweep.seq_len
     section(
         "2 · The same story over every d_k",
         f"Each point averages {sweep.n_samples} independent random {seq_len} × {seq_len} score matrices "
         f"({sweep.n_samples * seq_len} softmax rows), with ({SCALED.split(':')[0]}) and without "
-        f"({UNSCALED.split(':')[0]}) the scaling. The dotted line marks the current d_k = {d_k}, and the "
-        "ringed point is the setting you are looking at.",
+        f"({UNSCALED.split(':')[0]}) the scaling. "
+        + ringed_points(sweep, example, scaled, (SCALED if scaled else UNSCALED).split(":")[0]),
         keep_text=True,
     )
-    explain(
-        "- **Score variance** (log scale): unscaled it follows the theory d_k exactly; scaled it stays at 1.\n"
-        "- **Largest weight**: unscaled it climbs towards 1 (one key takes everything); scaled it does not move.\n"
-        "- **Row entropy**: how spread out a row is, from ln T (uniform) down to 0 (one-hot).\n"
-        "- **Softmax Jacobian norm**: the size of ∂softmax/∂scores, the gradient that trains W_q and W_k. "
-        "It collapses as the softmax saturates; this is the lesson's reason for the √d_k. (With many tokens the "
-        "unscaled curve first rises: a row spread thinly over T keys passes back little gradient too, and it "
-        "is largest when a row splits its weight between a few keys.)"
-    )
-    st.latex(r"J = \frac{\partial\,\operatorname{softmax}(s)}{\partial s} = \operatorname{diag}(p) - p\,p^\top,"
-             r"\qquad \lVert J\rVert_F \to 0 \text{ as } p \to \text{one-hot}")
+    idea, detail = sweep_bullets(sweep)
+    explain(idea)
+    with more_detail("row entropy and the softmax's gradient"):
+        st.markdown(detail)
+        st.latex(r"J = \frac{\partial\,\operatorname{softmax}(s)}{\partial s} = \operatorname{diag}(p) - p\,p^\top,"
+                 r"\qquad \lVert J\rVert_F \to 0 \text{ as } p \to \text{one-hot}")
 
     widest = f"d_k = {sweep.d_k[-1]}"
     every_d_k = f"d_k from {sweep.d_k[0]} to {sweep.d_k[-1]}, scaled and unscaled"

@@ -23,6 +23,7 @@ from ui.layout import controls_row, explain, introduction, page_fragment, show_s
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.url_state import bound_choice, bound_select_slider
+from ui.wording.soft_lookup import sweep_ends, temperature_limits
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {"temp": "0.05"}
@@ -164,19 +165,14 @@ def temperature_section(shop: TinyDictionary, lookup: LookupComparison, specs: d
     hard_result = lookup.hard_result
     uniform = float(shop.values.mean())
     st.header("2 · Turn the temperature down, and up")
-    explain(
-        "As τ shrinks, the gaps between the scores are magnified before the softmax, so the best key's weight "
-        f"tends to 1 and the soft result slides onto the hard one ({float(hard_result):.2f}). As τ grows, the "
-        f"scores are flattened, every weight tends to 1/{len(shop.key_names)}, and the result becomes the plain "
-        f"average of the values ({uniform:.2f}). A longer query has the same effect as a lower temperature: "
-        "compare *sweet* with *very sweet*."
-    )
+    explain(temperature_limits(lookup, shop.values) + " A longer query has the same effect as a lower temperature: "
+            "compare *sweet* with *very sweet*.")
     sweep_results = lookup.sweep_results
     show_chart(
         specs["sweep"],
         alt=ChartName(f"The soft result and each key's weight plotted against the temperature, from "
                       f"{lookup.sweep_temperatures.min():g} to {lookup.sweep_temperatures.max():g}",
-                      f"The result goes from {float(sweep_results[0]):.2f} to {float(sweep_results[-1]):.2f}."),
+                      sweep_ends(lookup)),
     )
     d_k = shop.keys.shape[1]
     st.info(

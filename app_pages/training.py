@@ -18,6 +18,7 @@ from ui.display import show_chart
 from ui.layout import controls_row, explain, introduction, page_fragment, show_source, whole_block_link
 from ui.turns import next_turn
 from ui.url_state import bound_choice, bound_select_slider, bound_slider, seed_slider, tokens_input
+from ui.wording.training import without_positions
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {"seq_len": "12", "d_model": "64", "heads": "8", "layers": "2"}
@@ -110,7 +111,8 @@ def train_live(config: TrainConfig, runs: dict[TrainConfig, Trainer], buttons: D
 
 introduction(
     "Watch attention learn",
-    "Every other page uses random W_q, W_k and W_v. Here a tiny Transformer *learns* them, on this "
+    "The lesson's pages use random W_q, W_k and W_v (the real model's and the decoder's pages show learned "
+    "ones, trained elsewhere or on a made-up language). Here a tiny Transformer *learns* them, on this "
     "machine's CPU, in seconds. It reads a sequence of digits and must write, at every position, one "
     "output digit: the sequence reversed, copied, sorted, or its first digit repeated. Nobody tells it "
     "where to look; gradient descent on the prediction error shapes the attention maps until each "
@@ -168,15 +170,7 @@ def positional_encoding_note(result: TrainingResult, config: TrainConfig) -> Non
     """What positional encoding (or its absence) does to this task: a model without it cannot learn where to look."""
     task, pos, vocab = config.task, config.pos, config.vocab
     if pos == "none" and task != "copy":
-        st.warning(
-            f"**Without positional encoding the model cannot learn to {TASKS[task]}.** It reached "
-            f"{result.eval_accuracy[-1]:.1%} per-token accuracy on held-out sequences (guessing: {1 / vocab:.1%}). "
-            "Attention alone is blind to order: every position sees the same set of tokens plus its own, so "
-            "position i cannot tell that it is position i, nor which key holds its answer. It beats guessing "
-            "only by betting on digits it knows are in the sequence. Switch positional encoding back on and "
-            "train again.",
-            icon=":material/warning:",
-        )
+        st.warning(without_positions(TASKS[task], result.eval_accuracy[-1], vocab), icon=":material/warning:")
     elif pos == "none":
         st.info("Copy needs no positions: each output is its own input, carried by the residual stream.")
     elif task != "copy":

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from core import LESSON_TOKENS, LESSON_X, WorkedExample, scaled_dot_product_attention, softmax, worked_example
+from core.designed_weights import SENTENCE_KINDS, STRENGTH, designed_example
 from core.user_input import format_matrix, parse_matrix, validate_input
 from ui.cache import shared_cache
 from ui.chart_names import ChartName, matrix_name, together, value_range, weights_name
@@ -17,11 +18,14 @@ from ui.layout import controls_row, explain, fixed_slot, introduction, page_frag
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.url_state import bound_choice, bound_stepper, seed_slider
+from ui.wording.worked_example import how_the_weights_are_made, what_each_query_asks
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {"seed": "99"}
 
 STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
+#: The weight matrices on offer: the lesson's random ones, or ones designed so that each query asks for something.
+WEIGHTS = ["random", "designed"]
 #: Session-state keys of this page (not in the URL): whether the own-input and value-vector expanders are open,
 #: the editor's widget state and the input it last accepted.
 OWN_INPUT_OPEN, VALUE_VECTORS_OPEN, EDITOR, LAST_VALID = "own_input", "v_rows", "x_editor", "_worked_last_valid"
@@ -127,9 +131,10 @@ def accept_input(tokens: tuple[str, ...], X: np.ndarray) -> None:
 
 
 @shared_cache(512)
-def chart_spec(name: str, seed: int, tokens: tuple[str, ...], X: np.ndarray, cell: tuple[int, int] | None,
+def chart_spec(name: str, weights: str, tokens: tuple[str, ...], X: np.ndarray, cell: tuple[int, int] | None,
                _ex: WorkedExample) -> dict:
-    """One of the page's charts, built once per input (the cache key); `_ex` is that input's worked example.
+    """One of the page's charts, built once per input (the cache key: `weights` names the weight matrices, "seed 3"
+    or "designed"); `_ex` is that input's worked example.
 
     One chart per call, so each is sent as soon as it is built (the browser draws the first while the next is
     built) and a clicked cell, which only highlights Q and K, rebuilds the projections alone.
@@ -137,9 +142,9 @@ def chart_spec(name: str, seed: int, tokens: tuple[str, ...], X: np.ndarray, cel
     return charts.chart_spec(name, _ex, cell)
 
 
-def stage_chart(name: str, ex: WorkedExample, seed: int, cell: tuple[int, int] | None = None) -> dict:
+def stage_chart(name: str, ex: WorkedExample, weights: str, cell: tuple[int, int] | None = None) -> dict:
     """The chart of stage `name` for this worked example; `cell`, the clicked weight, is shown by the projections."""
-    return chart_spec(name, seed, ex.tokens, ex.X, cell, ex)
+    return chart_spec(name, weights, ex.tokens, ex.X, cell, ex)
 
 
 def fmt_vec(v: np.ndarray) -> str:
@@ -165,62 +170,72 @@ def explain_output(ex: WorkedExample, labels: list[str]) -> None:
 
 
 introduction(
-    "Worked example: three tokens, by hand",
+    "Worked example: one head, by hand",
     "Tokens, each already an embedding vector, go through one attention head. Every matrix below is "
-    "computed live by `core.worked_example`: move the seed to draw other weight matrices, or step "
-    "through the stages one at a time.",
+    "computed live by `core.worked_example`: move the seed to draw other weight matrices, choose the designed "
+    "ones to see queries that ask for something you can name, or step through the stages one at a time. The idea behind it, attention as a soft dictionary lookup, is the next "
+    "page's.",
 )
 
 
 @page_fragment
 def page_body() -> None:
     with controls_row():
-        seed = seed_slider()
+        designed = bound_choice("Weights W_q, W_k, W_v", "weights", WEIGHTS, default="random",
+                                help="Random: the lesson's recipe, drawn from the seed. Designed: made by hand so that "
+                                     "each query asks for a kind of word you can name.") == "designed"
+        seed = 0 if designed else seed_slider()
     stage = STAGES.index(bound_stepper("Reveal up to", "reveal", STAGES, STAGES[-1],
                                        help="Show the computation one stage at a time; the stage is part of the link."))
-    tokens, X = own_input()
-
-    ex = worked_example(seed, X=X, tokens=tokens)
-    offer_notebook("worked_example", rejected=st.session_state.get(REJECTED_EDIT, ""), seed=seed, tokens=ex.tokens,
-                   X=ex.X)
+    if designed:  # the notebook writes the lesson's recipe (random weights from a seed), so it is offered only then
+        ex, weights = designed_example(), "designed"
+    else:
+        tokens, X = own_input()
+        ex, weights = worked_example(seed, X=X, tokens=tokens), f"seed {seed}"
+        offer_notebook("worked_example", rejected=st.session_state.get(REJECTED_EDIT, ""), seed=seed,
+                       tokens=ex.tokens, X=ex.X)
     labels = unique_labels(ex.tokens)
     n_tokens = len(labels)
     cell = clicked_cell("cell", (n_tokens, n_tokens))  # None for a click remembered from a longer input
-    embeddings_section(ex, seed)
+    embeddings_section(ex, weights)
     if stage >= 1:
-        projections_section(ex, seed, cell, labels)
+        projections_section(ex, weights, cell, labels)
     if stage >= 2:
-        scores_section(ex, seed, stage)
+        scores_section(ex, weights, stage)
     if stage >= 3 and n_tokens >= 2:
         focus_quiz(ex, labels)
     if stage >= 4:
-        weights_section(ex, seed, labels)
+        weights_section(ex, weights, labels)
+        if designed:
+            designed_section(ex, labels)
     if stage >= 5:
-        output_section(ex, seed, labels)
+        output_section(ex, weights, labels)
         torch_section(ex)
     show_source(worked_example, scaled_dot_product_attention, softmax)
 
 
-def embeddings_section(ex: WorkedExample, seed: int) -> None:
+def embeddings_section(ex: WorkedExample, weights: str) -> None:
     """Section 1: the tokens' embeddings X."""
     n_tokens, d_model = ex.X.shape
     section("1 · Embeddings X", "One row per token: the input the head starts from.",
             rf"X \in \mathbb{{R}}^{{T \times d_{{model}}}},\quad T = {n_tokens},\ d_{{model}} = {d_model}")
-    show_chart(stage_chart("X", ex, seed), alt=matrix_name("Heatmap of the embeddings X", ex.X, "tokens", "dimensions"))
+    show_chart(stage_chart("X", ex, weights), alt=matrix_name("Heatmap of the embeddings X", ex.X, "tokens", "dimensions"))
 
 
-def projections_section(ex: WorkedExample, seed: int, cell: tuple[int, int] | None, labels: list[str]) -> None:
+def projections_section(ex: WorkedExample, weights: str, cell: tuple[int, int] | None, labels: list[str]) -> None:
     """Section 2: W_q, W_k, W_v and the queries, keys and values they make (a clicked weight's pair highlighted)."""
     section(
         "2 · Queries, keys and values",
         "Three weight matrices project each embedding three ways: the **query** (what the token looks for), "
         "the **key** (what it offers to be matched on) and the **value** (what it hands over once matched). "
-        "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them.",
+        + ("Here the matrices are designed by hand (below, after the weights: what each query asks for); a trained "
+         "model learns its own." if weights == "designed" else
+         "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them."),
         r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v",
     )
     d_model, d_k = ex.W_q.shape
     qkv = np.stack([ex.Q, ex.K, ex.V])  # (3, T, d_k)
-    show_chart(stage_chart("projections", ex, seed, cell),
+    show_chart(stage_chart("projections", ex, weights, cell),
                alt=ChartName(f"Heatmaps of W_q, W_k and W_v, {d_model} by {d_k} each, and below them Q, K and V, "
                              f"{ex.Q.shape[0]} tokens by {d_k} columns each",
                              f"Q, K and V: values {value_range(qkv)}."))
@@ -230,7 +245,7 @@ def projections_section(ex: WorkedExample, seed: int, cell: tuple[int, int] | No
                        f"whose dot product is the score {ex.raw_scores[cell]:.3f}. Double-click the map to clear.")
 
 
-def scores_section(ex: WorkedExample, seed: int, stage: int) -> None:
+def scores_section(ex: WorkedExample, weights: str, stage: int) -> None:
     """Sections 3 and 4: the raw scores, then (one stage on) the scores scaled by √d_k."""
     section("3 · Raw scores", "Entry (i, j) is the dot product of query i with key j: how well token j matches "
             "what token i looks for.", r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
@@ -244,7 +259,7 @@ def scores_section(ex: WorkedExample, seed: int, stage: int) -> None:
     name = (ChartName(f"Heatmap of {raw.alt}", raw.numbers) if stage < 3 else
             together("Heatmaps", [raw, matrix_name("the scaled scores", ex.scaled_scores, "queries", "keys")],
                      ["Raw", "Scaled"]))
-    show_chart(stage_chart(scores, ex, seed), alt=name)
+    show_chart(stage_chart(scores, ex, weights), alt=name)
 
 
 def focus_quiz(ex: WorkedExample, labels: list[str]) -> None:
@@ -260,24 +275,32 @@ def focus_quiz(ex: WorkedExample, labels: list[str]) -> None:
     )
 
 
-def weights_section(ex: WorkedExample, seed: int, labels: list[str]) -> None:
+def weights_section(ex: WorkedExample, weights: str, labels: list[str]) -> None:
     """Section 5: the softmax's weights (clickable), each row summing to 1."""
     section("5 · Softmax: attention weights",
             "Softmax turns each row of scaled scores into a probability distribution: how much attention the "
             "query token pays to every token, itself included. **Click a cell** to highlight the query and key "
             "that produced it in Q and K above.",
             r"A_{ij} = \frac{e^{\tilde S_{ij}}}{\sum_{j'} e^{\tilde S_{ij'}}},\qquad \sum_j A_{ij} = 1")
-    show_chart(stage_chart("weights", ex, seed), on_select="rerun", key="cell", selection_mode="cell",
+    show_chart(stage_chart("weights", ex, weights), on_select="rerun", key="cell", selection_mode="cell",
                alt=weights_name("Heatmap of the attention weights", ex.weights, labels))
     row_sums = ex.weights.sum(axis=1)  # (T,): 1 for every query
     st.caption("Row sums: " + ", ".join(f"{lab}: {s:.3f}" for lab, s in zip(labels, row_sums, strict=True)))
 
 
-def output_section(ex: WorkedExample, seed: int, labels: list[str]) -> None:
+def designed_section(ex: WorkedExample, labels: list[str]) -> None:
+    """What each designed query asks for, and where its weight went: read from the weights above."""
+    section("What each query asks for", how_the_weights_are_made(),
+            r"(x_i W_q) \cdot (x_j W_k) = s^2\,[\,\text{kind}_j = \text{looks for}(\text{kind}_i)\,],\quad s = "
+            + f"{STRENGTH:g}")
+    st.markdown("\n".join(f"- {line}" for line in what_each_query_asks(ex, SENTENCE_KINDS, labels)))
+
+
+def output_section(ex: WorkedExample, weights: str, labels: list[str]) -> None:
     """Section 6: the output, and one token's output as a blend of the values."""
     section("6 · Output: a weighted blend of the values",
             formula=r"\text{output} = A V,\qquad \text{output}_i = \sum_j A_{ij}\, v_j")
-    show_chart(stage_chart("output", ex, seed), alt=matrix_name("Heatmap of the output", ex.output, "tokens",
+    show_chart(stage_chart("output", ex, weights), alt=matrix_name("Heatmap of the output", ex.output, "tokens",
                                                                 "dimensions"))
 
     explain_output(ex, labels)

@@ -139,6 +139,20 @@ def _tokens(tokens: Sequence[str], name: str, role: str) -> tuple[str, ...]:
     return tokens
 
 
+#: The token a decoder's input starts with: it reads nothing yet and predicts the target's first word.
+START = "<s>"
+
+
+def shifted_right(target: Sequence[str], start: str = START) -> tuple[str, ...]:
+    """The decoder's input when it learns a translation: `start`, then the target without its last word.
+
+    Position i of the decoder reads target words 0 … i − 1 and predicts target word i (teacher forcing): the input
+    has as many positions as the target, and the target's last word is only ever predicted, never read.
+    """
+    words = _tokens(target, "target", "decoder")
+    return (start, *words[:-1])
+
+
 def encoder_decoder_attention(
     src_tokens: Sequence[str],
     tgt_tokens: Sequence[str],

@@ -85,7 +85,16 @@ def worked_example(
     if len(tokens) != X.shape[0]:
         raise ValueError(f"{len(tokens)} token labels for X of shape {X.shape}: need one label per row.")
 
-    W_q, W_k, W_v = lesson_weight_matrices(seed, X.shape[1])
+    return example_from_weights(tokens, X, *lesson_weight_matrices(seed, X.shape[1]))
+
+
+def example_from_weights(tokens: tuple[str, ...], X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray,
+                         W_v: np.ndarray) -> WorkedExample:
+    r"""One head of self-attention on `X` ``(T, d)`` with the given ``(d, d)`` weights, every matrix kept.
+
+    .. math:: A = \operatorname{softmax}\!\left(\frac{(X W_q)(X W_k)^\top}{\sqrt{d_k}}\right),\quad
+              \text{output} = A\, X W_v
+    """
     Q = X @ W_q  # (T, d) @ (d, d) -> (T, d)
     K = X @ W_k  # (T, d)
     V = X @ W_v  # (T, d)

@@ -65,6 +65,14 @@ MODEL_SHAPES: dict[str, tuple[int, int]] = {
     "Llama-2-7B (32 layers × 32 heads)": (32, 32),
     "Llama-3-70B (80 layers × 64 heads)": (80, 64),
 }
+#: The longest text each model of `MODEL_SHAPES` was built to read, in tokens (its position table's length, from the
+#: same configurations: max_position_embeddings for the BERT-style encoders, the context length for Llama).
+CONTEXT_LIMITS: dict[str, int] = {
+    "all-MiniLM-L6-v2 (6 layers × 12 heads)": 512,
+    "BERT-base (12 layers × 12 heads)": 512,
+    "Llama-2-7B (32 layers × 32 heads)": 4096,
+    "Llama-3-70B (80 layers × 64 heads)": 8192,
+}
 #: Bytes per value of the number formats in the table.
 DTYPE_BYTES: dict[str, int] = {"float16": 2, "float32": 4}
 

@@ -76,3 +76,63 @@ def strongest_heads(scores: dict[str, tuple[np.ndarray, float]]) -> list[tuple[s
         layer, head = np.unravel_index(int(np.argmax(s)), s.shape)
         rows.append((name, int(layer), int(head), float(s[layer, head]), baseline))
     return rows
+
+
+#: Where each pattern's keys are, as the end of "… of a token's attention goes to …".
+PATTERN_KEYS: dict[str, str] = {
+    "previous token": "the token just before it",
+    "next token": "the token just after it",
+    "itself": "the token itself",
+    "same word": "the other pieces of its word (like `token ##ization`) or repeats of the word",
+    "[CLS]": "`[CLS]`, the first position",
+    "[SEP]": "`[SEP]`, the last position",
+}
+#: A head "follows" a pattern when its score is at least this many times an even spread's.
+CLEAR = 2.0
+#: … and "mostly" when at least this share of a token's attention goes there.
+MOSTLY = 0.5
+
+
+def describe(name: str, layer: int, head: int, score: float, baseline: float) -> str:
+    """What the numbers of the strongest head for `name` say (0-based `layer` and `head`), in words and numbers.
+
+    "Mostly" only from half of the attention up, "clearly" only from `CLEAR` times an even spread; below that the
+    sentence says no head does it clearly. The interpretations (word order, a head at rest) come only with "mostly".
+    """
+    where, who = PATTERN_KEYS[name], f"layer {layer + 1}, head {head + 1}"
+    even = f"an even spread would give {baseline:.2f}"
+    if score < CLEAR * baseline:
+        return (f"No head does this clearly in this text: the strongest, {who}, sends on average {score:.2f} of a "
+                f"token's attention to {where} ({even}).")
+    if score >= MOSTLY:
+        meaning = {"previous token": ": a head that keeps track of word order",
+                   "[SEP]": ": heads with nothing to do often rest there, so this head is mostly switched off for "
+                            "this text"}.get(name, "")
+        return (f"In {who}, most of a token's attention goes to {where}: **{score:.2f}** on average ({even})"
+                f"{meaning}.")
+    return (f"In {who}, a token sends on average **{score:.2f}** of its attention to {where}: "
+            f"{score / baseline:.1f} times an even spread ({baseline:.2f}), and the other {1 - score:.2f} elsewhere.")
+
+
+def layer_shares(run: ModelRun) -> tuple[np.ndarray, np.ndarray]:
+    """Per layer, averaged over its heads and its tokens: the attention within one token of the diagonal, and the
+    attention on `[CLS]` and `[SEP]` together, each ``(L,)``."""
+    t = len(run.tokens)
+    idx = np.arange(t)
+    local = np.abs(idx[:, None] - idx[None, :]) <= 1  # (T, T): the diagonal and its neighbours
+    special = np.zeros((t, t), dtype=bool)
+    special[:, [0, t - 1]] = True  # (T, T): the keys [CLS] and [SEP]
+    per_layer = run.weights.mean(axis=1)  # (L, H, T, T) -> (L, T, T)
+    return (per_layer * local).sum(axis=-1).mean(axis=-1), (per_layer * special).sum(axis=-1).mean(axis=-1)
+
+
+def layers_trend(run: ModelRun) -> str:
+    """How the layers' local and special-token shares change from the first layer to the last, with the numbers."""
+    local, special = layer_shares(run)
+
+    def change(values: np.ndarray) -> str:
+        verb = "rises" if values[-1] > values[0] else "falls"
+        return f"{verb} from {values[0]:.2f} in layer 1 to {values[-1]:.2f} in layer {len(values)}"
+
+    return (f"In this text, the attention within one token of the diagonal (a token, its neighbours) {change(local)}; "
+            f"the attention on `[CLS]` and `[SEP]` {change(special)}.")

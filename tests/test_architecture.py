@@ -59,6 +59,11 @@ def test_chart_modules_do_not_use_streamlit(path):
     assert "streamlit" not in top_levels(path)
 
 
+@pytest.mark.parametrize("path", modules_of("ui/wording"), ids=lambda p: p.name)
+def test_sentence_modules_do_not_use_streamlit(path):
+    assert not top_levels(path) & {"streamlit", "altair"}
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_a_page_draws_through_its_own_chart_module_without_altair_or_pytorch(page):
     imports = imported_modules(ROOT / "app_pages" / f"{page}.py")

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 from streamlit.errors import StreamlitInvalidLayoutContextError
 
 from ui.display import one_export_menu
@@ -148,6 +149,12 @@ def explain(markdown: str) -> None:
         st.empty()
     else:
         st.markdown(markdown)
+
+
+def more_detail(topic: str) -> DeltaGenerator:
+    """A closed expander, "More detail: <topic>", for what goes deeper than the page's idea: a projector shows the
+    idea first, and a student opens the rest."""
+    return st.expander(f"More detail: {topic}", icon=":material/info:")
 
 
 def section(title: str, text: str = "", formula: str = "", *, keep_text: bool = False) -> None:

@@ -37,8 +37,8 @@ from ui.deployment import announce_start
 #: Streamlit and pyarrow load on first use: the emoji and icon names that check the page icons).
 FIRST_PAGE_MODULES = ("ui.patches", "ui.url_state", "ui.layout", "ui.display", "ui.accessibility", "ui.navigation",
                       "ui.cache",
-                      "ui.quiz", "ui.take_home", "notebooks.worked_example", "ui.charts.worked_example", "core",
-                      "core.user_input", "streamlit.emojis",
+                      "ui.quiz", "ui.take_home", "notebooks.worked_example", "ui.charts.worked_example",
+                      "ui.wording.worked_example", "core", "core.user_input", "core.designed_weights", "streamlit.emojis",
                       "streamlit.material_icon_names", "pyarrow.pandas_compat")
 
 _lock = threading.Lock()

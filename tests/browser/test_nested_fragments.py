@@ -89,9 +89,9 @@ def test_a_shorter_sentence_after_a_generation_step_keeps_the_step_in_range(page
     Streamlit keeps the last one's value under the key. From T = 6 down to 4, then the step from 4 to 3, then T to
     3: Streamlit used to restore the kept 4, above the new maximum, and showed an exception box for the section."""
     open_page(page, app_url, "masked_attention")
-    for what in ("Tokens T", "Tokens T", "Generation step t", "Tokens T"):
+    for what in ("Tokens T", "Tokens T", "Generation step s", "Tokens T"):
         press_left(page, what)
         assert_clean_and_linked(page, f"a step of {what}")
     assert parse_qs(urlparse(page.url).query)["seq_len"] == ["3"]
-    step = page.locator('[data-testid="stSlider"]').filter(has_text="Generation step t").get_by_role("slider")
+    step = page.locator('[data-testid="stSlider"]').filter(has_text="Generation step s").get_by_role("slider")
     assert (step.input_value(), step.get_attribute("max")) == ("3", "3")

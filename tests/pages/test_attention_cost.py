@@ -1,11 +1,15 @@
 """AppTests of app_pages/attention_cost.py: defaults without measuring, the computed table, a tiny measurement."""
 
+import json
+from pathlib import Path
+
+
 import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cost.measure import MODEL_SHAPES, context_table
+from cost.measure import CONTEXT_LIMITS, METHODS, MODEL_SHAPES, context_table
 from tests.helpers.apptest import APP, chart_specs, markdown_tables
 from tests.helpers.registry import VALID, Case, PageTests, Probe
 
@@ -80,6 +84,38 @@ def test_a_tiny_measurement():
     assert len(measured) == 1 and sorted(set(measured[0]["n"])) == [64, 128, 256]
     at.run()  # a rerun draws the cached result, without measuring again
     assert not at.exception and len(at.metric) == 2 + 6
+    text = "\n".join(m.value for m in at.markdown)
+    time_slopes = [m.value for m in at.metric if "slope of time" in m.label]
+    memory_slopes = [m.value for m in at.metric if m.label == "slope of memory"]
+    for method, time, memory in zip(("core", "naive", "fused"), time_slopes, memory_slopes, strict=True):
+        # the text quotes the slopes the metrics show, never a fixed "close to 2"
+        assert f"{METHODS[method]}: time {time}, memory {memory}" in text
+
+
+@pytest.mark.parametrize("arch", list(MODEL_SHAPES))
+def test_each_model_is_sized_within_and_past_its_context_limit_and_says_which(arch):
+    """The table marks the lengths the model can read, the caption names its limit, and the last column is said to
+    be every layer's maps at once (training), at every model."""
+    at = run(arch=arch)
+    assert not at.exception
+    limit = CONTEXT_LIMITS[arch]
+    table = markdown_tables(at)[0]
+    contexts = [int(n.replace(",", "")) for n in table["context length T"]]
+    assert list(table["the model reads it"]) == ["yes" if n <= limit else "no" for n in contexts]
+    (caption,) = [c.value for c in at.caption if "reads" in c.value]
+    beyond = [n for n in contexts if n > limit]
+    assert f"reads {'at most' if beyond else 'up to'} {limit:,} tokens" in caption
+    assert (f"the rows from {beyond[0]:,} up" in caption) if beyond else "every row" in caption
+    assert any("holds every layer's maps at once, as training does" in m.value for m in at.markdown)
+
+
+def test_minilms_context_limit_is_its_position_table():
+    from pretrained.model import load_model
+
+    config = json.loads((Path(load_model().path) / "config.json").read_text())
+    assert CONTEXT_LIMITS[next(iter(MODEL_SHAPES))] == config["max_position_embeddings"] == load_model().max_tokens
+
+
 
 
 # ------------------------------------------------------------------- what the shared tests know of this page

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from core.encoder_decoder import encoder_decoder_attention
+from core.encoder_decoder import encoder_decoder_attention, shifted_right
 from tests.helpers.apptest import chart_specs, heatmap_tooltips, heatmaps, run_page
 from tests.helpers.clicks import click_cell
 from tests.helpers.registry import MALFORMED, VALID, Case, PageTests, Probe, Quiz
@@ -45,7 +45,7 @@ def heatmap_frame(at, title):
 
 
 def assert_matches_core(at, src, tgt, d_model=16, seed=0):
-    r = encoder_decoder_attention(src, tgt, d_model=d_model, seed=seed)
+    r = encoder_decoder_attention(src, shifted_right(tgt), d_model=d_model, seed=seed)
     enc, dec, cross = maps(at)
     np.testing.assert_allclose(enc, r.encoder.weights)
     np.testing.assert_allclose(dec, r.decoder.weights)
@@ -61,9 +61,10 @@ def test_defaults():
     assert cross_title(4, 6) in all_heatmaps(at)
     assert np.all(dec[np.triu_indices(4, 1)] == 0.0) and np.all(enc > 0)
     np.testing.assert_allclose(cross.sum(axis=1), 1.0, atol=1e-12)
-    # rows are the decoder's target tokens, columns the encoder's source tokens
+    # rows are the decoder's positions, labelled with what each reads (the target shifted right), columns the
+    # encoder's source tokens
     frame = heatmap_frame(at, cross_title(4, 6))
-    assert list(dict.fromkeys(frame["row"])) == TGT
+    assert list(dict.fromkeys(frame["row"])) == ["<s>", "le", "chat", "s'est"]
     assert list(dict.fromkeys(frame["col"])) == ["the (0)", "cat", "sat", "on", "the (4)", "mat"]
     assert len(at.metric) == 3
     for metric in at.metric:
@@ -137,13 +138,13 @@ def test_too_many_tokens_shows_an_error():
 
 
 def test_repeated_token_renders_as_two_distinct_rows():
-    at = run_page(PAGE, src="the cat saw the dog", tgt="the end the")
+    at = run_page(PAGE, src="the cat saw the dog", tgt="the end the the")
     assert not at.exception and not at.error
-    enc, dec, _ = assert_matches_core(at, "the cat saw the dog".split(), "the end the".split())
+    enc, dec, _ = assert_matches_core(at, "the cat saw the dog".split(), "the end the the".split())
     rows = list(dict.fromkeys(heatmap_frame(at, ENC)["row"]))
     assert rows == ["the (0)", "cat", "saw", "the (3)", "dog"]
     assert not np.allclose(enc[0], enc[3])  # same word, different position, different row
-    assert list(dict.fromkeys(heatmap_frame(at, DEC)["row"])) == ["the (0)", "end", "the (2)"]
+    assert list(dict.fromkeys(heatmap_frame(at, DEC)["row"])) == ["<s>", "the (1)", "end", "the (3)"]
 
 
 # --- Explain on hover, linked highlighting ---------------------------------------------------------------------
@@ -163,7 +164,7 @@ def highlighted_rows(at, title):
 def test_weight_tooltips_show_how_each_weight_was_computed(seed, d_model):
     at = run_page(PAGE, seed=seed, d_model=d_model)
     assert not at.exception
-    r = encoder_decoder_attention(SRC, TGT, d_model=d_model, seed=seed)
+    r = encoder_decoder_attention(SRC, shifted_right(TGT), d_model=d_model, seed=seed)
     for title, block in ((ENC, r.encoder), (DEC, r.decoder), (cross_title(4, 6), r.cross)):
         tips = heatmap_tooltips(at, title)
         raw = block.Q @ block.K.T
@@ -184,20 +185,20 @@ def test_weight_tooltips_show_how_each_weight_was_computed(seed, d_model):
     dec = heatmap_tooltips(at, DEC)
     upper = np.triu(np.ones((4, 4), dtype=bool), 1)
     assert (dec["mask M_ij"][upper] == "−∞").all() and (dec["mask M_ij"][~upper] == "0").all()
-    assert dec["A_ij = exp / row sum"][0, 3] == "exactly 0: “assis” comes after “le”, so M = −∞ and e^(−∞) = 0"
+    assert dec["A_ij = exp / row sum"][0, 3] == "exactly 0: “s'est” comes after “<s>”, so M = −∞ and e^(−∞) = 0"
 
 
 def test_clicking_a_cross_weight_highlights_where_its_query_and_key_come_from():
     at = run_page(PAGE)
     assert highlighted_rows(at, ENC) is None and highlighted_rows(at, DEC) is None
-    at = click_cell(at, CLICK_KEY, 3, 5)  # target "assis" (query) x source "mat" (key)
+    at = click_cell(at, CLICK_KEY, 3, 5)  # the decoder position reading "s'est" (query) x source "mat" (key)
     assert not at.exception
-    assert highlighted_rows(at, DEC) == [3]  # the decoder state of "assis" asks the query
+    assert highlighted_rows(at, DEC) == [3]  # the decoder state of "s'est" asks the query
     assert highlighted_rows(at, ENC) == [5]  # the memory row of "mat" gives the key
     captions = " ".join(c.value for c in at.caption)
-    w = encoder_decoder_attention(SRC, TGT).cross.weights[3, 5]
-    assert f"Clicked A^x[assis, mat] = {w:.3f}" in captions
-    assert "row “assis” of the decoder map" in captions and "row “mat” of the encoder map" in captions
+    w = encoder_decoder_attention(SRC, shifted_right(TGT)).cross.weights[3, 5]
+    assert f"Clicked A^x[s'est, mat] = {w:.3f}" in captions
+    assert "row “s'est” of the decoder map" in captions and "row “mat” of the encoder map" in captions
 
 
 def test_a_click_remembered_from_longer_sentences_is_ignored():
@@ -212,10 +213,49 @@ def test_a_click_remembered_from_longer_sentences_is_ignored():
     assert_matches_core(at, SRC, TGT)
 
 
+@pytest.mark.parametrize("seed, d_model, src, tgt", [(0, 16, SRC, TGT), (5, 16, SRC, TGT), (2, 16, SRC, TGT),
+                                                     (7, 64, "a b c".split(), "x y z w".split())])
+def test_the_alignment_sentence_says_what_the_random_map_shows(seed, d_model, src, tgt):
+    """Each target word's strongest source word is quoted from the map; a map whose strongest links run in the
+    source's order is called a coincidence of the seed, any other is said to follow no translation."""
+    at = run_page(PAGE, seed=seed, d_model=d_model, src=" ".join(src), tgt=" ".join(tgt))
+    assert not at.exception
+    weights = encoder_decoder_attention(src, shifted_right(tgt), d_model=d_model, seed=seed).cross.weights
+    from ui.charts.heatmap import unique_labels
+
+    s_labels, t_labels = unique_labels(src), unique_labels(shifted_right(tgt))
+    strongest = weights.argmax(axis=1)
+    (sentence,) = [c.value for c in at.caption if c.value.startswith("Read row by row")]
+    for i, j in enumerate(strongest):
+        assert f"{t_labels[i]} → {s_labels[j]} ({weights[i, j]:.2f})" in sentence
+    in_order = len(set(strongest)) > 1 and all(b >= a for a, b in zip(strongest, strongest[1:]))
+    assert ("happens to look like a word alignment" in sentence) == in_order
+    assert (f"coincidence of seed {seed}'s random weights" in sentence) == in_order
+    assert ("follows no translation" in sentence) == (not in_order)
+
+
+@pytest.mark.parametrize("tgt", ["le chat s'est assis", "un", "le chat le chien"])
+def test_the_decoder_reads_the_target_shifted_right_and_each_row_says_what_it_predicts(tgt):
+    """The decoder's input is <s> and the target without its last word; the page says which word each row predicts,
+    and changing the last target word changes no map (no row reads it)."""
+    words = tgt.split()
+    at = run_page(PAGE, tgt=tgt)
+    assert not at.exception
+    _, dec, cross = assert_matches_core(at, SRC, words)
+    assert dec.shape == (len(words),) * 2 and cross.shape == (len(words), len(SRC))
+    inputs = ["<s>", *words[:-1]]
+    text = " ".join(m.value for m in at.markdown)
+    assert f"shifted right by one, “{' '.join(inputs)}”" in text
+    assert ", ".join(f"*{a}* → *{b}*" for a, b in zip(inputs, words, strict=True)) in text
+    at.text_input(key="tgt").set_value(" ".join([*words[:-1], "fin"])).run()
+    np.testing.assert_array_equal(maps(at)[2], cross)  # the last word is predicted, never read
+
+
 # ------------------------------------------------------------------- what the shared tests know of this page
 
 def cross_expected(p) -> tuple[np.ndarray, ...]:
-    r = encoder_decoder_attention(p["src"].split(), p["tgt"].split(), d_model=p["d_model"], seed=p["seed"])
+    r = encoder_decoder_attention(p["src"].split(), shifted_right(p["tgt"].split()), d_model=p["d_model"],
+                                  seed=p["seed"])
     return r.encoder.weights, r.decoder.weights, r.cross.weights
 
 

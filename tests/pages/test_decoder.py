@@ -175,6 +175,28 @@ def test_training_lets_the_class_s_waiting_steps_go_between_its_chunks(monkeypat
     assert not at.exception and chunks
 
 
+def test_the_formula_keeps_the_temperature_out_of_the_models_probability_and_the_terms_are_defined(trained):
+    """p(x_{t+1} | x_≤t) is the model's softmax(z_t); τ only shapes what is drawn. Logits, the nucleus and perplexity
+    are defined in the page's text (not only in tooltips), perplexity with the held-out numbers of the metrics."""
+    from decoder.baselines import quality
+    from decoder.language import split
+
+    at = open_page(**SHORT)
+    assert not at.exception
+    formula = " ".join(el.value for el in at.latex) + " ".join(m.value for m in at.markdown)
+    assert r"p(x_{t+1} \mid x_{\le t}) = \operatorname{softmax}(z_t)" in formula
+    assert r"p(x_{t+1} \mid x_{\le t}) = \operatorname{softmax}\!\left(\frac{z_t}{\tau}\right)" not in formula
+    text = " ".join(m.value for m in at.markdown)
+    assert "the **logits** z" in text and "the **nucleus** is kept" in text and "soft-lookup page" in text
+    # a position sees itself too (the causal mask keeps the diagonal), as the maps' nonzero diagonal shows
+    assert "see only itself and the words before it" in text and "up to it, itself included" in text
+    q = quality(trained, split(SHORT_CONFIG.held_out_share, SHORT_CONFIG.seed))
+    (perplexity,) = [c.value for c in at.caption if c.value.startswith("**Perplexity** is exp(loss)")]
+    assert (f"this decoder's is {q.model.perplexity:.2f}, the best bigram model's {q.bigram.perplexity:.2f}, and "
+            f"the grammar's own {q.grammar.perplexity:.2f}") in perplexity
+    assert next(m.value for m in at.metric if m.label == "Held-out perplexity") == f"{q.model.perplexity:.2f}"
+
+
 @pytest.mark.parametrize("prompt", [".", "the cat sat on the mat .", "The dog saw the cats ."])
 def test_a_prompt_that_already_ends_the_sentence_draws_every_section(trained, prompt):
     at = open_page(**SHORT, prompt=prompt, words="3")

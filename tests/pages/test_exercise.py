@@ -222,6 +222,16 @@ def test_the_check_gives_the_page_s_turn_back_while_the_sandbox_works(exec_on, m
     assert not at.exception and in_turn == [False]
 
 
+def test_the_sandbox_is_explained_behind_more_detail():
+    """The checker's idea in two sentences on the page; how the sandbox is built in a closed "More detail"."""
+    at = run_page("app_pages/exercise.py")
+    (detail,) = [e for e in at.expander if e.label == "More detail: the sandbox your code runs in"]
+    assert not detail.proto.expanded
+    assert any("seccomp filter" in m.value for m in detail.markdown)
+    visible = [m.value for m in at.markdown if "never runs inside this app" in m.value]
+    assert visible and "seccomp" not in visible[0]
+
+
 # ------------------------------------------------------------------- what the shared tests know of this page
 
 SHARED = PageTests(

@@ -115,7 +115,7 @@ def test_a_single_token_has_no_step_slider_and_no_future():
     at = run_page(PAGE, seq_len="1")
     assert not at.exception
     assert [s.key for s in at.slider] == ["seed", "seq_len"]
-    assert any("only step is t = 1" in c.value for c in at.caption)
+    assert any("only step is s = 1, the token at position 0" in c.value for c in at.caption)
     assert metrics(at)["max weight above the diagonal"] == "0.0"
     assert heatmaps(at)["attention weights A"].tolist() == [[1.0]]
 
@@ -236,6 +236,23 @@ def test_presenter_mode_keeps_what_each_section_says_the_map_shows():
         at = run_page(PAGE, present=present)
         first = next(m.value for m in at.markdown if m.value.startswith("## "))
         assert first.startswith("## 1 · The mask and the scores\n\n") and "The causal mask lets row i see" in first
+
+
+@pytest.mark.parametrize("seq_len, step", [(6, 4), (12, 12), (6, 1), (9, 5)])
+def test_positions_are_counted_from_0_as_in_the_maps_labels(seq_len, step):
+    """One convention: the step counts the tokens that exist, and every position the page names is 0-based, as the
+    labels of repeated words ('the (4)') and the rows and columns of section 1 are."""
+    at = run_page(PAGE, seq_len=str(seq_len), step=str(step))
+    assert not at.exception
+    words = SENTENCE[:seq_len]
+    t = step - 1
+    text = "\n".join(el.value for el in [*at.markdown, *at.caption])
+    assert f"“{words[t]}”, at position {t}, can see {step} token" in text
+    assert f"masked output at position {t} − prefix-only output" in text
+    assert all(f"token at position {t} (“{words[t]}”)" in title for title in step_panels(at))
+    assert "1 … t" not in text and "1-based" not in text and "columns 0 … i" in text
+    labels = [lab for lab in LABELS if "(" in lab]
+    assert all(words[int(lab.split("(")[1].rstrip(")"))] == lab.split(" (")[0] for lab in labels)
 
 
 # ------------------------------------------------------------------- what the shared tests know of this page

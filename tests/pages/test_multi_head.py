@@ -226,6 +226,40 @@ def test_a_click_from_more_heads_is_ignored():
     assert not any(c.value.startswith("Highlighted") for c in at.caption)
 
 
+@pytest.mark.parametrize("seed, d_model, n_heads, seq_len", [(0, 16, 4, 6), (3, 12, 3, 3), (1, 64, 8, 16),
+                                                             (2, 6, 1, 12)])
+def test_the_cost_and_the_repeated_word_sentences_agree_with_the_maps(seed, d_model, n_heads, seq_len):
+    """The page never says H heads cost what one does: it counts the score work (the same as one full-width head) and
+    the maps (H of T × T); and a repeated word has equal rows in every head, as core's maps show."""
+    import re
+
+    at = run_page(PAGE, seed=seed, d_model=d_model, heads=n_heads, seq_len=seq_len)
+    assert not at.exception
+    texts = [el.value for el in [*at.markdown, *at.caption]]
+    assert not any("same cost" in t for t in texts)
+    (cost,) = [t for t in texts if t.startswith("What H heads cost")]
+    d_k = d_model // n_heads
+    found = re.search(r"here (\d+) × (\d+)² × (\d+) = ([\d,]+) multiply-adds .* as one head of width (\d+) would do.*"
+                      r"(\d+) maps? of (\d+) × (\d+), ([\d,]+) weights to compute and keep, against ([\d,]+)", cost)
+    assert found, cost
+    h, t, dk, work, width, maps, rows, cols, weights, one = (int(g.replace(",", "")) for g in found.groups())
+    assert (h, t, dk, width, maps, rows, cols) == (n_heads, seq_len, d_k, d_model, n_heads, seq_len, seq_len)
+    assert work == seq_len * seq_len * d_model  # sum over heads of T² d_k: one full-width head's QKᵀ
+    assert weights == expected(seed, d_model, n_heads, seq_len).weights.size and one == seq_len**2
+
+    tokens = SENTENCE[:seq_len]
+    steps = expected(seed, d_model, n_heads, seq_len)
+    (repeat,) = [t for t in texts if "appears at positions" in t or "No word appears twice" in t]
+    if tokens.count("the") > 1:
+        at_positions = [i for i, w in enumerate(tokens) if w == "the"]
+        listed = ", ".join(map(str, at_positions[:-1])) + f" and {at_positions[-1]}"
+        assert repeat.startswith(f"*the* appears at positions {listed}:")
+        assert np.abs(steps.weights[:, at_positions] - steps.weights[:, at_positions[:1]]).max() < 1e-12
+        assert "rows of weights are equal" in repeat
+    else:
+        assert len(set(tokens)) == len(tokens) and repeat.startswith("No word appears twice")
+
+
 # ------------------------------------------------------------------- what the shared tests know of this page
 
 SHARED = PageTests(

@@ -171,6 +171,26 @@ def test_the_export_menu_downloads_a_reordered_map_as_csv_and_latex():
         assert name == "x_pe_px_pe.svg" and "<svg" in svg[:200]
 
 
+@pytest.mark.parametrize("perm, pe", [("5,0,1,2,3,4", "true"), ("5,0,1,2,3,4", "false"), ("0,1,2,3,4,5", "true"),
+                                      ("4,1,2,3,0,5", "true"), ("1,0,2,3,4,5", "true")])
+def test_whether_the_runs_agree_is_read_from_their_differences(perm, pe):
+    """'They differ' only where they do: a shuffle that swaps the two equal words 'the' (or none) changes no input,
+    so even with positional encoding the maps and outputs agree, and the page says so."""
+    at = run_page(PAGE, perm=perm, pe=pe)
+    assert not at.exception
+    tokens = "the cat sat on the mat".split()
+    check = permutation_check(embed_tokens(tokens, 16, 0), random_projections(16, 0), parse_permutation(perm, 6),
+                              n_heads=4, add_pe=pe == "true")
+    text = " ".join(m.value for m in at.markdown)
+    maps_differ, outputs_differ = check.weights_diff > 1e-9, check.output_diff > 1e-9
+    assert (f"the middle and right maps differ, by up to {check.weights_diff:.2f}" in text) == maps_differ
+    assert (f"Here they differ, by up to {check.output_diff:.2f}" in text) == outputs_differ
+    assert bool(at.warning) == outputs_differ
+    assert ("order now matters" in " ".join(w.value for w in at.warning)) == outputs_differ
+    if pe == "true" and not outputs_differ:
+        assert "agree even with positional encoding" in text
+
+
 # ------------------------------------------------------------------- what the shared tests know of this page
 
 def permutation_shown(at: AppTest) -> dict[str, np.ndarray]:

@@ -1,6 +1,7 @@
 """The positional-encoding page, run headless: the lesson's table, every slider extreme, the image path."""
 
 import base64
+import json
 import io
 import re
 
@@ -120,6 +121,40 @@ def test_tables_drawn_as_images_still_download_as_csv_and_latex():
     np.testing.assert_allclose(sim, position_similarity(pe))
     small = run_page(PAGE)
     assert not any(b.label.endswith(("as CSV", "as LaTeX")) for b in small.get("download_button"))
+
+
+@pytest.mark.parametrize("positions, d_model", [(5, 8), (50, 8), (3, 2), (40, 64), (60, 512), (12, 3)])
+def test_the_wavelength_and_similarity_sentences_agree_with_the_table(positions, d_model):
+    """λ's range is quoted at this d_model (2π · 10000 is approached, never reached); the similarity is said to fall
+    steadily only where PE_0 · PE_k does, and where it rises again the numbers are the chart's."""
+    import re
+
+    at = run_page(PAGE, positions=positions, d_model=d_model)
+    assert not at.exception
+    text = "\n".join(el.value for el in at.markdown)
+    pe = np.asarray(positional_encoding(positions, d_model))
+    s = pe @ pe[0]  # (T,): PE_0 · PE_k, the offset chart's line
+    omega_last = 1 / 10000 ** (2 * ((d_model - 1) // 2) / d_model)
+    if d_model > 2:
+        found = re.search(r"to ([\d,]+) positions at the last frequency \(i = (\d+)\)\. That is (\d+)% of 2π · 10000",
+                          text)
+        assert found, text
+        assert float(found[1].replace(",", "")) == pytest.approx(2 * np.pi / omega_last, abs=0.5)
+        assert int(found[2]) == (d_model - 1) // 2 and int(found[3]) == round(100 / omega_last / 10000)
+    assert "almost 2π · 10000" not in text and "falls off with distance" not in text
+    steady = bool(np.all(np.diff(s) <= 1e-12))
+    assert ("falls steadily with the offset" in text) == steady
+    assert ("does not fall steadily" in text) == (not steady)
+    if not steady:
+        dip = int(np.flatnonzero(np.diff(s) > 1e-12)[0])
+        back = dip + 1 + int(np.argmax(s[dip + 1:]))
+        assert (f"falls to {s[dip]:.2f} at offset {dip}, then rises again to {s[back]:.2f} at offset {back}"
+                in text)
+    similarity = next(spec for spec, _ in chart_specs(at) if "similarity against offset" in json.dumps(spec))
+    assert "position q" not in json.dumps(similarity) and "position p + k" in json.dumps(similarity)
+    offset_axes = [sub["encoding"]["x"] for sub in similarity["hconcat"] for sub in sub.get("layer", [sub])
+                   if sub.get("encoding", {}).get("x", {}).get("field") == "offset k"]
+    assert offset_axes and all(x["axis"] == {"tickMinStep": 1, "format": "d"} for x in offset_axes)
 
 
 # ------------------------------------------------------------------- what the shared tests know of this page

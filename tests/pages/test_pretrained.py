@@ -136,6 +136,40 @@ def test_empty_text_and_malformed_url_values_fall_back():
     assert "layer 1, head 1" in heatmaps(at) and len(grid_rows(at)) == 6 * 12 * 13 * 13
 
 
+@pytest.mark.parametrize("text", [DEFAULT_TEXT, "Tokenization splits unbelievable words into pieces.",
+                                  "the dog the dog the dog"])
+def test_every_habit_and_the_layers_trend_are_described_by_their_numbers(model, text):
+    """A head is said to do something "mostly" only when half a token's attention or more goes there, to do it at all
+    only from twice an even spread; the averaged view's trend is the layers' measured shares, whatever the text."""
+    import re
+
+    at = run(text=text)
+    assert not at.exception
+    expected = run_model(text, model)
+    assert not any("Everything so far used" in m.value for m in at.markdown)  # the training page came before
+    lines = {m.value.split("**")[1]: m.value for m in at.markdown if m.value.startswith("**") and " — " in m.value}
+    for name, layer, head, score, baseline in strongest_heads(pattern_scores(expected)):
+        line = lines[name]
+        assert f"layer {layer + 1}, head {head + 1}" in line and f"{score:.2f}" in line and f"{baseline:.2f}" in line
+        assert ("most of a token's attention goes" in line) == (score >= 0.5 and score >= 2 * baseline)
+        assert ("No head does this clearly" in line) == (score < 2 * baseline)
+        assert "mostly stays" not in line and "parks its attention" not in line
+    t = len(expected.tokens)
+    per_layer = expected.weights.mean(axis=1)  # (L, T, T)
+    near = np.abs(np.subtract.outer(np.arange(t), np.arange(t))) <= 1
+    local = [float((m * near).sum(axis=1).mean()) for m in per_layer]
+    special = [float(m[:, [0, t - 1]].sum(axis=1).mean()) for m in per_layer]
+    text_4 = next(m.value for m in at.markdown if m.value.startswith("## 4 · Averaged view"))
+    found = re.search(r"diagonal \(a token, its neighbours\) (rises|falls) from ([\d.]+) in layer 1 to ([\d.]+) in "
+                      r"layer 6; the attention on `\[CLS\]` and `\[SEP\]` (rises|falls) from ([\d.]+) in layer 1 to "
+                      r"(\d+\.\d+) in layer 6", text_4)
+    assert found, text_4
+    assert found[1] == ("rises" if local[-1] > local[0] else "falls")
+    assert found[4] == ("rises" if special[-1] > special[0] else "falls")
+    np.testing.assert_allclose([float(found[i]) for i in (2, 3, 5, 6)], [local[0], local[-1], special[0], special[-1]],
+                               atol=5e-3)
+
+
 # ------------------------------------------------------------------- what the shared tests know of this page
 
 #: The WordPiece tokens of the texts used below (all-MiniLM-L6-v2 lower-cases; "." is a token of its own).

@@ -132,6 +132,80 @@ def test_a_weight_cell_shows_the_arithmetic_behind_it(scaled):
     np.testing.assert_allclose(shown, weights.ravel(), atol=1e-4)
 
 
+NUMBER = r"(\d[\d,]*(?:\.\d+)?)"  # a number as the page prints it, without a sentence's full stop
+
+
+def num(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def page_text(at: AppTest) -> str:
+    return "\n".join(el.value for el in at.markdown)
+
+
+@pytest.mark.parametrize("query", [{}, {"seq_len": "2", "d_k": "1", "seed": "5"},
+                                   {"seq_len": "32", "d_k": "1024", "scaled": "false", "seed": "3"},
+                                   {"seq_len": "8", "d_k": "16", "scaled": "false"}])
+def test_section_2s_sentences_quote_the_sweep_and_the_draw_on_screen(query):
+    """The ring is the sweep's mean at the current d_k, not section 1's one draw; every trend is quoted with the
+    values the curves go between, at several settings."""
+    at = run_page(PAGE, **query)
+    assert not at.exception
+    seq_len, d_k = int(query.get("seq_len", 8)), int(query.get("d_k", 64))
+    seed, scaled = int(query.get("seed", 0)), query.get("scaled", "true") == "true"
+    sweep = score_sweep(seq_len, seed)
+    i = int(np.flatnonzero(sweep.d_k == d_k)[0])
+    text = page_text(at)
+    variance, weight = (sweep.var_scaled, sweep.max_weight_scaled) if scaled else (sweep.var_raw,
+                                                                                    sweep.max_weight_raw)
+    ring = re.search(rf"ringed points are the (\w+) means there \(score variance {NUMBER}, largest weight {NUMBER}\), "
+                     rf"not the one draw of section 1, whose score variance is {NUMBER} and largest weight {NUMBER}",
+                     text)
+    assert ring, text
+    assert ring[1] == ("scaled" if scaled else "unscaled")
+    assert num(ring[2]) == pytest.approx(variance[i], rel=5e-3) and float(ring[3]) == pytest.approx(weight[i], abs=5e-4)
+    m = metrics(at)
+    assert num(ring[4]) == pytest.approx(m["variance of these scores"], rel=5e-3)
+    assert float(ring[5]) == pytest.approx(m[LARGEST], abs=5e-4)
+
+    bullet = re.search(rf"\*\*Largest weight\*\*: unscaled it (rises|falls) from {NUMBER} at d_k = 1 to {NUMBER} at "
+                       rf"d_k = 1024.*scaled it stays between {NUMBER} and {NUMBER}", text)
+    assert bullet, text
+    raw = sweep.max_weight_raw
+    assert bullet[1] == ("rises" if raw[-1] > raw[0] else "falls")
+    np.testing.assert_allclose([float(x) for x in bullet.groups()[1:]],
+                               [raw[0], raw[-1], sweep.max_weight_scaled.min(), sweep.max_weight_scaled.max()],
+                               atol=5e-3)
+    ratio = re.search(rf"measured over theory between {NUMBER} and {NUMBER}\); scaled it stays between {NUMBER} and "
+                      rf"{NUMBER}", text)
+    np.testing.assert_allclose([float(x) for x in ratio.groups()],
+                               [(sweep.var_raw / sweep.d_k).min(), (sweep.var_raw / sweep.d_k).max(),
+                                sweep.var_scaled.min(), sweep.var_scaled.max()], atol=5e-3)
+    jac = re.search(rf"Unscaled it (rises|falls) from {NUMBER} at d_k = 1 to {NUMBER} at d_k = 1024 as the softmax "
+                    rf"saturates, and scaled it stays between {NUMBER} and {NUMBER}", text)
+    np.testing.assert_allclose([float(x) for x in jac.groups()[1:]],
+                               [sweep.jacobian_norm_raw[0], sweep.jacobian_norm_raw[-1],
+                                sweep.jacobian_norm_scaled.min(), sweep.jacobian_norm_scaled.max()], atol=5e-4)
+    peak = int(np.argmax(sweep.jacobian_norm_raw))
+    assert ("the unscaled curve first rises" in text) == (peak > 0)
+    assert "independent random numbers with mean 0 and variance 1" in text
+
+
+def test_entropy_and_the_jacobian_are_defined_behind_more_detail():
+    """The idea (variance, largest weight) is on the page; the deeper quantities sit in closed "More detail"
+    expanders with their definitions, so a projector shows the idea first."""
+    at = run_page(PAGE)
+    details = [e for e in at.expander if e.label.startswith("More detail: ")]
+    assert len(details) == 2 and not any(e.proto.expanded for e in details)
+    inside = [[m.label for m in e.metric] + [m.value for m in e.markdown] for e in details]
+    assert {"row entropy (mean, nats)", "softmax Jacobian norm (mean)"} <= set(inside[0])
+    assert any("in nats (the unit of the natural logarithm)" in t for t in inside[0])
+    assert any("**Row entropy** H = −Σ_j p_j ln p_j, in nats" in t for t in inside[1])
+    outside = [m.label for m in at.main.metric if not any(m in e.metric for e in details)]
+    assert outside[:2] == ["variance of these scores", LARGEST]
+    assert "entropy" not in " ".join(outside[:2])
+
+
 # ------------------------------------------------------------------- what the shared tests know of this page
 
 

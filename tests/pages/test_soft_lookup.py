@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.lookup import fruit_dictionary, hard_lookup, soft_lookup
+from core.lookup import fruit_dictionary, hard_lookup, soft_lookup, temperature_sweep
 from tests.helpers.apptest import chart_specs, markdown_tables, run_page
 from tests.helpers.registry import Case, PageTests, Probe, Quiz
 
@@ -76,6 +76,39 @@ def test_moving_the_controls_updates_the_page():
     at = run_page(PAGE, query="bitter", temp="0.03")
     assert not at.exception
     assert at.radio(key="query").value == "sweet" and at.select_slider(key="temp").value == 0.2
+
+
+def texts(at: AppTest) -> list[str]:
+    """Every paragraph and caption of the page."""
+    return [el.value for el in [*at.markdown, *at.caption]]
+
+
+NUMBER = r"(-?\d+(?:\.\d+)?)"
+
+
+@pytest.mark.parametrize("query, temp", [("sweet", "0.2"), ("sour", "10"), ("sweet and sour", "0.01"),
+                                         ("very sweet", "1")])
+def test_the_temperature_sentences_quote_the_sweep_on_screen(query, temp):
+    """The text and the chart's caption agree with the soft lookup at the slider's ends, whatever the settings:
+    the plain average is the limit τ → ∞, not the value at the largest τ shown."""
+    import re
+
+    at = run_page(PAGE, query=query, temp=temp)
+    assert not at.exception
+    q = SHOP.queries[query]
+    (cold, hot), _ = temperature_sweep(q, SHOP.keys, SHOP.values, np.array([0.01, 10.0]))
+    hard, _ = hard_lookup(q, SHOP.keys, SHOP.values)
+    (limits,) = [t for t in texts(at) if t.startswith("As τ shrinks")]
+    found = re.search(rf"hard one \({NUMBER}; at τ = 0.01 it is {NUMBER}\).*average of the values, {NUMBER}, "
+                      rf"reached only as τ → ∞: at τ = 10, the slider's largest, it is {NUMBER}, still {NUMBER} away",
+                      limits)
+    assert found, limits
+    h, c, avg, h10, gap = map(float, found.groups())
+    assert h == pytest.approx(float(hard), abs=0.005) and c == pytest.approx(cold, abs=0.005)
+    assert avg == pytest.approx(SHOP.values.mean(), abs=0.005) and h10 == pytest.approx(hot, abs=0.005)
+    assert gap == pytest.approx(abs(hot - SHOP.values.mean()), abs=0.006) and gap > 0
+    (ends,) = [t for t in texts(at) if t.startswith("The result goes from")]
+    assert ends == f"The result goes from {cold:.2f} at τ = 0.01 to {hot:.2f} at τ = 10."
 
 
 # ------------------------------------------------------------------- what the shared tests know of this page

@@ -83,6 +83,13 @@ def test_defaults_render_without_training():
     assert "class MultiHeadSelfAttention" in code and "weights = scores.softmax(dim=-1)" in code
 
 
+def test_the_introduction_names_the_pages_whose_weights_are_learned():
+    at = run_page(PAGE)
+    text = " ".join(m.value for m in at.markdown)
+    assert "Every other page uses random" not in text
+    assert "the real model's and the decoder's pages show learned ones" in text
+
+
 def test_slider_extremes_render_untrained():
     at = run_page(PAGE, seq_len="12", vocab="2", d_model="64", heads="8", layers="2", steps="2000", lr="0.03",
                   seed="99", task="sort", pos="learned")
@@ -175,6 +182,9 @@ def test_without_positional_encoding_the_page_says_so(task, pos, message):
     assert message in notes
     if task == "reverse":
         assert f"reached {r.eval_accuracy[-1]:.1%}" in notes and "guessing: 50.0%" in notes
+        # said to beat guessing only when the measured accuracy does
+        assert ("It beats guessing" in notes) == (r.eval_accuracy[-1] > 0.5)
+        assert ("no better than guessing" in notes) == (r.eval_accuracy[-1] <= 0.5)
     assert checkpoint_maps(at)["layer 1 · head 8"].shape == (3, 3)
 
 
@@ -321,5 +331,5 @@ SHARED = PageTests(
              error="5000 words is more than the 12", covers=("digits",), probe=TRAINED, session=trained_session,
              id="training-digits-too-many"),
     ],
-    presenter_text="Every other page uses random W_q",
+    presenter_text="The lesson's pages use random W_q",
 )

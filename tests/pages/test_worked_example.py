@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from core import LESSON_TOKENS, LESSON_X, worked_example
+from core.designed_weights import designed_example
 from core.user_input import format_matrix
 from tests.helpers import lesson_values as lesson
 from tests.helpers.apptest import chart_specs, heatmap_tooltips, heatmaps, run_page, section_titles, share_link
@@ -198,6 +199,40 @@ def test_every_chart_but_the_output_is_drawn_on_a_canvas_without_aria():
                      "attention weights A": (True, False), "output = A V": (False, True)}
 
 
+def test_the_designed_weights_say_what_each_query_asks_for_with_the_numbers_on_screen():
+    """?weights=designed: the designed head's maps, and a sentence per query whose numbers are the weights drawn; no
+    seed slider nor own-input table, which would change nothing."""
+    import re
+
+    from core.designed_weights import LOOKS_FOR, SENTENCE, SENTENCE_KINDS, designed_example
+
+    at = run_page(PAGE, weights="designed")
+    assert not at.exception
+    ex = designed_example()
+    np.testing.assert_allclose(heatmaps(at)["attention weights A"], ex.weights, atol=1e-12)
+    assert [s.key for s in at.slider] == [] and not any(e.label.startswith("Use your own") for e in at.expander)
+    assert "three tokens" not in at.title[0].value  # eight here, and any number with one's own input
+    assert any("designed by hand" in m.value for m in at.markdown)
+    (claims,) = [m.value for m in at.markdown if m.value.startswith("- ")]
+    for line in claims.splitlines():
+        asks = re.match(r"- “(\w+)” \((\w+)\) looks for an? (\w+): its largest weight, ([\d.]+), is on “(\w+)”, and "
+                        r"([\d.]+) of its attention", line)
+        if asks is None:
+            assert "look for nothing" in line and "each 0.12 (1/8 = 0.12)" in line
+            continue
+        word, kind, wanted, largest, on, share = asks.groups()
+        i = SENTENCE.index(word)
+        assert SENTENCE_KINDS[i] == kind and LOOKS_FOR[kind] == wanted
+        assert SENTENCE[int(np.argmax(ex.weights[i]))] == on and float(largest) == pytest.approx(ex.weights[i].max(),
+                                                                                                  abs=5e-3)
+        targets = [j for j, k in enumerate(SENTENCE_KINDS) if k == wanted]
+        assert float(share) == pytest.approx(ex.weights[i, targets].sum(), abs=5e-3)
+    it = ex.weights[SENTENCE.index("it")]
+    assert f"“it” (pronoun) looks for a noun: its largest weight, {it.max():.2f}, is on “cat”" in claims
+    at = run_page(PAGE)  # the lesson's random weights stay the default
+    assert at.radio(key="weights").value == "random" and at.slider(key="seed").value == 0
+
+
 # ------------------------------------------------------------------- what the shared tests know of this page
 
 STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
@@ -216,24 +251,33 @@ def worked_example_shown(at) -> dict:
 
 def worked_example_expected(p) -> dict:
     stage = STAGES.index(p["reveal"])
-    ex = worked_example(p["seed"], X=p["X"], tokens=p["tokens"])
-    own = tuple(p["tokens"]) != LESSON_TOKENS or not np.array_equal(p["X"], LESSON_X)
-    return {"own-input table": (tuple(p["tokens"]), np.asarray(p["X"], float)) if own else None, "X": p["X"],
-            "stages shown": stage + 1 + (stage == len(STAGES) - 1),  # the last stage adds the PyTorch check
+    if p["weights"] == "designed":  # its own sentence and embeddings, and no own-input table
+        ex = designed_example()
+        own, X = False, ex.X
+    else:
+        ex = worked_example(p["seed"], X=p["X"], tokens=p["tokens"])
+        own, X = tuple(p["tokens"]) != LESSON_TOKENS or not np.array_equal(p["X"], LESSON_X), p["X"]
+    return {"own-input table": (tuple(p["tokens"]), np.asarray(p["X"], float)) if own else None, "X": X,
+            # the last stage adds the PyTorch check; the designed weights, from the softmax on, what each query asks
+            "stages shown": stage + 1 + (stage == len(STAGES) - 1)
+            + (p["weights"] == "designed" and stage >= STAGES.index("softmax")),
             "weights": ex.weights if stage >= STAGES.index("softmax") else None,
             "PyTorch agrees to float32": True if p["check"] and stage == len(STAGES) - 1 else None}
 
 
 HERE = "tests/pages/test_worked_example.py::"
 SHARED = PageTests(
-    probe=Probe(dict(seed=0, reveal="output", check=False, tokens=LESSON_TOKENS, X=LESSON_X),
+    probe=Probe(dict(seed=0, reveal="output", check=False, tokens=LESSON_TOKENS, X=LESSON_X, weights="random"),
                 worked_example_shown, worked_example_expected),
     # tokens and X are not widgets: the link fills the "own input" table (st.data_editor) and every matrix
     valid=[Case("worked_example", {"tokens": "a b c", "check": "true", "present": "true"},
                 {"check": True, "present": True}, uses={"tokens": ("a", "b", "c")}),
-           Case("worked_example", {"X": "1,0;0,1;1,1"}, uses={"X": np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])})],
+           Case("worked_example", {"X": "1,0;0,1;1,1"}, uses={"X": np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])}),
+           Case("worked_example", {"weights": "designed", "reveal": "softmax"},
+                {"weights": "designed", "reveal": "softmax"})],
     malformed=[Case("worked_example", {"reveal": "7", "check": "maybe", "present": "1"},  # 7: the old numeric form
-                    {"reveal": "output", "check": False, "present": False})],
+                    {"reveal": "output", "check": False, "present": False}),
+               Case("worked_example", {"weights": "trained"}, {"weights": "random"})],
     elsewhere={
         ("seed", VALID): ("tests/test_streamlit_app.py::test_seed_from_the_url_is_restored",),
         ("seed", MALFORMED): ("tests/test_streamlit_app.py::test_malformed_seed_falls_back_to_the_default",

@@ -225,3 +225,16 @@ def test_pattern_scores_on_the_real_model(model):
         assert s.shape == (6, 12) and np.all((s >= 0) & (s <= 1 + 1e-6)) and 0 < baseline < 1
     # MiniLM has a near-perfect previous-token head.
     assert scores["previous token"][0].max() > 0.9
+
+
+@pytest.mark.parametrize("score, baseline, says", [
+    (0.9, 0.1, "most of a token's attention goes to `[CLS]`, the first position: **0.90**"),
+    (0.3, 0.1, "sends on average **0.30** of its attention to `[CLS]`, the first position: 3.0 times"),
+    (0.19, 0.1, "No head does this clearly in this text: the strongest, layer 2, head 5, sends on average 0.19"),
+    (0.45, 0.3, "No head does this clearly"),
+])
+def test_a_habits_description_follows_its_numbers(score, baseline, says):
+    from pretrained.patterns import describe
+
+    line = describe("[CLS]", 1, 4, score, baseline)
+    assert says in line and "layer 2, head 5" in line

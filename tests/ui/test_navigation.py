@@ -67,3 +67,22 @@ def test_the_current_pages_link_alone_is_marked(page):
     assert len(current) == 1
     assert [link.proto.label for link in links(current[0])] == [rp.title]
 
+
+
+def test_the_sidebar_starts_with_the_landing_page_and_follows_the_lessons_order():
+    """A visitor lands on the sidebar's first page, and the encoder/decoder split comes before the mask, which the
+    lesson introduces inside the decoder."""
+    routed = [p.file for p in router_pages()]
+    assert router_pages()[0].url_path == ""  # the landing page, served at "/"
+    assert routed.index("app_pages/cross_attention.py") < routed.index("app_pages/masked_attention.py")
+    assert routed.index("app_pages/soft_lookup.py") < routed.index("app_pages/scaled_attention.py")
+
+
+@pytest.mark.parametrize("page, first", [("app_pages/decoder.py", "Masked self-attention"),
+                                         ("app_pages/pretrained.py", "Multi-head attention")])
+def test_the_pages_beyond_the_lesson_say_which_page_to_read_first(page, first):
+    """The pages away from their concepts in the sidebar name the page to read first, by its sidebar title."""
+    at = run_page(page)
+    assert not at.exception
+    assert first in {p.title for p in router_pages()}
+    assert any(f"Read *{first}* first" in m.value for m in at.markdown)

@@ -241,9 +241,10 @@ def page_specs(attention: MaskedAttention, labels: Sequence[str],
 
 def step_spec(unmasked: MaskedAttention, masked: MaskedAttention, labels: Sequence[str], words: Sequence[str],
               step: int) -> dict:
-    """Token `step`'s weights (1-based) without and with the causal mask, as one Vega-Lite spec."""
+    """At generation step `step` (that many tokens exist), the newest token's weights, at position t = step − 1,
+    without and with the causal mask, as one Vega-Lite spec."""
     t = step - 1
-    bars = step_bars_part({f"no mask: token {step} (“{words[t]}”)": unmasked.weights[t],
-                      f"causal mask: token {step} (“{words[t]}”)": masked.weights[t]}, labels, step,
+    bars = step_bars_part({f"no mask: token at position {t} (“{words[t]}”)": unmasked.weights[t],
+                      f"causal mask: token at position {t} (“{words[t]}”)": masked.weights[t]}, labels, step,
                      bar_size=40 if len(labels) <= 8 else 36)
     return part_spec(bars, canvas=True)

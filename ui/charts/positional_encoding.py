@@ -140,10 +140,13 @@ def line_chart(
     width: int = 360,
     height: int = 240,
     y_format: str = ".3g",
+    integer_x: bool = False,
 ) -> alt.Chart:
-    """Lines of `y` against quantitative `x`, one per value of `color`, with a tooltip on every point."""
+    """Lines of `y` against quantitative `x`, one per value of `color`, with a tooltip on every point; an
+    `integer_x` axis has ticks at whole numbers only."""
     x_enc = alt.X(field=x, type="quantitative", title=x_title or x,
-                  scale=alt.Scale(type="log", base=2) if log_x else alt.Undefined)
+                  scale=alt.Scale(type="log", base=2) if log_x else alt.Undefined,
+                  axis=alt.Axis(tickMinStep=1, format="d") if integer_x else alt.Undefined)
     y_enc = alt.Y(field=y, type="quantitative", title=y_title or y,
                   scale=alt.Scale(type="log") if log_y else alt.Undefined)
     tooltip = [alt.Tooltip(field=x, type="quantitative", title=x_title or x),
@@ -216,8 +219,9 @@ def similarity_spec(table: EncodingTable) -> dict:
     labels = [str(p) for p in range(positions)]
     offset = {"offset k": np.arange(positions), "PE_0 · PE_k": table.similarity[0], "formula": table.offset_formula}
     sim_chart, _ = matrix_chart(table.similarity, row_labels=labels, col_labels=labels,
-                                title="PE · PEᵀ (position × position)", x_title="position q", y_title="position p",
+                                title="PE · PEᵀ (position × position)", x_title="position p + k", y_title="position p",
                                 value_format=".2f", target_px=480)
     offset_chart = frames_part(line_chart, offset, x="offset k", y="PE_0 · PE_k", title="similarity against offset",
-                               x_title="offset k", y_title="PE_0 · PE_k", points=positions <= MAX_DOTS)
+                               x_title="offset k", y_title="PE_0 · PE_k", points=positions <= MAX_DOTS,
+                               integer_x=True)
     return part_spec(compose(side_by_side, sim_chart, offset_chart), canvas=True)

@@ -1,0 +1,47 @@
+"""The positional-encoding page's sentences about the wavelengths and the similarity against the offset."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.positional_analysis import EncodingTable, wavelengths
+
+#: λ of a pair whose exponent 2i/d_model reaches 1: the bound the wavelengths approach as d_model grows.
+LONGEST_POSSIBLE = 2 * np.pi * 10000
+
+
+def wavelength_range(d_model: int) -> str:
+    """From the first pair's 2π to the last pair's λ, and how close that comes to 2π · 10000 at this width."""
+    lam = wavelengths(d_model)
+    last_pair = (d_model - 1) // 2
+    if last_pair == 0:
+        return (f"With d_model = {d_model} there is a single frequency, ω_0 = 1: every dimension repeats every "
+                f"λ_0 = 2π ≈ {lam[0]:.2f} positions.")
+    return (
+        f"λ grows geometrically with i, from 2π ≈ {lam[0]:.2f} at the first pair (i = 0) to {lam[-1]:,.0f} "
+        f"positions at the last frequency (i = {last_pair}). That is {lam[-1] / LONGEST_POSSIBLE:.0%} of 2π · 10000 ≈ "
+        f"{LONGEST_POSSIBLE:,.0f}, which the last frequency approaches only as d_model grows, since its exponent "
+        f"2i/d_model = {2 * last_pair}/{d_model} stays below 1."
+    )
+
+
+def similarity_trend(table: EncodingTable) -> str:
+    """How PE_0 · PE_k (the offset chart) changes with k at this setting: steadily falling, or not."""
+    s = table.similarity[0]  # (T,): PE_0 · PE_k for k = 0 … T − 1
+    positions, d_model = table.pe.shape
+    if positions == 1:
+        return "With one position there is no offset to compare: add positions."
+    if np.ptp(s) < 1e-12:
+        return f"Here it is {s[0]:.2f} at every offset: with d_model = 1 the only dimension is a sine, 0 at position 0."
+    rises = np.flatnonzero(np.diff(s) > 1e-12)  # k - 1 for every offset k where the similarity goes up again
+    if rises.size == 0:
+        return (f"Here, with d_model = {d_model} over {positions} positions, it falls steadily with the offset: "
+                f"from {s[0]:.2f} at offset 0 to {s[-1]:.2f} at offset {positions - 1}.")
+    dip = int(rises[0])
+    back = dip + 1 + int(np.argmax(s[dip + 1:]))
+    return (
+        f"Here, with d_model = {d_model} over {positions} positions, it does not fall steadily: from {s[0]:.2f} at "
+        f"offset 0 it falls to {s[dip]:.2f} at offset {dip}, then rises again to {s[back]:.2f} at offset {back}, "
+        "as the fast pairs come back round their circles. It is largest at offset 0, a position with itself; "
+        "nearer positions are more alike only where the slow pairs outweigh the fast ones."
+    )
