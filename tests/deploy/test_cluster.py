@@ -38,8 +38,8 @@ SPREAD = 4  # students per process in the spread test
 PER_PROCESS = SPREAD + 2  # and one route each for the session test and the download test
 #: The pages the spread test's students open (url paths; "" is the landing page): the concept pages, which draw
 #: from cached NumPy results only (no sandbox, model or training run; ``concept`` of their `PageTests`).
-CONCEPT_PAGES = [page.url_path for page in router_pages() if page.name in declarations()
-                 and declarations()[page.name].concept]
+PAGE_TESTS = declarations()
+CONCEPT_PAGES = [page.url_path for page in router_pages() if page.name in PAGE_TESTS and PAGE_TESTS[page.name].concept]
 
 
 class RecordingSocket:
