@@ -169,6 +169,7 @@ def test_nginx_and_the_app_processes_run(cluster):
     assert (status, body) == (200, b"ok")
 
 
+@pytest.mark.router_wide  # every concept page in one test: docs/adding-a-page.md's quick check selects it
 def test_students_with_different_cookies_are_spread_over_both_processes(cluster, hashes, routes):
     students = [(route, pid) for pid, rs in routes.items() for route in rs[:SPREAD]]
     pages = [page for page in CONCEPT_PAGES if page in hashes] or [""]
