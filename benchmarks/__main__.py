@@ -30,11 +30,17 @@ def heaviest_link(page: RouterPage) -> dict[str, str]:
     run it). Raises `LookupError` saying what to add where."""
     path = ROOT / page.file
     for node in ast.parse(path.read_text()).body:
-        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if any(isinstance(t, ast.Name) and t.id == HEAVIEST for t in targets):
-            link = ast.literal_eval(node.value)
+            try:
+                link = ast.literal_eval(node.value)
+            except ValueError:  # an expression: the source is read, never run
+                link = None
             if not (isinstance(link, dict) and all(isinstance(v, str) for v in (*link, *link.values()))):
-                raise LookupError(f"{page.file}: {HEAVIEST} must be a dict literal of query keys to texts: {link!r}")
+                raise LookupError(f"{page.file}: {HEAVIEST} must be a dict literal of query keys to texts, not "
+                                  f"{ast.unparse(node.value)}")
             return link
     raise LookupError(f"{page.file} declares no {HEAVIEST}: add `{HEAVIEST} = {{...}}` at its module level, the link "
                       "(query key -> value, as text) that makes the page's rerun slowest, `{}` if it has no control; "

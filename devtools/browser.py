@@ -166,6 +166,24 @@ def exceptions(page) -> list[str]:
     return page.locator('[data-testid="stException"]').all_inner_texts()
 
 
+#: JavaScript: every formula KaTeX could not render, as "its message: its source". A parse error becomes KaTeX's
+#: error element (``.katex-error``, its message as the title); an undefined command is drawn in KaTeX's error
+#: colour (#cc0000) inside a formula that renders otherwise (MathML ``mstyle mathcolor``), its source in the
+#: formula's annotation. Both are red text on the student's screen.
+KATEX_ERRORS_JS = """() => [
+  ...Array.from(document.querySelectorAll('.katex-error'), e => `${e.title}: ${e.textContent}`),
+  ...Array.from(document.querySelectorAll('.katex-mathml mstyle[mathcolor="#cc0000"]'), e => {
+    const source = e.closest('math').querySelector('annotation');
+    return `undefined command ${e.textContent}: ${source ? source.textContent : ''}`;
+  }),
+]"""
+
+
+def katex_errors(page) -> list[str]:
+    """Every formula on the page that KaTeX drew as an error (`KATEX_ERRORS_JS`)."""
+    return page.evaluate(KATEX_ERRORS_JS)
+
+
 def app_console_errors(page) -> list[str]:
     """The console errors a page collected (as a list `page.console_errors`), without the benign ones of a
     machine offline (`BENIGN_CONSOLE`)."""

@@ -46,9 +46,10 @@ def test_a_page_without_a_heaviest_link_is_told_what_to_add(tmp_path):
     page = RouterPage(str(script), "new", "new", "New")
     with pytest.raises(LookupError, match="declares no HEAVIEST_LINK: add `HEAVIEST_LINK = {...}` at its module"):
         heaviest_link(page)
-    script.write_text("HEAVIEST_LINK = {'seed': 3}\n")
-    with pytest.raises(LookupError, match="must be a dict literal of query keys to texts"):
-        heaviest_link(page)
+    for wrong in ("{'seed': 3}", "{'seed': str(3)}"):
+        script.write_text(f"HEAVIEST_LINK = {wrong}\n")
+        with pytest.raises(LookupError, match="must be a dict literal of query keys to texts, not {'seed': "):
+            heaviest_link(page)
 
 
 def test_the_bare_page_has_the_widgets_it_was_given(tmp_path):

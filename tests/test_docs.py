@@ -21,7 +21,8 @@ EXTENSIONS = (".py", ".md", ".toml", ".txt", ".template", ".png", ".cfg")
 #: Quoted on purpose though not in the repository: the local secrets file a lecturer may create (in .gitignore), the
 #: folder the pages must not live in, and the new page that docs/adding-a-page.md walks through.
 NOT_SHIPPED = {".streamlit/secrets.toml", "pages/", "app_pages/softmax_rows.py", "ui/charts/softmax_rows.py",
-               "tests/pages/test_softmax_rows.py", "tests/ui/charts/test_softmax_rows.py"}
+               "tests/pages/test_softmax_rows.py", "tests/ui/charts/test_softmax_rows.py", "core/softmax_rows.py",
+               "tests/core/test_softmax_rows.py"}
 
 
 def relative_links(document: Path) -> list[str]:

@@ -12,7 +12,15 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from devtools.appserver import router_pages
-from devtools.browser import PAGE_TEXT_JS, SHARE_LINK, app_console_errors, charts_drawn, exceptions, settle
+from devtools.browser import (
+    PAGE_TEXT_JS,
+    SHARE_LINK,
+    app_console_errors,
+    charts_drawn,
+    exceptions,
+    katex_errors,
+    settle,
+)
 from tests.helpers.browser_pages import SLIDER, main_numbers, open_page
 from tests.helpers.interactions import Traffic, random_walk
 
@@ -24,9 +32,10 @@ SIZES = {"laptop": (1440, 900), "projector": (1920, 1080)}
 
 @pytest.mark.parametrize("rp", PAGES, ids=[p.name for p in PAGES])
 def test_page_loads_cleanly_then_survives_a_random_walk_and_a_reload(page, app_url, screenshot_dir, rp):
-    """Every page draws all its charts, with no exception and no console error, and sends no code block. Then a
-    seeded random walk over its widgets and a reload from its URL show no exception and no console error either
-    (`tests.helpers.interactions`; a failure says how to replay it).
+    """Every page draws all its charts and every formula, with no exception, no console error and no formula that
+    KaTeX draws as an error, and sends no code block. Then a seeded random walk over its widgets and a reload from
+    its URL show none of these either, after every step (`tests.helpers.interactions`; a failure says how to replay
+    it).
 
     Streamlit's code block loads a 1.5 MB syntax highlighter (about 0.5 s of a cold page's first draw here):
     no page sends one until its "Show the code" expander is opened (`ui.layout.show_source`).
@@ -38,6 +47,7 @@ def test_page_loads_cleanly_then_survives_a_random_walk_and_a_reload(page, app_u
     open_page(page, app_url, rp.url_path)
     assert exceptions(page) == []
     assert app_console_errors(page) == []
+    assert katex_errors(page) == [], f"{title}: formulas KaTeX cannot draw"
     drawn, present = charts_drawn(page)
     if rp.name not in NO_CHART_AT_LOAD:
         assert present > 0, f"{title}: no chart on the page"

@@ -39,6 +39,7 @@ def the_list(page):
                  for i in range(lists.count())]
 
 
+@pytest.mark.router_wide  # every page in one test: docs/adding-a-page.md's quick check selects it
 @pytest.mark.parametrize("rp", [PAGES[1], PAGES[3], PAGES[-1]], ids=lambda p: p.name)
 def test_the_page_list_is_a_named_list_per_section_with_the_current_page_marked(view, app_url, rp):
     view.goto(f"{app_url}/{rp.url_path}")
@@ -96,6 +97,7 @@ def test_on_a_desktop_a_link_leaves_the_sidebar_open(page, app_url):
     assert page.evaluate(COLLAPSED_JS) == "false"
 
 
+@pytest.mark.router_wide  # every page in one test: docs/adding-a-page.md's quick check selects it
 def test_the_keyboard_reaches_the_links_in_the_routers_order_then_presenter_mode(page, app_url):
     page.goto(f"{app_url}/soft_lookup")
     settle(page)

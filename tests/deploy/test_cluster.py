@@ -38,8 +38,8 @@ SPREAD = 4  # students per process in the spread test
 PER_PROCESS = SPREAD + 2  # and one route each for the session test and the download test
 #: The pages the spread test's students open (url paths; "" is the landing page): the concept pages, which draw
 #: from cached NumPy results only (no sandbox, model or training run; ``concept`` of their `PageTests`).
-CONCEPT_PAGES = [page.url_path for page in router_pages() if page.name in declarations()
-                 and declarations()[page.name].concept]
+PAGE_TESTS = declarations()
+CONCEPT_PAGES = [page.url_path for page in router_pages() if page.name in PAGE_TESTS and PAGE_TESTS[page.name].concept]
 
 
 class RecordingSocket:
@@ -169,6 +169,7 @@ def test_nginx_and_the_app_processes_run(cluster):
     assert (status, body) == (200, b"ok")
 
 
+@pytest.mark.router_wide  # every concept page in one test: docs/adding-a-page.md's quick check selects it
 def test_students_with_different_cookies_are_spread_over_both_processes(cluster, hashes, routes):
     students = [(route, pid) for pid, rs in routes.items() for route in rs[:SPREAD]]
     pages = [page for page in CONCEPT_PAGES if page in hashes] or [""]

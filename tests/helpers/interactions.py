@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from devtools.browser import app_console_errors, charts_drawn, exceptions, settle
+from devtools.browser import app_console_errors, charts_drawn, exceptions, katex_errors, settle
 
 #: Interactions per page at least: more when the page offers more kinds of widget, plus one to open a menu.
 #: Every step is a rerun the test waits for, on top of the two page loads: mind the suite's 10-minute budget
@@ -341,6 +341,8 @@ def assert_clean(page, rp, seed: int, walk: Walk, errors_before: int, what: str)
     assert boxes == [], fail_message(rp, seed, walk, page, f"exception box after {what}:\n" + "\n".join(boxes))
     new_errors = app_console_errors(page)[errors_before:]
     assert new_errors == [], fail_message(rp, seed, walk, page, f"console error after {what}: {new_errors}")
+    formulas = katex_errors(page)
+    assert formulas == [], fail_message(rp, seed, walk, page, f"formula KaTeX cannot draw after {what}: {formulas}")
 
 
 def random_walk(page, traffic: Traffic, rp, charts_expected: bool) -> None:
