@@ -275,6 +275,7 @@ def main() -> None:
     parser.add_argument("--train-pages", nargs="+", choices=TRAIN_PAGES, default=["decoder"],
                         help="storm: the pages the trainers are spread over")
     parser.add_argument("--pin", help="storm: run the server under taskset -c PIN (e.g. 0: one core)")
+    parser.add_argument("--train-steps", type=int, help="storm: the trainers' training steps (default: the pages')")
     parser.add_argument("--deadline", type=float, default=DEADLINE_S,
                         help="storm: seconds after which the trainings still going are given up")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/load_results.json"))
@@ -295,7 +296,7 @@ def main() -> None:
     storms = {}
     if "storm" in args.regimes:  # the train storm has figures of its own (`benchmarks.train_storm`)
         storms = main_storm(args.trainers, args.students, tuple(args.train_pages), args.repeats, args.pin,
-                            args.deadline)
+                            args.deadline, args.train_steps)
         args.out.write_text(json.dumps({"args": vars(args) | {"out": str(args.out)}, "storms": storms}, indent=2,
                                        default=str))
         args.regimes = [r for r in args.regimes if r != "storm"]

@@ -1,18 +1,19 @@
 """The train storm: a lecturer says "everyone: train your own", on one server process.
 
     python -m benchmarks.load --regimes storm [--trainers 20] [--students 20] [--train-pages decoder training]
-                              [--pin 0] [--repeats 3]
+                              [--pin 0] [--repeats 3] [--train-steps 100] [--deadline 900]
 
 `trainers` simulated students (`benchmarks.protocol.Student`, Streamlit's websocket protocol) arrive within a few
 seconds, spread over the pages that train (`TRAIN_PAGES`), each at a setting of their own (the page's defaults,
 another seed), and press Train; `others` jump around the other pages meanwhile: open one (a first visit), make up
 to `STEPS_PER_VISIT` slider steps to any value with 1–3 s pauses, leave, open another, until every trainer is done.
 
-Reported per run (`STORM_KEYS`): trainings finished, time to trained (from pressing Train to the end of the run
-that trained, if the page then reads "Trained") and the wait in line (to the first training step shown), medians and the largest; the longest a trainer
-went without a message from the server (its progress or its place in line), the others' steps and opens (p50, p95),
-the server's share of a core, and the peak memory of the server's whole process tree (RSS and PSS, sampled as in
-`benchmarks.memory`). With ``--pin CPU`` the server runs under ``taskset -c CPU`` (the students never are).
+Reported per run (`STORM_KEYS`): trainings finished; time to trained (from pressing Train to the end of the run
+that trained, if the page then reads "Trained") and the wait in line (to the first training step shown), medians
+and the largest; the longest a trainer went without a message from the server (its progress or its place in line);
+the others' steps and opens (p50, p95); the server's share of a core; the peak memory of the server's whole process
+tree (RSS and PSS, sampled as in `benchmarks.memory`). With ``--pin CPU`` the server runs under ``taskset -c CPU``
+(the students never are); ``--train-steps`` gives every trainer that many training steps instead of the page's.
 """
 
 from __future__ import annotations
@@ -61,12 +62,13 @@ class Training:
     places: list[str] = field(default_factory=list)  # the line's sentences drawn
 
 
-async def train_one(url: str, page_hash: str, page: str, seed: int, arrive_s: float, results: dict,
+async def train_one(url: str, page_hash: str, page: str, query: dict[str, str], arrive_s: float, results: dict,
                     trainings: list[Training]) -> None:
-    """Open `page` at seed `seed`, press Train, and follow the run to the end."""
+    """Open `page` at the link's `query` (its seed sets the student apart), press Train, and follow the run to the
+    end."""
     await asyncio.sleep(arrive_s)
-    student = Student(url, page_hash, random.Random(seed))
-    student.query = {"seed": str(seed)}
+    student = Student(url, page_hash, random.Random(query["seed"]))
+    student.query = dict(query)
     training = Training(page)
     try:
         await student.connect()
@@ -95,7 +97,7 @@ async def train_one(url: str, page_hash: str, page: str, seed: int, arrive_s: fl
         if "Trained" in seen.widgets:
             training.trained_s = ended
     except (TimeoutError, websockets.ConnectionClosed, websockets.InvalidStatus, OSError, KeyError) as exc:
-        results["failed"].append(f"trainer {page} {seed}: {type(exc).__name__}: {exc}"[:200])
+        results["failed"].append(f"trainer {page} {query}: {type(exc).__name__}: {exc}"[:200])
     finally:
         trainings.append(training)
         if student.ws is not None:
@@ -131,9 +133,10 @@ async def browse(url: str, hashes: list[str], rng: random.Random, arrive_s: floa
 
 
 def one_storm(trainers: int, others: int, pages: tuple[str, ...] = ("decoder",), seed: int = 0,
-              pin: str | None = None, arrival_s: float = 5.0, deadline_s: float = DEADLINE_S) -> dict:
-    """One storm on a fresh server (pinned to CPU `pin` if given), the trainers followed for `deadline_s` at most:
-    the figures of `STORM_KEYS`."""
+              pin: str | None = None, arrival_s: float = 5.0, deadline_s: float = DEADLINE_S,
+              steps: int | None = None) -> dict:
+    """One storm on a fresh server (pinned to CPU `pin` if given), the trainers followed for `deadline_s` at most,
+    each at its page's defaults but its seed (and `steps` training steps, if given): the figures of `STORM_KEYS`."""
     from benchmarks.timing import python_loop_s
 
     machine_speed_s = python_loop_s()
@@ -151,7 +154,8 @@ def one_storm(trainers: int, others: int, pages: tuple[str, ...] = ("decoder",),
 
         async def storm() -> None:
             done = asyncio.Event()
-            pressing = [train_one(server.url, hashes[pages[k % len(pages)]], pages[k % len(pages)], 1 + k,
+            links = [{"seed": str(1 + k)} | ({} if steps is None else {"steps": str(steps)}) for k in range(trainers)]
+            pressing = [train_one(server.url, hashes[pages[k % len(pages)]], pages[k % len(pages)], links[k],
                                   rng.uniform(0, arrival_s), results, trainings) for k in range(trainers)]
             browsing = [asyncio.create_task(browse(server.url, browsed, random.Random(seed * 1000 + k),
                                                    rng.uniform(0, arrival_s), done, results)) for k in range(others)]
@@ -210,10 +214,11 @@ def storm_table(summaries: dict[str, dict]) -> str:
 
 
 def main_storm(trainers: int, others: int, pages: tuple[str, ...], repeats: int, pin: str | None,
-               deadline_s: float = DEADLINE_S) -> dict:
+               deadline_s: float = DEADLINE_S, steps: int | None = None) -> dict:
     """`repeats` storms, printed as medians: what `python -m benchmarks.load --regimes storm` runs."""
-    runs = [one_storm(trainers, others, pages, seed, pin, deadline_s=deadline_s) for seed in range(repeats)]
-    name = f"storm, {trainers} on {'+'.join(pages)}, {others} others"
+    runs = [one_storm(trainers, others, pages, seed, pin, deadline_s=deadline_s, steps=steps)
+            for seed in range(repeats)]
+    name = f"storm, {trainers} on {'+'.join(pages)}{'' if steps is None else f' ({steps} steps)'}, {others} others"
     print(f"{name}, {repeats} repeat(s), medians" + (f", server pinned to CPU {pin}" if pin is not None else ""))
     print(storm_table({name: storm_summary(runs)}))
     return {name: {"runs": runs, "median": storm_summary(runs)}}

@@ -56,6 +56,17 @@ def started(target, name: str) -> threading.Thread:
     return thread
 
 
+def each_finished_once(session, settings: list[Setting], finished: dict[Setting, Result]) -> None:
+    """Run `session` for every setting at once, each in a thread: every run finished, each made once and trained
+    from step 0 to its end without starting again."""
+    threads = [started(lambda s=s: session(s), f"session {s.seed}") for s in settings]
+    for t in threads:
+        t.join(WAIT_S)
+    assert set(finished) == set(settings), f"{len(finished)} of {len(settings)} finished"
+    assert all(CountingTrainer.made[s] == 1 for s in settings), CountingTrainer.made
+    assert all(r.first_steps == list(range(r.total)) for r in finished.values())
+
+
 def test_more_settings_in_progress_than_kept_runs_all_finish_and_none_starts_again():
     """Ten sessions train ten settings at once, chunk by chunk, where only four finished runs are kept: a run in
     progress is never dropped for another's, so each is made once and finishes."""
@@ -72,12 +83,7 @@ def test_more_settings_in_progress_than_kept_runs_all_finish_and_none_starts_aga
                 finished[setting] = trainer.result
                 return
 
-    threads = [started(lambda s=s: session(s), f"session {s.seed}") for s in settings]
-    for t in threads:
-        t.join(WAIT_S)
-    assert set(finished) == set(settings), f"{len(finished)} of {len(settings)} finished"
-    assert all(CountingTrainer.made[s] == 1 for s in settings), CountingTrainer.made
-    assert all(r.first_steps == list(range(r.total)) for r in finished.values())
+    each_finished_once(session, settings, finished)
 
 
 def test_more_settings_than_slots_wait_in_line_and_the_finished_runs_are_the_ones_dropped():
@@ -101,13 +107,8 @@ def test_more_settings_than_slots_wait_in_line_and_the_finished_runs_are_the_one
                     finished[setting] = trainer.result
                     return
 
-    threads = [started(lambda s=s: session(s), f"session {s.seed}") for s in settings]
-    for t in threads:
-        t.join(WAIT_S)
-    assert set(finished) == set(settings), f"{len(finished)} of {len(settings)} finished"
+    each_finished_once(session, settings, finished)
     assert max(training_at_once) == 2 and waited, "the line let more than two train, or nobody waited"
-    assert all(CountingTrainer.made[s] == 1 for s in settings), CountingTrainer.made
-    assert all(r.first_steps == list(range(r.total)) for r in finished.values())
     kept = runs.kept()
     assert len(kept) == 3 and all(runs.existing(s).result.complete for s in kept)
     assert line.training() == [] and line.waiting() == []

@@ -48,7 +48,8 @@ def test_with_two_slots_the_wait_is_until_the_first_slot_that_frees():
 def test_the_sentence_a_waiting_student_reads():
     assert InLine(3, 1, 2, 41.6).sentence() == ("Waiting in line: you are number 3 (1 training now, 2 waiting ahead "
                                                 "of you) · about 42 s to go. It starts by itself.")
-    assert InLine(1, 1, 0, None).sentence() == "Waiting in line: you are number 1 (1 training now). It starts by itself."
+    assert InLine(1, 1, 0, None).sentence() == ("Waiting in line: you are number 1 (1 training now). "
+                                                "It starts by itself.")
 
 
 def test_sessions_asking_for_the_same_work_share_its_slot_until_the_last_leaves():
