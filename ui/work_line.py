@@ -4,7 +4,9 @@ first come first served, each seeing its place, the runs ahead of it and an esti
 A job is one piece of long work (a training run) named by a key: sessions asking for the same key (the decoder's
 shared run of a setting) hold one place between them and start together. A session holds its place inside
 ``with LINE.place(…)`` and leaves the line when the block ends, however it ends: the run finished, the student
-changed a setting or left (Streamlit stops a session's script when its browser goes, at its next drawing call).
+changed a setting or left (Streamlit stops a session's script when its browser goes, at its next drawing call). A
+block ended by a stopped script keeps its job's place or slot for `REJOIN_S`, so that a rerun of the same session
+(Train pressed again) takes it back rather than going to the back of the line.
 A session that has neither waited nor reported progress for `LEAVE_AFTER_S` is taken out of the line too, so a
 place never outlives its student. A job's place is freed when its last session leaves, and the longest waiter
 gets it.
@@ -31,6 +33,9 @@ from ui import turns
 AT_ONCE = max(1, turns.RUNS_AT_ONCE - 1)
 #: A session that has not waited or trained for this long has gone: its place is given up.
 LEAVE_AFTER_S = 15.0
+#: A job whose last session was stopped (Streamlit stops a script for a rerun: its student pressed Train again,
+#: or moved a control) keeps its place, or its slot, this long for the session's next run to take back.
+REJOIN_S = 3.0
 #: How often a waiting session redraws its place in line (and shows it is still there).
 POLL_S = 1.0
 #: Weight of the newest chunk in the measured seconds per unit of work (an exponential average).
@@ -50,7 +55,12 @@ class InLine:
     def sentence(self) -> str:
         """What the waiting student reads."""
         ahead = f"{self.training} training now" + (f", {self.waiting} waiting ahead of you" if self.waiting else "")
-        when = "" if self.wait_s is None else f" · about {max(1, round(self.wait_s))} s to go"
+        if self.wait_s is None:
+            when = ""
+        elif self.wait_s < 90:
+            when = f" · about {max(1, round(self.wait_s))} s to go"
+        else:
+            when = f" · about {round(self.wait_s / 60)} min to go"
         return f"Waiting in line: you are number {self.place} ({ahead}){when}. It starts by itself."
 
 
@@ -63,6 +73,7 @@ class _Job:
     order: int  # arrival: the line is kept in this order
     seats: dict[int, float] = field(default_factory=dict)  # a session's seat -> when it was last heard of
     started: bool = False
+    left_at: float | None = None  # when its last session was stopped, if it has none now
 
 
 class WorkLine:
@@ -89,9 +100,12 @@ class WorkLine:
             self._sit(seat)
         try:
             yield seat
-        finally:
+        except BaseException:
             with self._changed:
-                self._leave(key, seat.seat)
+                self._leave(key, seat.seat, rejoin=True)
+            raise
+        with self._changed:
+            self._leave(key, seat.seat)
 
     def training(self) -> list[Hashable]:
         """The keys holding a slot now."""
@@ -111,27 +125,34 @@ class WorkLine:
         job = self._jobs.get(seat.key)
         if job is None:
             job = self._jobs[seat.key] = _Job(seat.key, seat.kind, seat.units, seat.done, next(self._arrivals))
-        job.seats[seat.seat] = self._clock()
+        job.seats[seat.seat], job.left_at = self._clock(), None
         self._start_next()
 
-    def _leave(self, key: Hashable, seat: int) -> None:
+    def _leave(self, key: Hashable, seat: int, rejoin: bool = False) -> None:
+        """`seat` leaves `key`'s job; a job left without a session goes, at once or (`rejoin`) after `REJOIN_S`."""
         job = self._jobs.get(key)
         if job is not None:
             job.seats.pop(seat, None)
-            if not job.seats:
+            if not job.seats and rejoin:
+                job.left_at = self._clock()
+            elif not job.seats:
                 del self._jobs[key]
         self._start_next()
 
     def _expire(self) -> None:
-        """Give up the seats not heard of for `leave_after_s`, and the jobs left without one."""
+        """Give up the seats not heard of for `leave_after_s`, and the jobs left without one for `REJOIN_S`."""
         now = self._clock()
         for job in list(self._jobs.values()):
             for seat, heard in list(job.seats.items()):
                 if now - heard > self.leave_after_s:
                     self._leave(job.key, seat)
+            if job.left_at is not None and now - job.left_at > REJOIN_S:
+                self._jobs.pop(job.key, None)
+                self._start_next()
 
     def _in_line(self) -> list[_Job]:
-        return sorted((j for j in self._jobs.values() if not j.started), key=lambda j: j.order)
+        """The jobs waiting with a session, in the order they came."""
+        return sorted((j for j in self._jobs.values() if not j.started and j.seats), key=lambda j: j.order)
 
     def _start_next(self) -> None:
         free = self.at_once - sum(j.started for j in self._jobs.values())

@@ -80,3 +80,29 @@ def test_next_word_by_keyboard_and_a_temperature_step_rewrites_the_text(page, ap
     assert bars.count() == 3
     assert any(b.get_attribute("aria-label") and "likeliest" in b.get_attribute("aria-label")
                for b in (bars.nth(i) for i in range(bars.count()))) or pytest.fail("the bars have no name")
+
+
+def test_a_student_who_presses_train_while_another_trains_sees_their_place_then_their_run(page, shared_context,
+                                                                                         app_url, screenshot_dir):
+    """The process trains one run at a time (`ui.work_line`): a phone pressing Train while a desktop trains reads
+    its place in line in the progress bar, inside the page's fragment, then its own run's steps, and both finish."""
+    from devtools.browser import VIEWS
+    from tests.helpers.browser_context import fresh_page
+
+    first = page
+    first.goto(f"{app_url}/decoder?steps=1200&seed=83")
+    settle(first)
+    with fresh_page(shared_context(**VIEWS["phone"]), app_url) as second:
+        second.goto(f"{app_url}/decoder?steps=1200&seed=84")
+        settle(second)
+        first.get_by_role("button", name=re.compile("Train$")).click()
+        first.get_by_text(re.compile(r"^step \d+ / 1200")).wait_for(timeout=120_000)
+        second.get_by_role("button", name=re.compile("Train$")).click()
+        line = second.get_by_text(re.compile(r"^Waiting in line: you are number 1 \(1 training now\)"))
+        line.wait_for(timeout=60_000)
+        if screenshot_dir is not None:
+            second.screenshot(path=str(screenshot_dir / "decoder-waiting-in-line-phone.png"))
+        second.get_by_text(re.compile(r"^step \d+ / 1200")).wait_for(timeout=180_000)
+        for trained_page in (first, second):
+            trained_page.get_by_role("button", name=re.compile("Next word")).wait_for(timeout=180_000)
+            assert not exceptions(trained_page)

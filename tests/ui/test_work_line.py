@@ -9,7 +9,7 @@ import time
 import pytest
 
 from ui import turns
-from ui.work_line import InLine, WorkLine
+from ui.work_line import REJOIN_S, InLine, WorkLine
 
 WAIT_S = 30.0  # a bound on any wait here; nothing is timed
 
@@ -48,6 +48,7 @@ def test_with_two_slots_the_wait_is_until_the_first_slot_that_frees():
 def test_the_sentence_a_waiting_student_reads():
     assert InLine(3, 1, 2, 41.6).sentence() == ("Waiting in line: you are number 3 (1 training now, 2 waiting ahead "
                                                 "of you) · about 42 s to go. It starts by itself.")
+    assert InLine(9, 1, 8, 233.0).sentence().endswith("ahead of you) · about 4 min to go. It starts by itself.")
     assert InLine(1, 1, 0, None).sentence() == ("Waiting in line: you are number 1 (1 training now). "
                                                 "It starts by itself.")
 
@@ -64,16 +65,43 @@ def test_sessions_asking_for_the_same_work_share_its_slot_until_the_last_leaves(
 
 
 def test_a_session_that_stops_leaves_the_line_and_the_next_starts():
-    """A script stopped by Streamlit (its student changed a setting or left) raises out of the block."""
-    line = WorkLine(at_once=1)
+    """A script stopped by Streamlit (its student changed a setting or left) raises out of the block: its slot is
+    kept for `REJOIN_S`, for a rerun of the same session to take back, then the next in line starts."""
+    clock = Clock()
+    line = WorkLine(at_once=1, clock=clock)
     block = line.place("gone", "step", 10)
     gone = block.__enter__()
     with line.place("next", "step", 10) as waiting:
         assert gone.wait(0) is None and waiting.wait(0) is not None
         stopped = RuntimeError("the script was stopped")
         assert block.__exit__(RuntimeError, stopped, None) is False  # the exception goes on up
+        assert waiting.wait(0) is not None
+        clock.now = REJOIN_S + 0.1
         assert waiting.wait(0) is None
         assert line.training() == ["next"]
+
+
+def test_a_session_that_presses_again_keeps_its_place_in_line_and_its_slot():
+    """Train pressed again reruns the script: the old run's block ends with an exception, the new run sits down
+    for the same work within `REJOIN_S` and finds its place, or its slot, where it was."""
+    line = WorkLine(at_once=1)
+    with line.place("first", "step", 10) as first:
+        first.wait(0)
+        with line.place("second", "step", 10) as second, line.place("third", "step", 10) as third:
+            with pytest.raises(RuntimeError), line.place("second", "step", 10) as pressed_again:
+                assert pressed_again.wait(0).place == 1
+                raise RuntimeError("a rerun")
+            assert second.wait(0).place == 1 and third.wait(0).place == 2
+    with line.place("training", "step", 10) as training:
+        assert training.wait(0) is None
+        with pytest.raises(RuntimeError), line.place("mine", "step", 10):
+            raise RuntimeError("a rerun")
+    block = line.place("mine", "step", 10)
+    with pytest.raises(RuntimeError), block as mine:
+        assert mine.wait(0) is None
+        raise RuntimeError("a rerun while training")
+    with line.place("other", "step", 10) as other, line.place("mine", "step", 10) as again:
+        assert other.wait(0).place == 1 and again.wait(0) is None  # the slot waited for its session
 
 
 def test_first_come_first_served():
