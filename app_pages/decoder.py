@@ -33,14 +33,14 @@ from ui.layout import (controls_row, fixed_slot, introduction, page_fragment, se
                        whole_block_link)
 from ui.quiz import predict_then_reveal
 from ui.shared_runs import SharedRuns, shared_runs
-from ui.turns import next_turn
 from ui.url_state import bound_select_slider, bound_slider, seed_slider, tokens_input
+from ui.work_line import LINE
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {"layers": "2", "heads": "4"}
 
 #: Every session's runs, one per setting: a class trains each setting once.
-RUNS: SharedRuns[DecoderTrainer] = shared_runs("decoder", DecoderTrainer, max_runs=8)
+RUNS: SharedRuns[DecoderTrainer] = shared_runs("decoder", DecoderTrainer, keep=8)
 CHUNK_S = 0.25  # training runs in chunks of this much time, the progress drawn between them
 STEPS = [100, 200, 300, 500, 800, 1200]
 TEMPERATURES = [0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0]
@@ -169,16 +169,21 @@ def train_section(config: DecoderConfig) -> DecoderRun | None:
 
 
 def train_live(config: DecoderConfig) -> DecoderTrainer:
+    """Train `config`'s shared run to the end, after waiting in the process's line for a slot if need be."""
     bar = st.progress(0.0, text="building the decoder…")
-    while True:
-        next_turn()  # the class's waiting steps go between two chunks
-        trainer = RUNS.advance(config, CHUNK_S)
-        r = trainer.result
-        bar.progress(r.steps_done / config.steps, text=f"step {r.steps_done} / {config.steps} · batch loss "
-                     f"{r.train_loss[-1]:.3f} · {r.elapsed_s:.1f} s")
-        if r.complete:
-            bar.empty()
-            return trainer
+    started = RUNS.existing(config)
+    done = 0 if started is None else started.result.steps_done
+    with LINE.place(("decoder", config), "decoder step", config.steps, done) as place:
+        for _ in place.chunks(lambda standing: bar.progress(done / config.steps, text=standing.sentence())):
+            trainer = RUNS.advance(config, CHUNK_S)
+            r = trainer.result
+            place.progress(r.steps_done)
+            bar.progress(r.steps_done / config.steps, text=f"step {r.steps_done} / {config.steps} · batch loss "
+                         f"{r.train_loss[-1]:.3f} · {r.elapsed_s:.1f} s")
+            if r.complete:
+                break
+    bar.empty()
+    return trainer
 
 
 def quality_metrics(run: DecoderRun, q: Quality, config: DecoderConfig) -> None:

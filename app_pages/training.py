@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+import uuid
+from dataclasses import dataclass
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -16,15 +18,17 @@ from ui.chart_names import ChartName, largest_weight
 from ui.charts import training as charts
 from ui.display import show_chart
 from ui.layout import controls_row, explain, introduction, page_fragment, show_source, whole_block_link
-from ui.turns import next_turn
 from ui.url_state import bound_choice, bound_select_slider, bound_slider, seed_slider, tokens_input
 from ui.wording.training import without_positions
+from ui.work_line import LINE
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {"seq_len": "12", "d_model": "64", "heads": "8", "layers": "2"}
 
 #: session_state key of this session's runs: {TrainConfig: Trainer}, finished or stopped.
 RUNS_KEY = "_training_runs"
+#: session_state key of this session's name in the process's line for trainings (`ui.work_line`).
+LINE_KEY = "_training_line"
 MAX_RUNS = 4  # a 2-layer, d_model=64 run with its checkpoints is ~10 MB
 UPDATE_EVERY_S = 0.25  # the progress bar and readout are refreshed after every chunk of this much training
 REDRAW_EVERY_S = 0.75  # one of the two live charts is redrawn at most this often
@@ -67,7 +71,8 @@ def progress_text(result: TrainingResult) -> str:
 
 
 def train_live(config: TrainConfig, runs: dict[TrainConfig, Trainer], buttons: DeltaGenerator) -> None:
-    """Train in short chunks, redrawing the progress, readout and live charts between them.
+    """Train in short chunks, redrawing the progress, readout and live charts between them, after waiting in the
+    process's line for a slot if need be (the model is built once the slot is found).
 
     A click on Stop (or on any other control) makes Streamlit rerun the page; the rerun
     interrupts this loop at its next drawing call, between two chunks, so the trainer in
@@ -78,36 +83,60 @@ def train_live(config: TrainConfig, runs: dict[TrainConfig, Trainer], buttons: D
                 help="Stop training. The run so far is kept and shown, and can be continued later.")
     bar = st.progress(0.0, text="building the model…")
     trainer = runs.get(config)
-    if trainer is None:
-        trainer = Trainer(config)
-        remember(runs, trainer)
-    live_curves, live_maps, live_note = st.empty(), st.empty(), st.empty()
-    drawn, budget, redraws = -float("inf"), UPDATE_EVERY_S, 0
-    while not trainer.result.complete:
-        next_turn()  # the class's waiting steps go between two chunks
-        result = trainer.run(max_seconds=budget)
-        bar.progress(result.steps_done / result.config.steps, text=progress_text(result))
-        budget = UPDATE_EVERY_S
-        if not result.complete and time.perf_counter() - drawn >= REDRAW_EVERY_S:
-            # Charts cost more to draw than the readout, in the browser too: redraw one of the two at a time.
-            drawn = time.perf_counter()
-            if redraws % 2 == 0:
-                with live_curves:
-                    show_chart(charts.learning_curves(result, result.steps_done), export=False,
-                               alt=f"Loss and accuracy so far, out of {result.config.steps} training steps")
-            else:
-                with live_maps:
-                    show_chart(charts.attention_grid(result.attention[-1], result.probe,
-                                                     cell_size=min(charts.map_cell_size(len(result.probe)), LIVE_CELL)),
-                               export=False, alt=f"Attention maps of every layer and head, {len(result.probe)} "
-                                                 "positions by as many, at the latest snapshot")
-                live_note.caption(f"Attention of a held-out sequence at step {result.checkpoint_steps[-1]}, "
-                                  "the latest snapshot.")
-            redraws += 1
-            # the next readout stays UPDATE_EVERY_S after this one: drawing time comes off the next chunk
-            budget = max(0.05, UPDATE_EVERY_S - (time.perf_counter() - drawn))
-    for placeholder in (stop, bar, live_curves, live_maps, live_note):
+    done = 0 if trainer is None else trainer.result.steps_done
+    live = LiveView(st.empty(), st.empty(), st.empty())
+    budget = UPDATE_EVERY_S
+    session = st.session_state.setdefault(LINE_KEY, uuid.uuid4().hex)
+    with LINE.place(("training", session, config), "training step", config.steps, done) as place:
+        for _ in place.chunks(lambda standing: bar.progress(done / config.steps, text=standing.sentence())):
+            if trainer is None:
+                trainer = Trainer(config)
+                remember(runs, trainer)
+            result = trainer.run(max_seconds=budget)
+            place.progress(result.steps_done)
+            bar.progress(result.steps_done / result.config.steps, text=progress_text(result))
+            if result.complete:
+                break
+            budget = live.redraw(result)
+    for placeholder in (stop, bar, *live.placeholders()):
         placeholder.empty()
+
+
+@dataclass
+class LiveView:
+    """The live charts under the progress bar: the curves and the maps, redrawn one at a time."""
+
+    curves: DeltaGenerator
+    maps: DeltaGenerator
+    note: DeltaGenerator
+    drawn: float = -float("inf")
+    redraws: int = 0
+
+    def placeholders(self) -> tuple[DeltaGenerator, ...]:
+        return self.curves, self.maps, self.note
+
+    def redraw(self, result: TrainingResult) -> float:
+        """Redraw one chart if `REDRAW_EVERY_S` has passed; the seconds of training before the next readout."""
+        if time.perf_counter() - self.drawn < REDRAW_EVERY_S:
+            return UPDATE_EVERY_S
+        # Charts cost more to draw than the readout, in the browser too: redraw one of the two at a time.
+        self.drawn = time.perf_counter()
+        if self.redraws % 2 == 0:
+            with self.curves:
+                show_chart(charts.learning_curves(result, result.steps_done), export=False,
+                           alt=f"Loss and accuracy so far, out of {result.config.steps} training steps")
+        else:
+            with self.maps:
+                show_chart(charts.attention_grid(result.attention[-1], result.probe,
+                                                 cell_size=min(charts.map_cell_size(len(result.probe)), LIVE_CELL)),
+                           export=False, alt=f"Attention maps of every layer and head, {len(result.probe)} "
+                                             "positions by as many, at the latest snapshot")
+            self.note.caption(f"Attention of a held-out sequence at step {result.checkpoint_steps[-1]}, "
+                              "the latest snapshot.")
+        self.redraws += 1
+        # the next readout stays UPDATE_EVERY_S after this one: drawing time comes off the next chunk
+        return max(0.05, UPDATE_EVERY_S - (time.perf_counter() - self.drawn))
+
 
 introduction(
     "Watch attention learn",

@@ -50,6 +50,11 @@ the wait before each step's run started (from sending the step to the server's `
 the step spent before the script starts), the steps answered per second over the run, and the share of a core
 the server and the simulated students (this process) used, so a saturated client is seen rather than measured.
 
+``--regimes storm`` is the train storm (`benchmarks.train_storm`): ``--trainers`` students press Train, each at a
+setting of their own, on the ``--train-pages``, while ``--students`` others open and step the other pages; ``--pin``
+runs the server on one core (``taskset``). Its figures are its own: trainings finished, time to trained, the wait in
+line, the longest a trainer heard nothing, the others' steps and opens, CPU and the process tree's memory.
+
 Targets (issue #24, 60 students on one process): p50 <= 250 ms, p95 <= 1 s, CPU <= 20 ms per step,
 0 exceptions, 0 failed sessions, RSS <= 1 GB, no cross-talk. Nothing asserts on time: the table says
 which targets are met.
@@ -82,6 +87,7 @@ from benchmarks.profiling import Sampler, summarise
 from benchmarks.protocol import cpu_s, page_hashes, page_sliders, peak_rss_mb, run_coroutine, train_before_class
 from benchmarks.students import cross_talk, empty_results, random_link, student_session
 from benchmarks.timing import percentile, python_loop_s
+from benchmarks.train_storm import DEADLINE_S, TRAIN_PAGES, main_storm
 from devtools.appserver import AppServer
 from devtools.box import Box
 from devtools.cluster import Cluster
@@ -242,7 +248,7 @@ async def open_poll_round(url: str, hashes: dict[str, str], data: Path, end_at: 
     return asyncio.create_task(present())
 
 
-REGIMES = ("notch", "jump", "link")
+REGIMES = ("notch", "jump", "link", "storm")
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.load", description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=60)
@@ -255,7 +261,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--regimes", nargs="+", choices=REGIMES, default=list(REGIMES),
                         help="how students step: notch (arrow keys), jump (anywhere on a slider), link (first "
-                             "visit at a random link's values, then jumps)")
+                             "visit at a random link's values, then jumps); storm: --trainers press Train while "
+                             "--students browse the other pages (benchmarks.train_storm)")
     parser.add_argument("--processes", type=int, nargs="+", default=[1],
                         help="layouts to compare, e.g. 1 2: one process, then two behind nginx (alternating)")
     parser.add_argument("--machines", type=int, default=1,
@@ -263,6 +270,14 @@ def main() -> None:
                              "namespace of its own, behind one nginx, the poll on PostgreSQL (devtools.hosts; root)")
     parser.add_argument("--solo-steps", type=int, default=8,
                         help="steps to new values per slider for one student alone (0: skip that measurement)")
+    parser.add_argument("--trainers", type=int, default=20,
+                        help="storm: students pressing Train, each at a setting of their own (--students browse)")
+    parser.add_argument("--train-pages", nargs="+", choices=TRAIN_PAGES, default=["decoder"],
+                        help="storm: the pages the trainers are spread over")
+    parser.add_argument("--pin", help="storm: run the server under taskset -c PIN (e.g. 0: one core)")
+    parser.add_argument("--train-steps", type=int, help="storm: the trainers' training steps (default: the pages')")
+    parser.add_argument("--deadline", type=float, default=DEADLINE_S,
+                        help="storm: seconds after which the trainings still going are given up")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/load_results.json"))
     parser.add_argument("--profile", type=Path, help="sample the (first) app process with py-spy into this file "
                                                      "(first repeat of the first regime and layout)")
@@ -278,6 +293,15 @@ def main() -> None:
     if args.summarise:
         summarise(args.summarise, thread=args.thread)
         return
+    storms = {}
+    if "storm" in args.regimes:  # the train storm has figures of its own (`benchmarks.train_storm`)
+        storms = main_storm(args.trainers, args.students, tuple(args.train_pages), args.repeats, args.pin,
+                            args.deadline, args.train_steps)
+        args.out.write_text(json.dumps({"args": vars(args) | {"out": str(args.out)}, "storms": storms}, indent=2,
+                                       default=str))
+        args.regimes = [r for r in args.regimes if r != "storm"]
+        if not args.regimes:
+            return
     columns = [(r, n) for r in args.regimes for n in args.processes]
     runs: dict[str, list[dict]] = {layout_name(r, n, args.machines): [] for r, n in columns}
     solo: list[dict[str, dict[str, float]]] = []
@@ -303,7 +327,7 @@ def main() -> None:
         print(solo_table(solo_median))
     args.out.write_text(json.dumps({"args": vars(args) | {"out": str(args.out)},
                                     "layouts": {name: {"runs": runs[name], "median": summaries[name]} for name in runs},
-                                    "new_settings": {"runs": solo, "median": solo_median}},
+                                    "new_settings": {"runs": solo, "median": solo_median}, "storms": storms},
                                    indent=2, default=str))
 
 

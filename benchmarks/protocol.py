@@ -17,7 +17,7 @@ import random
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,8 +202,10 @@ class Student:
             response.read()
             return "; ".join(c.split(";", 1)[0] for c in response.headers.get_all("Set-Cookie") or [])
 
-    async def rerun(self, fragment_id: str = "") -> tuple[float, RunSeen]:
-        """Send a rerun (of the page, or of one fragment) and read until the run is finished."""
+    async def rerun(self, fragment_id: str = "",
+                    heard: Callable[[float, ForwardMsg], None] | None = None) -> tuple[float, RunSeen]:
+        """Send a rerun (of the page, or of one fragment) and read until the run is finished; `heard` is told of
+        every message as it comes, with its time (``time.perf_counter()``)."""
         msg = BackMsg()
         state = msg.rerun_script
         state.query_string = urlencode(self.query)
@@ -224,6 +226,8 @@ class Student:
         while True:
             raw = await asyncio.wait_for(self.ws.recv(), ANSWER_TIMEOUT_S)
             fm = ForwardMsg.FromString(raw)
+            if heard is not None:
+                heard(time.perf_counter(), fm)
             kind = fm.WhichOneof("type")
             if kind == "new_session" and math.isnan(seen.started_s):  # the first run this request started
                 seen.started_s = time.perf_counter() - t0

@@ -99,3 +99,29 @@ def test_a_prompt_that_ends_the_sentence_and_a_hand_written_temperature(view, ap
     assert view.evaluate(OVERFLOW_JS) <= 1
     if screenshot_dir is not None:
         view.screenshot(path=str(screenshot_dir / f"decoder-ended-{view.view_name}.png"), full_page=True)
+
+
+def test_a_student_who_presses_train_while_another_trains_sees_their_place_then_their_run(page, shared_context,
+                                                                                         app_url, screenshot_dir):
+    """The process trains one run at a time (`ui.work_line`): a phone pressing Train while a desktop trains reads
+    its place in line in the progress bar, inside the page's fragment, then its own run's steps, and both finish."""
+    from devtools.browser import VIEWS
+    from tests.helpers.browser_context import fresh_page
+
+    first = page
+    first.goto(f"{app_url}/decoder?steps=1200&seed=83")
+    settle(first)
+    with fresh_page(shared_context(**VIEWS["phone"]), app_url) as second:
+        second.goto(f"{app_url}/decoder?steps=1200&seed=84")
+        settle(second)
+        first.get_by_role("button", name=re.compile("Train$")).click()
+        first.get_by_text(re.compile(r"^step \d+ / 1200")).wait_for(timeout=120_000)
+        second.get_by_role("button", name=re.compile("Train$")).click()
+        line = second.get_by_text(re.compile(r"^Waiting in line: you are number 1 \(1 training now\)"))
+        line.wait_for(timeout=60_000)
+        if screenshot_dir is not None:
+            second.screenshot(path=str(screenshot_dir / "decoder-waiting-in-line-phone.png"))
+        second.get_by_text(re.compile(r"^step \d+ / 1200")).wait_for(timeout=180_000)
+        for trained_page in (first, second):
+            trained_page.get_by_role("button", name=re.compile("Next word")).wait_for(timeout=180_000)
+            assert not exceptions(trained_page)

@@ -2,6 +2,7 @@
 input with a message, round-trips every control through the link, and never retrains for a sampling knob."""
 
 import re
+import time
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ PAGE = "app_pages/decoder.py"
 SHORT = {"steps": "100"}
 SHORT_CONFIG = DecoderConfig(steps=100)
 TIMEOUT = 300  # a loaded machine trains slowly; the time is not what these tests check
+IN_LINE_S = 60  # a bound on the wait for a pressed Train to reach the line; nothing is timed
 #: A link that sets every control of the writing section to a value other than its default.
 LINK = {**SHORT, "prompt": "the dogs", "temp": "0.5", "top_k": "3", "top_p": "0.5", "draw": "5", "words": "3"}
 
@@ -240,6 +242,51 @@ def test_after_an_unknown_word_then_an_over_long_prompt_the_message_names_the_pr
     (message,) = [e.value for e in at.error]
     shown = re.search(r"“([^”]*)”\.?$", message).group(1)
     assert shown == "the birds" and text_shown(at).startswith(shown), message
+
+
+def test_two_sessions_that_find_the_line_full_wait_their_turn_see_their_place_and_both_finish(monkeypatch):
+    """The process trains `ui.work_line.AT_ONCE` runs at a time: with every slot taken, two students pressing Train
+    on settings of their own wait in line, in the order they pressed, each told their place, and start as soon as
+    the slots free; both runs finish, each made once."""
+    import threading
+
+    from ui import work_line
+    from ui.work_line import LINE
+
+    told: list[str] = []
+    sentence = work_line.InLine.sentence
+    monkeypatch.setattr(work_line.InLine, "sentence", lambda self: told.append(sentence(self)) or told[-1])
+    configs = [DecoderConfig(steps=100, seed=seed) for seed in (61, 62)]
+    sessions = [open_page(steps="100", seed=str(c.seed)) for c in configs]
+    holders = [LINE.place(("a test's work", k), "test step", 1) for k in range(work_line.AT_ONCE)]
+    places = [holder.__enter__() for holder in holders]
+    assert all(place.wait(0) is None for place in places)  # every slot is the test's
+    pressed = []
+    try:
+        for at, config in zip(sessions, configs, strict=True):
+            at.button(key="train").click()
+            pressed.append(threading.Thread(target=at.run, daemon=True))
+            pressed[-1].start()
+            deadline = time.monotonic() + IN_LINE_S
+            while ("decoder", config) not in LINE.waiting() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        assert LINE.waiting() == [("decoder", c) for c in configs]
+        deadline = time.monotonic() + IN_LINE_S
+        while not any("you are number 2" in t for t in told) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert any(t.startswith("Waiting in line: you are number 1") for t in told)
+        assert any("you are number 2" in t and "1 waiting ahead of you" in t for t in told)
+    finally:
+        for holder in holders:
+            holder.__exit__(None, None, None)
+    for thread in pressed:
+        thread.join(TIMEOUT)
+    runs = shared_runs("decoder", DecoderTrainer, 8)
+    for config in configs:  # a new session each: AppTest's stand-in runtime is not made for two runs at once
+        at = open_page(steps="100", seed=str(config.seed))
+        assert not at.exception and at.button(key="train").label == "Trained"
+        assert runs.existing(config).result.complete and runs.existing(config).result.steps_done == 100
+    assert LINE.waiting() == [] and LINE.training() == []
 
 
 # ------------------------------------------------------------------- what the shared tests know of this page
