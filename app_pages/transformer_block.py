@@ -32,6 +32,7 @@ from ui.charts import transformer_block as charts
 from ui.display import show_chart
 from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source, static_table
 from ui.quiz import predict_then_reveal
+from ui.take_home import offer_notebook
 from ui.url_state import bound_choice, bound_select_slider, bound_slider, bound_toggle, seed_slider
 
 D_MODELS = [4, 8, 12, 16, 24, 32]
@@ -123,9 +124,12 @@ def page_body() -> None:
     stages_section(block, block_specs(seed, d_model, n_heads, d_ff, activation, placement, block, weights), seed)
     placement_section(seed, d_model, n_heads, d_ff, activation, placement)
     sweep = stack_section(activation, placement)
-    per_position_section(seed, d_model, d_ff, activation, weights)
+    perm = per_position_section(seed, d_model, d_ff, activation, weights)
     torch_section(seed, d_model, n_heads, d_ff, activation, placement)
     gradient_quiz(sweep)
+    c = sweep.config
+    offer_notebook("transformer_block", seed=seed, d_model=d_model, heads=n_heads, d_ff=d_ff, act=activation,
+                   ln=placement, layers=c.depth, residual=c.residual, norm=c.norm, perm=list(perm))
     show_source(transformer_block, layer_norm, feed_forward, torch_encoder_layer, stack_block, depth_sweep)
 
 
@@ -317,8 +321,10 @@ def stack_findings(sweep: DepthSweep) -> None:
                        "on to compare the gradient at block 1.")
 
 
-def per_position_section(seed: int, d_model: int, d_ff: int, activation: str, weights: BlockWeights) -> None:
-    """Section 4: the FFN is the same function at every position; where a block's weights are."""
+def per_position_section(seed: int, d_model: int, d_ff: int, activation: str,
+                         weights: BlockWeights) -> tuple[int, ...]:
+    """Section 4: the FFN is the same function at every position; where a block's weights are. Returns the
+    order of the shuffled positions."""
     section("4 · The feed-forward network works per position",
             "Shuffle the tokens: the feed-forward network's output is shuffled the same way, exactly, because "
             "each row goes through the same arithmetic wherever it stands. It mixes nothing across positions: "
@@ -342,6 +348,7 @@ def per_position_section(seed: int, d_model: int, d_ff: int, activation: str, we
                   "FFN 2·d_model·d_ff": [c.ffn for c in counts],
                   "FFN's share": [c.ffn_share for c in counts]},
                  {"attention 4·d_model²": "{:,}", "FFN 2·d_model·d_ff": "{:,}", "FFN's share": "{:.1%}"})
+    return perm
 
 
 def torch_section(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str, placement: str) -> None:

@@ -67,6 +67,13 @@ def random_state(page: str, rng: random.Random) -> dict[str, Any]:
     if page == "pretrained":
         return {"text": " ".join(rng.choices(SENTENCE, k=rng.randint(1, 30))), "layer": rng.randint(1, 6),
                 "head": rng.randint(1, 12)}
+    if page == "transformer_block":
+        d_model = rng.choice([4, 8, 12, 16, 24, 32])
+        heads = [h for h in range(1, d_model + 1) if d_model % h == 0]
+        return {"seed": seed, "d_model": d_model, "heads": rng.choice(heads),
+                "d_ff": d_model * rng.choice([1, 2, 4, 8]), "act": rng.choice(["relu", "gelu"]),
+                "ln": rng.choice(["post", "pre"]), "layers": rng.randint(1, 24), "residual": rng.random() < .5,
+                "norm": rng.random() < .5, "perm": rng.sample(range(3), 3)}
     raise KeyError(page)
 
 
