@@ -106,12 +106,14 @@ def heads_controls() -> tuple[int, int, int, int]:
             help="Width of every token vector, and of Q, K, V and the output.",
         ))
         options = divisors(d_model)
-        # If the old head count does not divide the new d_model, the widget falls back to its default:
-        # make that default the divisor closest to the old choice (4 heads at d_model=6 -> 3 heads).
-        previous = st.session_state.get("heads", DEFAULT_HEADS)
-        fallback = nearest_divisor(d_model, previous if isinstance(previous, int) else DEFAULT_HEADS)
+        # The default is a function of d_model alone, so that a link (which leaves out a value equal to the default)
+        # reopens the same view. A head count the new d_model does not divide moves to the divisor closest to it
+        # (4 heads at d_model=6 -> 3 heads).
+        previous = st.session_state.get("heads")
+        if isinstance(previous, int) and previous not in options:
+            st.session_state["heads"] = nearest_divisor(d_model, previous)
         n_heads = int(bound_select_slider(
-            "Heads H", "heads", options, fallback,
+            "Heads H", "heads", options, nearest_divisor(d_model, DEFAULT_HEADS),
             help=f"Only divisors of d_model = {d_model} are offered: each head gets d_model / H whole columns.",
         ))
         seq_len = int(bound_slider("Tokens T", "seq_len", 2, 16, DEFAULT_SEQ_LEN,

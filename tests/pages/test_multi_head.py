@@ -3,13 +3,15 @@
 
 import json
 
+import urllib.parse
+
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.embeddings import embed_tokens, random_projections
 from core.multihead_steps import divisors, multi_head_steps
-from tests.helpers.apptest import chart_specs, facet_arrays, run_page
+from tests.helpers.apptest import chart_specs, facet_arrays, run_page, share_link
 from tests.helpers.clicks import click_point
 from tests.helpers.exports import download, page_matrices, parse_csv, parse_latex, recorded_downloads
 from tests.helpers.registry import VALID, Case, PageTests, Probe, Quiz
@@ -258,6 +260,27 @@ def test_the_cost_and_the_repeated_word_sentences_agree_with_the_maps(seed, d_mo
         assert "rows of weights are equal" in repeat
     else:
         assert len(set(tokens)) == len(tokens) and repeat.startswith("No word appears twice")
+
+
+@pytest.mark.parametrize("query, heads", [({"seed": "3", "heads": "2"}, 2), ({"d_model": "6"}, 3),
+                                          ({"d_model": "48", "heads": "8"}, 8)])
+def test_the_link_keeps_the_heads_over_later_runs(query, heads):
+    """A link leaves out a value equal to the widget's default, so the default is a function of the link's d_model
+    alone: after any later run the copied link still opens the same number of heads."""
+    at = run_page(PAGE, **query)
+    for _ in range(2):
+        at.run()
+        assert not at.exception and at.select_slider(key="heads").value == heads
+        reopened = run_page(PAGE, **dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(share_link(at)).query)))
+        assert reopened.select_slider(key="heads").value == heads, share_link(at)
+
+
+def test_a_head_count_the_new_d_model_does_not_divide_moves_to_the_nearest_divisor():
+    at = run_page(PAGE, heads="8")
+    at.select_slider(key="d_model").set_value(6).run()
+    assert not at.exception and at.select_slider(key="heads").value == 6
+    at.run()  # and it stays where it moved
+    assert not at.exception and at.select_slider(key="heads").value == 6
 
 
 # ------------------------------------------------------------------- what the shared tests know of this page
