@@ -140,10 +140,9 @@ def block_controls() -> tuple[int, int, int, int, str, str]:
         d_model = int(bound_select_slider("d_model", "d_model", D_MODELS, 4,
                                           help="Width of every token vector. 4 is the lesson's; wider adds fixed "
                                                "columns to its X."))
-        previous = st.session_state.get("heads", 1)
+        keep_heads_dividing(d_model)
         n_heads = int(bound_select_slider(
-            "Heads H", "heads", divisors(d_model),
-            nearest_divisor(d_model, previous if isinstance(previous, int) else 1),
+            "Heads H", "heads", divisors(d_model), 1,
             help=f"Only divisors of d_model = {d_model}. One head at d_model 4 is the worked example's attention."))
         keep_ff_ratio(d_model)
         d_ff = int(bound_select_slider("d_ff", "d_ff", [k * d_model for k in FF_WIDTHS], 4 * d_model,
@@ -156,6 +155,17 @@ def block_controls() -> tuple[int, int, int, int, str, str]:
                                                  help="After each residual sum (post-LN) or before each "
                                                       "sub-layer (pre-LN).")]
     return seed, d_model, n_heads, d_ff, activation, placement
+
+
+def keep_heads_dividing(d_model: int) -> None:
+    """A head count the new d_model does not divide moves to the divisor closest to it, before the slider is drawn.
+
+    The slider's default stays 1 whatever the session chose: a link leaves out a value equal to the default, so a
+    default that followed the session would make a copied link open another head count.
+    """
+    previous = st.session_state.get("heads")
+    if isinstance(previous, int) and d_model % previous:
+        st.session_state["heads"] = nearest_divisor(d_model, previous)
 
 
 #: Session-state key of the d_model the d_ff slider was last drawn for.

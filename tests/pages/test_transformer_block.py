@@ -4,6 +4,7 @@ FFN's shuffle, the PyTorch cross-check, the quiz, and the links to the pages tha
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,7 +23,7 @@ from core.transformer_block import (
     weight_counts,
 )
 from core.worked_example import worked_example
-from tests.helpers.apptest import heatmaps, markdown_tables, run_page
+from tests.helpers.apptest import heatmaps, markdown_tables, run_page, share_link
 from tests.helpers.registry import Case, PageTests, Probe, Quiz
 
 PAGE = "app_pages/transformer_block.py"
@@ -200,6 +201,25 @@ def test_the_trained_models_pages_say_their_layers_are_this_block_and_link_here(
                for c in at.caption)
     assert "transformer_block" in [link.proto.page for link in at.get("page_link")
                                    if link.proto.label == "The whole Transformer block"]
+
+
+@pytest.mark.parametrize("query, heads", [({"d_model": "8", "heads": "2"}, 2), ({"d_model": "16", "heads": "4"}, 4)])
+def test_the_link_keeps_the_heads_over_later_runs(query, heads):
+    """A link leaves out a value equal to the widget's default, so the default does not follow the session: after a
+    later run the copied link still opens the same number of heads."""
+    at = run_page(PAGE, **query)
+    at.run()
+    assert not at.exception and at.select_slider(key="heads").value == heads
+    reopened = run_page(PAGE, **dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(share_link(at)).query)))
+    assert reopened.select_slider(key="heads").value == heads, share_link(at)
+
+
+def test_a_head_count_the_new_d_model_does_not_divide_moves_to_the_nearest_divisor():
+    at = run_page(PAGE, d_model="8", heads="8")
+    at.select_slider(key="d_model").set_value(4).run()
+    assert not at.exception and at.select_slider(key="heads").value == 4
+    at.run()
+    assert not at.exception and at.select_slider(key="heads").value == 4
 
 
 # ------------------------------------------------------------------- what the shared tests know of this page

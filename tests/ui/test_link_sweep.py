@@ -251,6 +251,11 @@ def check_link(page: str, query: Mapping[str, str | list[str]]) -> None:
     assert not at.exception and not again.exception, [e.value for e in again.exception]
     assert view(again) == view(at), "the written-back address opens another view"
     assert address(again) == written, "the written-back address is not written back as it is"
+    widgets = view(at)["widgets"]
+    at.run()  # a later run of the same session (any click): the address still holds the view
+    assert not at.exception, [e.value for e in at.exception]
+    assert view(at)["widgets"] == widgets and query_of(share_link(at)) == written, \
+        "a later run changed the address of an unchanged view"
 
 
 @pytest.fixture(scope="module")
