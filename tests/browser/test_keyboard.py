@@ -33,9 +33,11 @@ FOCUS_JS = """() => {
 }"""
 #: Every control of the page the walk did not reach: buttons, inputs, text areas and sliders, and of each radio
 #: group one option (the arrow keys move within a group), that are drawn and enabled. Not those a widget takes out
-#: of the order itself (``tabindex="-1"``: a multiselect's remove buttons, which Backspace in its input does).
+#: of the order itself (``tabindex="-1"``: a multiselect's remove buttons, which Backspace in its input does), nor
+#: those in a closed expander (its content is ``inert`` until it is opened; its summary is a stop).
 UNREACHED_JS = """() => {
-  const drawn = (e) => e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden' && !e.disabled;
+  const drawn = (e) => e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden' && !e.disabled
+      && !e.closest('[inert]');
   const controls = [...document.querySelectorAll('[data-testid="stMain"] :is(button, textarea, [role="slider"], '
       + 'input:not([type="radio"])):not([tabindex="-1"])')].filter(drawn);
   const missed = controls.filter(e => !e.hasAttribute('data-tabbed'));
