@@ -111,9 +111,7 @@ def test_a_spec_on_canvas_keeps_the_rest_of_its_usermeta():
 
 
 #: Pages whose every chart is drawn on a canvas (``canvas`` of their `PageTests`): a slider step redraws them faster
-#: than as SVG elements. Measured, key press to repaint, alternating 18-24 steps each: scaling 272 -> 230 ms, masked
-#: 244 -> 221 ms, cross-attention 230 -> 205 ms, positional encoding 171 -> 145 ms (the soft lookup's two charts: no
-#: gain).
+#: than as SVG elements (the figures: docs/performance.md).
 CANVAS_PAGES = [page for page, shared in declarations().items() if shared.canvas]
 
 
