@@ -24,7 +24,7 @@ from ui.layout import controls_row, fixed_slot, introduction, page_fragment, sec
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.url_state import bound_multiselect, bound_slider
-from ui.wording.positional_encoding import similarity_trend, wavelength_range
+from ui.wording.positional_encoding import similarity_trend, speeds, wavelength_range
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {"positions": "512", "d_model": "512"}
@@ -65,9 +65,8 @@ introduction(
     "Positional encoding",
     "Attention compares contents only, so on its own it cannot tell the first word from the last. "
     "The original Transformer fixes this by adding a fixed vector to each token's embedding, one per "
-    "position, built from sines and cosines. Each pair of dimensions turns at its own speed: the first "
-    "pair changes every step, the last barely moves over thousands of steps, so together they give "
-    "every position a distinct fingerprint. Nothing here is learned.",
+    "position, built from the sines and cosines of the formula below: each dimension is a wave of the position, "
+    "at a speed set by its index and by the width d_model. Nothing here is learned.",
     r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d_{model}}}\right),\qquad "
     r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d_{model}}}\right)",
     keep_text=True,
@@ -120,6 +119,7 @@ def page_body() -> None:
         d_model = int(bound_slider("d_model", "d_model", 1, 512, 8,
                                    help="Embedding width (columns of the table). Odd widths end on a sine."))
     table = table_at(positions, d_model)
+    st.markdown(speeds(table))
     table_section(table, positions, d_model)
     waves_section(positions, d_model)
     offer_notebook("positional_encoding", positions=positions, d_model=d_model, dims=st.session_state.get("dims", []))
