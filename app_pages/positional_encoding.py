@@ -24,7 +24,7 @@ from ui.layout import controls_row, fixed_slot, introduction, page_fragment, sec
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.url_state import bound_multiselect, bound_slider
-from ui.wording.positional_encoding import similarity_trend, speeds, wavelength_range
+from ui.wording.positional_encoding import columns, offset_only, similarity_trend, speeds, wavelength_range
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {"positions": "512", "d_model": "512"}
@@ -100,8 +100,8 @@ def waves_section(positions: int, d_model: int) -> None:
                 waves_spec(positions, d_model, tuple(dims), waves),
                 alt=ChartName(f"Sine and cosine curves of the chosen dimensions over {positions} positions, and the "
                               f"wavelength of every one of the {d_model} dimensions",
-                              f"Dimensions shown: {', '.join(map(str, dims))}. Wavelengths from {lam.min():.2f} to "
-                              f"{lam.max():,.0f} positions."),
+                              f"Dimensions shown: {', '.join(map(str, dims))}. Wavelengths from {lam.min():,.2f} to "
+                              f"{lam.max():,.2f} positions."),
             )
             omega = angular_frequencies(d_model)
             st.caption(
@@ -134,8 +134,7 @@ def table_section(table: EncodingTable, positions: int, d_model: int) -> None:
     section(
         "1 · The encoding table",
         "One row per position, one column per dimension: this whole row is added to the embedding of "
-        "the token at that position. Even columns hold sines, odd columns cosines; read left to right, "
-        "the waves get slower.",
+        "the token at that position. " + columns(d_model),
         keep_text=True,
     )
     pe_chart, pe_is_image = table_spec(positions, d_model, table)
@@ -158,9 +157,7 @@ def similarity_section(table: EncodingTable, positions: int, d_model: int) -> No
     sim = table.similarity
     section(
         "3 · How alike two positions are",
-        "Each sine/cosine pair is a point on a circle turned by ω_i·p, so the dot product of two position vectors "
-        "only depends on the offset k between the positions, not on where they are: attention can read relative "
-        "position from it. " + similarity_trend(table),
+        offset_only(d_model) + " " + similarity_trend(table),
         r"PE_p \cdot PE_{p+k} = \sum_i \cos(\omega_i\, k)\quad\text{(every full sine/cosine pair)}",
         keep_text=True,
     )

@@ -172,6 +172,10 @@ def test_the_opening_says_how_fast_the_waves_turn_at_this_width(positions, d_mod
     assert opening.startswith("Attention compares contents only")
     assert "barely moves" not in opening and "the first pair" not in opening and "fingerprint" not in opening
     assert ("a single frequency" in text) == (d_model <= 2)
+    from ui.wording.positional_encoding import columns, offset_only
+
+    assert columns(d_model) in text and offset_only(d_model) in text  # the table's and the similarity's openings
+    assert ("Even columns hold sines" in text) == (d_model > 2)
 
 
 # ------------------------------------------------------------------- what the shared tests know of this page

@@ -40,6 +40,30 @@ def speeds(table: EncodingTable) -> str:
             "at this width some positions cannot be told apart.")
 
 
+def columns(d_model: int) -> str:
+    """What the table's columns hold at this width: sines and cosines, and whether they slow down left to right."""
+    if d_model == 1:
+        return "Its single column holds a sine."
+    if d_model == 2:
+        return "Column 0 holds a sine, column 1 its cosine, both turning at the same speed."
+    lone = f", and the last, column {d_model - 1}, a sine without its cosine" if d_model % 2 else ""
+    return f"Even columns hold sines, odd columns cosines{lone}; read left to right, the waves get slower."
+
+
+def offset_only(d_model: int) -> str:
+    """Why the dot product of two positions depends on their offset alone, as far as it does at this width."""
+    circle = "Each sine/cosine pair is a point on a circle turned by ω_i·p"
+    if d_model == 1:
+        return ("With d_model = 1 there is no sine/cosine pair, only a sine: the dot product sin(p)·sin(p + k) "
+                "depends on where the positions are, not only on their offset k (the gap below).")
+    if d_model % 2:
+        return (f"{circle}, so the pairs' part of the dot product of two position vectors only depends on the offset "
+                "k between the positions; the last, unpaired sine adds a part that depends on where they are (the "
+                "gap below). Attention can still read relative position from the pairs.")
+    return (f"{circle}, so the dot product of two position vectors only depends on the offset k between the "
+            "positions, not on where they are: attention can read relative position from it.")
+
+
 def wavelength_range(d_model: int) -> str:
     """From the first pair's 2π to the last pair's λ, and how close that comes to 2π · 10000 at this width."""
     lam = wavelengths(d_model)
@@ -72,6 +96,8 @@ def similarity_trend(table: EncodingTable) -> str:
     return (
         f"Here, with d_model = {d_model} over {positions} positions, it does not fall steadily: from {s[0]:.2f} at "
         f"offset 0 it falls to {s[dip]:.2f} at offset {dip}, then rises again to {s[back]:.2f} at offset {back}, "
-        "as the fast pairs come back round their circles. It is largest at offset 0, a position with itself; "
-        "nearer positions are more alike only where the slow pairs outweigh the fast ones."
+        + ("as its one sine/cosine pair comes back round its circle. It is largest at offset 0, a position with "
+           "itself." if d_model // 2 == 1 else
+           "as the fast pairs come back round their circles. It is largest at offset 0, a position with itself; "
+           "nearer positions are more alike only where the slow pairs outweigh the fast ones.")
     )

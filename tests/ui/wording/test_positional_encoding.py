@@ -51,3 +51,34 @@ def test_a_width_whose_positions_repeat_says_so():
     assert "each of the 6 positions a vector of its own" in speeds(table)
     fewer = replace(table, distinct=5)
     assert "Only 5 of the 6 positions get vectors of their own" in speeds(fewer)
+
+
+def test_the_columns_and_the_offset_sentences_hold_at_every_width():
+    """What the table's columns hold, and whether the dot product depends on the offset alone, checked against the
+    table at every width: an odd width's last column is a lone sine, and there the dot product depends on p too."""
+    from ui.wording.positional_encoding import columns, offset_only
+
+    for d_model in range(1, 513):
+        pe = positional_encoding(6, d_model)
+        rates = 1 / 10000 ** (2 * (np.arange(d_model) // 2) / d_model)
+        text = columns(d_model)
+        np.testing.assert_allclose(pe[:, 0::2], np.sin(np.arange(6)[:, None] * rates[0::2]))  # even: sines
+        slower = bool(np.all(np.diff(np.unique(rates)) != 0)) and len(np.unique(rates)) > 1
+        assert ("get slower" in text) == slower
+        assert ("without its cosine" in text) == (d_model % 2 == 1 and d_model > 1)
+        # the dot product of positions p and p + k against the same offset from 0: equal only at an even width
+        gap = np.abs(pe[1:] @ pe[1:].T - np.array([[pe[0] @ pe[abs(q - p)] for q in range(5)] for p in range(5)]))
+        depends_on_p = gap.max() > 1e-12
+        sentence = offset_only(d_model)
+        assert ("depends on where" in sentence) == depends_on_p, d_model
+        assert ("only depends on the offset k between the positions, not on where they are" in sentence) == (
+            not depends_on_p)
+
+
+@pytest.mark.parametrize("d_model, one_pair", [(2, True), (3, True), (4, False), (8, False)])
+def test_the_trend_speaks_of_pairs_only_where_there_are_several(d_model, one_pair):
+    from ui.wording.positional_encoding import similarity_trend
+
+    text = similarity_trend(encoding_table(60, d_model))
+    assert "does not fall steadily" in text
+    assert ("its one sine/cosine pair" in text) == one_pair and ("the fast pairs" in text) == (not one_pair)
