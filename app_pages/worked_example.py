@@ -253,7 +253,9 @@ def scores_section(ex: WorkedExample, weights: str, stage: int) -> None:
             "what token i looks for.", r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
     scores = "raw scores"
     if stage >= 3:
-        section("4 · Scaling by √d_k", f"Dividing by √d_k = √{ex.d_k} = {np.sqrt(ex.d_k):g} keeps the scores from "
+        root = np.sqrt(ex.d_k)
+        section("4 · Scaling by √d_k", f"Dividing by √d_k = √{ex.d_k} "
+                f"{f'= {root:g}' if root == round(root) else f'≈ {root:.2f}'} keeps the scores from "
                 "growing with the key width, which would push the softmax into saturation.",
                 r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}")
         scores = "scores"

@@ -255,6 +255,7 @@ def test_the_previous_word_preset_says_where_each_word_looks_with_the_numbers_on
     assert "“the” (position 0) looks for nothing" in text
     assert f"each {1 / len(shown):.2f}" in text
     assert r"p_j = p_i - 1" in text  # the section's formula
+    assert "blend of the positions it attended to" in text and "√d_k = √8 ≈ 2.83 keeps" in text
 
 
 # ------------------------------------------------------------------- what the shared tests know of this page

@@ -29,7 +29,7 @@ def how_the_weights_are_made(preset: Preset) -> str:
                 f"themselves are not in X. W_k gives every word a key saying its position; W_q turns each position "
                 f"into a query for another: {asks}; {silent} looks for nothing. A query and a key match only when "
                 "the key's position is the one the query wants. W_v is the identity, so a word's output is the "
-                "position it attended to.")
+                "blend of the positions it attended to.")
     asks = "; ".join(f"{_a(kind)} for {_a(wanted)}" for kind, wanted in preset.looks_for.items() if wanted)
     return (f"Each embedding says what kind of word it is ({', '.join(preset.kinds)}: one dimension each). W_k gives "
             f"every word a key saying the same; W_q turns each kind into a query for the kind it looks for: {asks}. A "
