@@ -13,6 +13,7 @@ from cost.measure import (
     MEMORY_SOURCE,
     METHODS,
     MODEL_SHAPES,
+    SOURCES,
     CostRun,
     context_table,
     fit_slopes,
@@ -202,6 +203,7 @@ def context_section() -> None:
     ctx["the model reads it"] = ["yes" if n <= limit else "no" for n in (r["context"] for r in rows_ctx)]
     static_table({titles.get(c, c): ctx[c].tolist() for c in ctx.columns})  # text, not a grid to Tab through
     st.caption(context_limit(arch, limit, CONTEXTS))
+    st.caption(f"Layers, heads and context limit from {SOURCES[arch]}.")
     longest = CONTEXTS[-1]
     st.caption(
         f"At T = {longest:,} the weights of one float16 head take {format_bytes(weight_matrix_bytes(longest, 2))}, "

@@ -24,9 +24,11 @@ from ui.charts.heatmap import unique_labels
 from ui.display import clicked_cell, show_chart
 from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source
 from ui.quiz import predict_then_reveal
+from ui.real_model import PAGE as REAL_MODEL_PAGE
+from ui.real_model import page_query, specialised_heads
 from ui.take_home import offer_notebook
 from ui.url_state import bound_select_slider, bound_slider, seed_slider
-from ui.wording.multi_head import cost, equal_rows
+from ui.wording.multi_head import cost, equal_rows, trained_heads
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {"d_model": "64", "heads": "64", "seq_len": "16"}
@@ -91,6 +93,7 @@ def page_body() -> None:
     specs = chart_specs(seed, d_model, n_heads, seq_len, clicked, steps, W_o)
     project_and_cut_section(steps, specs, clicked, tokens, d_model)
     maps_section(steps, specs, tokens)
+    trained_heads_section()
     concat_section(steps, specs, seq_len, d_model)
     torch_section(seed, d_model, n_heads, seq_len)
     width_quiz(d_model, n_heads)
@@ -174,9 +177,7 @@ def maps_section(steps: MultiHeadSteps, specs: dict[str, dict], tokens: list[str
         "2 · One attention map per head",
         "Every head runs the whole attention recipe on its slice: its own scores, its own softmax, its own "
         "map. All maps share one colour scale on [0, 1], so equal colours are equal weights. With random "
-        "weights the patterns are arbitrary; in a trained model heads specialise: one looks at the previous "
-        "token, another rests on a special token. The page *A real model's attention* finds such heads in a "
-        "trained model, from its weights on your text.",
+        "weights the patterns are arbitrary; below the maps, a trained model's heads that are not.",
         rf"A_h = \operatorname{{softmax}}\!\left(\frac{{Q_h K_h^\top}}{{\sqrt{{{d_k}}}}}\right) "
         rf"\in \mathbb{{R}}^{{{seq_len} \times {seq_len}}},\qquad h = 1, \dots, {n_heads}",
     )
@@ -196,6 +197,19 @@ def maps_section(steps: MultiHeadSteps, specs: dict[str, dict], tokens: list[str
             )
     st.caption(equal_rows(steps, tokens))
     st.caption(cost(seq_len, steps.n_heads * d_k, n_heads))
+
+
+def trained_heads_section() -> None:
+    """The real model's heads that follow a habit, found from its numbers once per process, each with a link that
+    opens the real-model page on it."""
+    found = specialised_heads()
+    lead, lines = trained_heads(found)
+    st.markdown(lead)
+    for head, line in zip(found, lines, strict=True):
+        st.markdown(f"- **{head.habit}**: {line}")
+        st.page_link(REAL_MODEL_PAGE, label=f"Layer {head.layer + 1}, head {head.head + 1} up close",
+                     query_params=page_query(head), icon=":material/psychology:",
+                     help="Opens *A real model's attention* on this head, with the same sentence.")
 
 
 def concat_section(steps: MultiHeadSteps, specs: dict[str, dict], seq_len: int, d_model: int) -> None:

@@ -24,7 +24,7 @@ from ui.layout import controls_row, fixed_slot, introduction, page_fragment, sec
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.url_state import bound_multiselect, bound_slider
-from ui.wording.positional_encoding import similarity_trend, wavelength_range
+from ui.wording.positional_encoding import columns, offset_only, similarity_trend, speeds, wavelength_range
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {"positions": "512", "d_model": "512"}
@@ -65,9 +65,8 @@ introduction(
     "Positional encoding",
     "Attention compares contents only, so on its own it cannot tell the first word from the last. "
     "The original Transformer fixes this by adding a fixed vector to each token's embedding, one per "
-    "position, built from sines and cosines. Each pair of dimensions turns at its own speed: the first "
-    "pair changes every step, the last barely moves over thousands of steps, so together they give "
-    "every position a distinct fingerprint. Nothing here is learned.",
+    "position, built from the sines and cosines of the formula below: each dimension is a wave of the position, "
+    "at a speed set by its index and by the width d_model. Nothing here is learned.",
     r"PE_{p,\,2i} = \sin\!\left(\frac{p}{10000^{2i/d_{model}}}\right),\qquad "
     r"PE_{p,\,2i+1} = \cos\!\left(\frac{p}{10000^{2i/d_{model}}}\right)",
     keep_text=True,
@@ -101,8 +100,8 @@ def waves_section(positions: int, d_model: int) -> None:
                 waves_spec(positions, d_model, tuple(dims), waves),
                 alt=ChartName(f"Sine and cosine curves of the chosen dimensions over {positions} positions, and the "
                               f"wavelength of every one of the {d_model} dimensions",
-                              f"Dimensions shown: {', '.join(map(str, dims))}. Wavelengths from {lam.min():.2f} to "
-                              f"{lam.max():,.0f} positions."),
+                              f"Dimensions shown: {', '.join(map(str, dims))}. Wavelengths from {lam.min():,.2f} to "
+                              f"{lam.max():,.2f} positions."),
             )
             omega = angular_frequencies(d_model)
             st.caption(
@@ -120,6 +119,7 @@ def page_body() -> None:
         d_model = int(bound_slider("d_model", "d_model", 1, 512, 8,
                                    help="Embedding width (columns of the table). Odd widths end on a sine."))
     table = table_at(positions, d_model)
+    st.markdown(speeds(table))
     table_section(table, positions, d_model)
     waves_section(positions, d_model)
     offer_notebook("positional_encoding", positions=positions, d_model=d_model, dims=st.session_state.get("dims", []))
@@ -134,8 +134,7 @@ def table_section(table: EncodingTable, positions: int, d_model: int) -> None:
     section(
         "1 · The encoding table",
         "One row per position, one column per dimension: this whole row is added to the embedding of "
-        "the token at that position. Even columns hold sines, odd columns cosines; read left to right, "
-        "the waves get slower.",
+        "the token at that position. " + columns(d_model),
         keep_text=True,
     )
     pe_chart, pe_is_image = table_spec(positions, d_model, table)
@@ -158,9 +157,7 @@ def similarity_section(table: EncodingTable, positions: int, d_model: int) -> No
     sim = table.similarity
     section(
         "3 · How alike two positions are",
-        "Each sine/cosine pair is a point on a circle turned by ω_i·p, so the dot product of two position vectors "
-        "only depends on the offset k between the positions, not on where they are: attention can read relative "
-        "position from it. " + similarity_trend(table),
+        offset_only(d_model) + " " + similarity_trend(table),
         r"PE_p \cdot PE_{p+k} = \sum_i \cos(\omega_i\, k)\quad\text{(every full sine/cosine pair)}",
         keep_text=True,
     )

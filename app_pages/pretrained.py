@@ -14,7 +14,6 @@ from pretrained.model import (
     ModelRun,
     PretrainedModel,
     cross_check,
-    load_model,
     model_credits,
     recompute_attention,
     run_model,
@@ -27,6 +26,7 @@ from ui.charts import pretrained as charts
 from ui.charts.pretrained import GRID_SELECTION
 from ui.display import show_chart
 from ui.layout import explain, fixed_slot, page_fragment, section, show_source
+from ui.real_model import REFERENCE_TEXT, get_model
 from ui.take_home import offer_notebook
 from ui.url_state import bound_slider
 
@@ -37,12 +37,8 @@ HEAVIEST_LINK = {}
 MAX_TOKENS = 32
 #: Longest text accepted by the box, in characters.
 MAX_CHARS = 200
-DEFAULT_TEXT = "The cat sat on the mat because it was tired."
-
-@st.cache_resource(show_spinner=False)
-def get_model() -> PretrainedModel:
-    """The model, loaded once per server process, lazily (only when this page opens)."""
-    return load_model()
+#: The text the page opens with: the one the lesson pages' links to a head were measured on.
+DEFAULT_TEXT = REFERENCE_TEXT
 
 
 @shared_cache(32)

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from core import LESSON_TOKENS, LESSON_X, WorkedExample, scaled_dot_product_attention, softmax, worked_example
-from core.designed_weights import SENTENCE_KINDS, STRENGTH, designed_example
+from core.designed_weights import PRESETS, Preset, designed_example
 from core.user_input import format_matrix, parse_matrix, validate_input
 from ui.cache import shared_cache
 from ui.chart_names import ChartName, matrix_name, together, value_range, weights_name
@@ -24,8 +24,8 @@ from ui.wording.worked_example import how_the_weights_are_made, what_each_query_
 HEAVIEST_LINK = {"seed": "99"}
 
 STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
-#: The weight matrices on offer: the lesson's random ones, or ones designed so that each query asks for something.
-WEIGHTS = ["random", "designed"]
+#: The weight matrices on offer: the lesson's random ones, or a preset designed so that each query asks for something.
+WEIGHTS = ["random", *PRESETS]
 #: Session-state keys of this page (not in the URL): whether the own-input and value-vector expanders are open,
 #: the editor's widget state and the input it last accepted.
 OWN_INPUT_OPEN, VALUE_VECTORS_OPEN, EDITOR, LAST_VALID = "own_input", "v_rows", "x_editor", "_worked_last_valid"
@@ -134,7 +134,7 @@ def accept_input(tokens: tuple[str, ...], X: np.ndarray) -> None:
 def chart_spec(name: str, weights: str, tokens: tuple[str, ...], X: np.ndarray, cell: tuple[int, int] | None,
                _ex: WorkedExample) -> dict:
     """One of the page's charts, built once per input (the cache key: `weights` names the weight matrices, "seed 3"
-    or "designed"); `_ex` is that input's worked example.
+    or a preset's name); `_ex` is that input's worked example.
 
     One chart per call, so each is sent as soon as it is built (the browser draws the first while the next is
     built) and a clicked cell, which only highlights Q and K, rebuilds the projections alone.
@@ -181,14 +181,16 @@ introduction(
 @page_fragment
 def page_body() -> None:
     with controls_row():
-        designed = bound_choice("Weights W_q, W_k, W_v", "weights", WEIGHTS, default="random",
-                                help="Random: the lesson's recipe, drawn from the seed. Designed: made by hand so that "
-                                     "each query asks for a kind of word you can name.") == "designed"
-        seed = 0 if designed else seed_slider()
+        preset = PRESETS.get(bound_choice(
+            "Weights W_q, W_k, W_v", "weights", WEIGHTS, default="random",
+            help="Random: the lesson's recipe, drawn from the seed. Designed: made by hand so that each query asks "
+                 "for a kind of word you can name (a pronoun for its noun). Previous word: made by hand so that each "
+                 "word asks for the word just before it."))
+        seed = 0 if preset else seed_slider()
     stage = STAGES.index(bound_stepper("Reveal up to", "reveal", STAGES, STAGES[-1],
                                        help="Show the computation one stage at a time; the stage is part of the link."))
-    if designed:  # the notebook writes the lesson's recipe (random weights from a seed), so it is offered only then
-        ex, weights = designed_example(), "designed"
+    if preset:  # the notebook writes the lesson's recipe (random weights from a seed), so it is offered only then
+        ex, weights = designed_example(preset), preset.name
     else:
         tokens, X = own_input()
         ex, weights = worked_example(seed, X=X, tokens=tokens), f"seed {seed}"
@@ -206,8 +208,8 @@ def page_body() -> None:
         focus_quiz(ex, labels)
     if stage >= 4:
         weights_section(ex, weights, labels)
-        if designed:
-            designed_section(ex, labels)
+        if preset:
+            designed_section(ex, preset, labels)
     if stage >= 5:
         output_section(ex, weights, labels)
         torch_section(ex)
@@ -229,7 +231,7 @@ def projections_section(ex: WorkedExample, weights: str, cell: tuple[int, int] |
         "Three weight matrices project each embedding three ways: the **query** (what the token looks for), "
         "the **key** (what it offers to be matched on) and the **value** (what it hands over once matched). "
         + ("Here the matrices are designed by hand (below, after the weights: what each query asks for); a trained "
-         "model learns its own." if weights == "designed" else
+         "model learns its own." if weights in PRESETS else
          "Here the matrices are random draws rounded to one decimal, as in the lesson; a trained model learns them."),
         r"Q = X W_q,\qquad K = X W_k,\qquad V = X W_v",
     )
@@ -251,7 +253,9 @@ def scores_section(ex: WorkedExample, weights: str, stage: int) -> None:
             "what token i looks for.", r"S = Q K^\top,\qquad S_{ij} = q_i \cdot k_j")
     scores = "raw scores"
     if stage >= 3:
-        section("4 · Scaling by √d_k", f"Dividing by √d_k = √{ex.d_k} = {np.sqrt(ex.d_k):g} keeps the scores from "
+        root = np.sqrt(ex.d_k)
+        section("4 · Scaling by √d_k", f"Dividing by √d_k = √{ex.d_k} "
+                f"{f'= {root:g}' if root == round(root) else f'≈ {root:.2f}'} keeps the scores from "
                 "growing with the key width, which would push the softmax into saturation.",
                 r"\tilde S = \frac{Q K^\top}{\sqrt{d_k}}")
         scores = "scores"
@@ -288,12 +292,13 @@ def weights_section(ex: WorkedExample, weights: str, labels: list[str]) -> None:
     st.caption("Row sums: " + ", ".join(f"{lab}: {s:.3f}" for lab, s in zip(labels, row_sums, strict=True)))
 
 
-def designed_section(ex: WorkedExample, labels: list[str]) -> None:
+def designed_section(ex: WorkedExample, preset: Preset, labels: list[str]) -> None:
     """What each designed query asks for, and where its weight went: read from the weights above."""
-    section("What each query asks for", how_the_weights_are_made(),
-            r"(x_i W_q) \cdot (x_j W_k) = s^2\,[\,\text{kind}_j = \text{looks for}(\text{kind}_i)\,],\quad s = "
-            + f"{STRENGTH:g}")
-    st.markdown("\n".join(f"- {line}" for line in what_each_query_asks(ex, SENTENCE_KINDS, labels)))
+    match = (r"p_j = p_i - 1" if preset.feature == "position" else
+             r"\text{kind}_j = \text{looks for}(\text{kind}_i)")
+    section("What each query asks for", how_the_weights_are_made(preset),
+            rf"(x_i W_q) \cdot (x_j W_k) = s^2\,[\,{match}\,],\quad s = {preset.strength:g}")
+    st.markdown("\n".join(f"- {line}" for line in what_each_query_asks(ex, preset, labels)))
 
 
 def output_section(ex: WorkedExample, weights: str, labels: list[str]) -> None:

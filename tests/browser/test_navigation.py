@@ -114,3 +114,32 @@ def test_the_keyboard_reaches_the_links_in_the_routers_order_then_presenter_mode
     page.keyboard.press("Shift+Tab")
     page.keyboard.press("Enter")  # on the last page's link
     page.wait_for_url(f"{app_url}/{PAGES[-1].url_path}")
+
+
+def test_on_a_phone_the_multi_head_pages_trained_head_link_opens_the_real_model_on_that_head(browser, app_url):
+    """The multi-head page's link to a head the real model's numbers found (ui.real_model) opens the real-model page
+    within the session on that layer and head, and the link left in the address is that view's."""
+    from urllib.parse import parse_qs, urlparse
+
+    from ui.real_model import specialised_heads
+
+    head = specialised_heads()[0]
+    layer_no, head_no = head.layer + 1, head.head + 1
+    context = browser.new_context(**VIEWS["phone"])
+    phone = context.new_page()
+    try:
+        phone.goto(f"{app_url}/multi_head")
+        settle(phone)
+        phone.get_by_role("link", name=f"Layer {layer_no}, head {head_no} up close").tap()
+        phone.wait_for_url(f"{app_url}/pretrained**")
+        settle(phone)
+        assert exceptions(phone) == []
+        query = parse_qs(urlparse(phone.url).query)
+        # a value equal to the slider's default (1) is left out of the address, as every bound widget does
+        assert (query.get("layer", ["1"]), query.get("head", ["1"])) == ([str(layer_no)], [str(head_no)]), phone.url
+        for label, value in (("Layer", layer_no), ("Head", head_no)):
+            slider = phone.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider")
+            assert slider.first.input_value() == str(value), label
+        assert f"layer {layer_no}, head {head_no}" in phone.content()  # the close-up's title
+    finally:
+        context.close()

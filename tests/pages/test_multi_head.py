@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.embeddings import embed_tokens, random_projections
 from core.multihead_steps import divisors, multi_head_steps
-from tests.helpers.apptest import chart_specs, facet_arrays, run_page, share_link
+from tests.helpers.apptest import APP, chart_specs, facet_arrays, run_page, share_link
 from tests.helpers.clicks import click_point
 from tests.helpers.exports import download, page_matrices, parse_csv, parse_latex, recorded_downloads
 from tests.helpers.registry import VALID, Case, PageTests, Probe, Quiz
@@ -281,6 +281,64 @@ def test_a_head_count_the_new_d_model_does_not_divide_moves_to_the_nearest_divis
     assert not at.exception and at.select_slider(key="heads").value == 6
     at.run()  # and it stays where it moved
     assert not at.exception and at.select_slider(key="heads").value == 6
+
+
+def page_links(at) -> list[tuple[str, dict[str, str]]]:
+    """Every page link of the page body: (label, its query parameters)."""
+    return [(el.proto.label, dict(urllib.parse.parse_qsl(el.proto.query_string))) for el in at.main.get("page_link")]
+
+
+def test_the_trained_heads_are_found_from_the_real_models_numbers_and_each_link_opens_its_head():
+    """The heads quoted are the real model's strongest at each habit on the reference sentence (recomputed here from
+    its weights), their numbers are on the page, and each link opens the real-model page on that layer and head,
+    whose map has the habit."""
+    from pretrained.model import load_model, run_model
+    from tests.helpers.apptest import heatmaps
+
+    at = run_page(PAGE)
+    assert not at.exception
+    links = [(label, query) for label, query in page_links(at) if "up close" in label]
+    text = "\n".join(m.value for m in at.markdown)
+    assert "In a trained model, heads specialise." in text
+    run = run_model("The cat sat on the mat because it was tired.", load_model())
+    t = len(run.tokens)
+    previous = np.mean([run.weights[..., i, i - 1] for i in range(1, t)], axis=0)  # (L, H)
+    cls, sep = run.weights[..., :, 0].mean(axis=-1), run.weights[..., :, t - 1].mean(axis=-1)  # (L, H) each
+    # a head at rest: on whichever special token some head parks most
+    habits = {"previous token": previous, **({"[CLS]": cls} if cls.max() >= sep.max() else {"[SEP]": sep})}
+    assert len(links) == len(habits)
+    for (label, query), (habit, scores) in zip(links, habits.items(), strict=True):
+        layer, head = np.unravel_index(int(np.argmax(scores)), scores.shape)
+        assert query == {"text": run.text, "layer": str(layer + 1), "head": str(head + 1)}, (habit, query)
+        assert label == f"Layer {layer + 1}, head {head + 1} up close"
+        assert f"**{habit}**" in text and f"layer {layer + 1}, head {head + 1}" in text
+        assert f"{scores[layer, head]:.2f}" in text and scores[layer, head] >= 2 / t  # clearly: twice an even spread
+        real = AppTest.from_file(APP, default_timeout=600)
+        real.switch_page("app_pages/pretrained.py")
+        real.query_params.update(query)
+        real.run()
+        assert not real.exception and not real.error
+        assert (real.slider(key="layer").value, real.slider(key="head").value) == (layer + 1, head + 1)
+        shown = heatmaps(real)[f"layer {layer + 1}, head {head + 1}"]  # the close-up, as drawn
+        np.testing.assert_allclose(shown, run.weights[layer, head], atol=1e-12)
+        on_screen = {"previous token": lambda: np.mean(np.diag(shown, -1)), "[CLS]": lambda: shown[:, 0].mean(),
+                     "[SEP]": lambda: shown[:, -1].mean()}[habit]()
+        assert on_screen == pytest.approx(scores[layer, head], abs=1e-12)
+
+
+def test_the_trained_heads_sentence_claims_specialising_only_from_clear_numbers():
+    from pretrained.patterns import FoundHead
+    from ui.wording.multi_head import trained_heads
+
+    clear = FoundHead("previous token", 2, 4, 0.62, 1 / 13, "The cat sat.")
+    faint = FoundHead("[SEP]", 0, 0, 0.1, 1 / 13, "The cat sat.")
+    lead, lines = trained_heads([clear, faint])
+    assert lead.startswith("In a trained model, heads specialise.") and "“The cat sat.”" in lead
+    assert "layer 3, head 5" in lines[0] and "**0.62**" in lines[0] and "No head does this clearly" in lines[1]
+    lead, _ = trained_heads([faint])
+    assert "none of these does so clearly" in lead and "heads specialise." not in lead
+    lead, lines = trained_heads([])
+    assert "could not be loaded" in lead and lines == []
 
 
 # ------------------------------------------------------------------- what the shared tests know of this page

@@ -157,6 +157,27 @@ def test_the_wavelength_and_similarity_sentences_agree_with_the_table(positions,
     assert offset_axes and all(x["axis"] == {"tickMinStep": 1, "format": "d"} for x in offset_axes)
 
 
+@pytest.mark.parametrize("positions, d_model", [(5, 1), (5, 2), (5, 8), (40, 3), (512, 512)])
+def test_the_opening_says_how_fast_the_waves_turn_at_this_width(positions, d_model):
+    """The page's opening states no speed in fixed words (a first and a last pair do not exist at d_model <= 2); the
+    sentence under the sliders is computed from this table, the fixed words hold at every width."""
+    from core.positional_analysis import encoding_table
+    from ui.wording.positional_encoding import speeds
+
+    at = run_page(PAGE, positions=positions, d_model=d_model)
+    assert not at.exception
+    text = "\n".join(el.value for el in at.markdown)
+    assert speeds(encoding_table(positions, d_model)) in text
+    opening = at.markdown[0].value
+    assert opening.startswith("Attention compares contents only")
+    assert "barely moves" not in opening and "the first pair" not in opening and "fingerprint" not in opening
+    assert ("a single frequency" in text) == (d_model <= 2)
+    from ui.wording.positional_encoding import columns, offset_only
+
+    assert columns(d_model) in text and offset_only(d_model) in text  # the table's and the similarity's openings
+    assert ("Even columns hold sines" in text) == (d_model > 2)
+
+
 # ------------------------------------------------------------------- what the shared tests know of this page
 
 def plural(n: int, word: str) -> str:

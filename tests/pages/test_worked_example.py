@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from core import LESSON_TOKENS, LESSON_X, worked_example
-from core.designed_weights import designed_example
+from core.designed_weights import PRESETS, designed_example
 from core.user_input import format_matrix
 from tests.helpers import lesson_values as lesson
 from tests.helpers.apptest import chart_specs, heatmap_tooltips, heatmaps, run_page, section_titles, share_link
@@ -233,6 +233,31 @@ def test_the_designed_weights_say_what_each_query_asks_for_with_the_numbers_on_s
     assert at.radio(key="weights").value == "random" and at.slider(key="seed").value == 0
 
 
+def test_the_previous_word_preset_says_where_each_word_looks_with_the_numbers_on_screen():
+    """?weights=previous word: the preset's maps, its recipe from its positions, and the claim "every word after the
+    first puts its largest weight on the word just before it" with the range of those weights as drawn."""
+    from core.designed_weights import PREVIOUS_WORD
+
+    at = run_page(PAGE, weights="previous word")
+    assert not at.exception and at.radio(key="weights").value == "previous word"
+    ex = designed_example(PREVIOUS_WORD)
+    shown = heatmaps(at)["attention weights A"]
+    np.testing.assert_allclose(shown, ex.weights, atol=1e-12)
+    assert [s.key for s in at.slider] == []
+    text = "\n".join(m.value for m in at.markdown)
+    assert "position 0 to position 7" in text and "position 1 for position 0" in text
+    before = np.array([shown[i, i - 1] for i in range(1, len(shown))])
+    assert all(int(np.argmax(shown[i])) == i - 1 for i in range(1, len(shown)))  # what the claim says, on the map
+    low, high = f"{before.min():.2f}", f"{before.max():.2f}"
+    claim = ("Every word after the first puts its largest weight on the word just before it: "
+             + (f"{low} each" if low == high else f"from {low} to {high}"))
+    assert claim in text
+    assert "“the” (position 0) looks for nothing" in text
+    assert f"each {1 / len(shown):.2f}" in text
+    assert r"p_j = p_i - 1" in text  # the section's formula
+    assert "blend of the positions it attended to" in text and "√d_k = √8 ≈ 2.83 keeps" in text
+
+
 # ------------------------------------------------------------------- what the shared tests know of this page
 
 STAGES = ["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"]
@@ -251,8 +276,8 @@ def worked_example_shown(at) -> dict:
 
 def worked_example_expected(p) -> dict:
     stage = STAGES.index(p["reveal"])
-    if p["weights"] == "designed":  # its own sentence and embeddings, and no own-input table
-        ex = designed_example()
+    if p["weights"] in PRESETS:  # its own sentence and embeddings, and no own-input table
+        ex = designed_example(PRESETS[p["weights"]])
         own, X = False, ex.X
     else:
         ex = worked_example(p["seed"], X=p["X"], tokens=p["tokens"])
@@ -260,7 +285,7 @@ def worked_example_expected(p) -> dict:
     return {"own-input table": (tuple(p["tokens"]), np.asarray(p["X"], float)) if own else None, "X": X,
             # the last stage adds the PyTorch check; the designed weights, from the softmax on, what each query asks
             "stages shown": stage + 1 + (stage == len(STAGES) - 1)
-            + (p["weights"] == "designed" and stage >= STAGES.index("softmax")),
+            + (p["weights"] in PRESETS and stage >= STAGES.index("softmax")),
             "weights": ex.weights if stage >= STAGES.index("softmax") else None,
             "PyTorch agrees to float32": True if p["check"] and stage == len(STAGES) - 1 else None}
 
@@ -274,10 +299,12 @@ SHARED = PageTests(
                 {"check": True, "present": True}, uses={"tokens": ("a", "b", "c")}),
            Case("worked_example", {"X": "1,0;0,1;1,1"}, uses={"X": np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])}),
            Case("worked_example", {"weights": "designed", "reveal": "softmax"},
-                {"weights": "designed", "reveal": "softmax"})],
+                {"weights": "designed", "reveal": "softmax"}),
+           Case("worked_example", {"weights": "previous word"}, {"weights": "previous word"})],
     malformed=[Case("worked_example", {"reveal": "7", "check": "maybe", "present": "1"},  # 7: the old numeric form
                     {"reveal": "output", "check": False, "present": False}),
-               Case("worked_example", {"weights": "trained"}, {"weights": "random"})],
+               Case("worked_example", {"weights": "trained"}, {"weights": "random"}),
+               Case("worked_example", {"weights": "previous"}, {"weights": "random"})],
     elsewhere={
         ("seed", VALID): ("tests/test_streamlit_app.py::test_seed_from_the_url_is_restored",),
         ("seed", MALFORMED): ("tests/test_streamlit_app.py::test_malformed_seed_falls_back_to_the_default",

@@ -32,5 +32,5 @@ def context_limit(model: str, limit: int, contexts: Sequence[int]) -> str:
     name = model.split(" (")[0]
     if not beyond:
         return f"{name} reads up to {limit:,} tokens, so every row of the table is a length it can read."
-    return (f"{name} reads at most {limit:,} tokens (its position table's length): the rows from {beyond[0]:,} up are "
-            "its shape stretched past what it can read, to show how the T² grows, not a setting it can run.")
+    return (f"{name} reads at most {limit:,} tokens: the rows from {beyond[0]:,} up are its shape stretched past what "
+            "it can read, to show how the T² grows, not a setting it can run.")

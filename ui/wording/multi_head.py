@@ -1,4 +1,5 @@
-"""The multi-head page's sentences about cost and about repeated tokens, from a `core.multihead_steps` result."""
+"""The multi-head page's sentences about cost and about repeated tokens, from a `core.multihead_steps` result, and
+about the real model's heads that specialise, from `pretrained.patterns.found_heads`."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from core.multihead_steps import MultiHeadSteps
+from pretrained.patterns import CLEAR, FoundHead, describe
 
 
 def cost(seq_len: int, d_model: int, n_heads: int) -> str:
@@ -41,3 +43,16 @@ def equal_rows(steps: MultiHeadSteps, tokens: Sequence[str]) -> str:
         f"rows of weights are equal (largest difference {gap:.1e}). Nothing here tells the positions apart: that is "
         "what the next pages, *Order and permutation* and *Positional encoding*, are about."
     )
+
+
+def trained_heads(found: Sequence[FoundHead]) -> tuple[str, list[str]]:
+    """Whether a trained model's heads specialise, said from its measured heads, and one line per head with its
+    numbers (`pretrained.patterns.describe`): "specialise" only when one of them follows its habit clearly."""
+    if not found:
+        return ("A trained model's heads can specialise, but the real model could not be loaded on this server to "
+                "measure them.", [])
+    lines = [describe(h.habit, h.layer, h.head, h.score, h.baseline) for h in found]
+    where = f"Measured in the real model all-MiniLM-L6-v2 on “{found[0].text}”, the head that follows each habit most:"
+    if any(h.score >= CLEAR * h.baseline for h in found):
+        return f"In a trained model, heads specialise. {where}", lines
+    return f"In a trained model heads may specialise, but none of these does so clearly. {where}", lines
