@@ -60,7 +60,7 @@ def presenter_panel(question: str, options: list[str], answer: str, explanation:
             st.error(f"The class poll cannot be used here: {error}", icon=":material/error:")
             return
         if not st.session_state.get("_poll_presenter"):
-            _key_form(poll, quiz)
+            key_form(poll, quiz)
             return
         asked = Question(quiz=quiz, text=question, options=tuple(options), answer=answer,
                          explanation=explanation, settings=settings_query())
@@ -72,7 +72,7 @@ def presenter_panel(question: str, options: list[str], answer: str, explanation:
         feedback(quiz)
 
 
-def _key_form(poll: PollServices, quiz: str) -> None:
+def key_form(poll: PollServices, quiz: str) -> None:
     """The presenter-key field (a password field, emptied after every try; the key is never sent back). One per
     quiz on the page; any of them unlocks them all, for the session.
 
