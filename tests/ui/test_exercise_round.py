@@ -20,6 +20,7 @@ from exercise.verdicts import evaluate
 from poll import CheckResult, DatabaseUnavailableError, summarise
 from tests.exercise.test_checker import lesson_style, trusted_report
 from tests.helpers.apptest import APP, TIMEOUT, chart_specs, run_page
+from tests.poll.conftest import running_postgres
 from tests.ui.conftest import POLL_KEY
 from ui import exercise_round, poll_results, poll_services, poll_watch
 
@@ -264,3 +265,30 @@ def test_the_download_is_the_rounds_rows_without_identifiers_and_its_link_opens_
     assert a.session_state["_poll_token"] not in text and stored_rows()[0].student not in text
     as_quiz = link.replace(poll_results.EXERCISE_RESULTS_PATH, poll_results.RESULTS_PATH)
     assert fetch_csv(as_quiz)[0] == 403  # signed for the exercise's results, not a quiz's
+
+
+@pytest.fixture
+def own_postgres():
+    """A PostgreSQL server of this test's own, to stop and start again (skipped without Debian's binaries)."""
+    yield from running_postgres()
+
+
+def test_postgresql_stopped_mid_round_pauses_the_count_keeps_what_was_recorded_and_loses_no_check(own_postgres,
+                                                                                                  monkeypatch):
+    monkeypatch.setenv("ATTENTION_POLL_DATABASE_URL", own_postgres.url)
+    teacher = open_round()
+    a, b = student(), student()
+    check(a, CORRECT)
+    own_postgres.stop()
+    check(b, NO_SCALE)
+    assert exercise_round.COUNT_PAUSED in texts(b)
+    tick(teacher)
+    assert "Class round: " in texts(teacher) and not teacher.exception
+    tick(b)  # the box's next run, the database still away: said again
+    assert exercise_round.COUNT_PAUSED in texts(b)
+    own_postgres.start()
+    tick(b)
+    assert exercise_round.COUNT_PAUSED not in texts(b)
+    tick(teacher)
+    assert (metric(teacher, "Checked"), metric(teacher, "Pass now")) == ("2", "1")
+    assert sorted((r.result.kind, r.attempts) for r in stored_rows()) == [("failed", 1), ("passed", 1)]
