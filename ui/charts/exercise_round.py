@@ -22,7 +22,7 @@ def mistakes_chart(*args, **options) -> alt.LayerChart:
 
 
 @part_builder(data=("labels", "counts"))
-def mistakes_part(labels: Sequence[str], counts: Sequence[int], *, n_bars: int, width: int = 420) -> tuple[
+def mistakes_part(labels: Sequence[str], counts: Sequence[int], *, n_bars: int, width: int = 320) -> tuple[
         list[Rows], Make]:
     """One horizontal bar per mistake, in the order given (largest first), its length the number of students whose
     latest result it is. `n_bars` (= ``len(labels)``) sizes the chart."""
@@ -38,7 +38,7 @@ def mistakes_part(labels: Sequence[str], counts: Sequence[int], *, n_bars: int, 
     def make(data: DataSource) -> alt.LayerChart:
         base = alt.Chart(data()).encode(
             y=alt.Y("mistake:N", sort=alt.EncodingSortField("order"), title=None,
-                    axis=alt.Axis(labelLimit=300)),
+                    axis=alt.Axis(labelLimit=440)),
             x=alt.X("students:Q", title="students", axis=alt.Axis(tickMinStep=1), scale=alt.Scale(domainMin=0)),
         )
         bars = base.mark_bar(color=BLUE).encode(
