@@ -30,14 +30,17 @@ def _rows(store: PollStore, poll_round: Round) -> list[tuple[object, ...]]:
             for option, count in zip(counts.options, counts.votes, strict=True)]
 
 
-def results_csv(store: PollStore, page: str) -> str:
-    """Every round of `page`, oldest first (times in UTC, ISO 8601; empty while not yet locked or revealed)."""
+def _csv(columns: tuple[str, ...], rows: list[tuple[object, ...]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for poll_round in store.rounds(page):
-        writer.writerows(_rows(store, poll_round))
+    writer.writerow(columns)
+    writer.writerows(rows)
     return out.getvalue()
+
+
+def results_csv(store: PollStore, page: str) -> str:
+    """Every round of `page`, oldest first (times in UTC, ISO 8601; empty while not yet locked or revealed)."""
+    return _csv(COLUMNS, [row for poll_round in store.rounds(page) for row in _rows(store, poll_round)])
 
 
 def _exercise_rows(store: PollStore, exercise_round: ExerciseRound) -> list[tuple[object, ...]]:
@@ -50,9 +53,5 @@ def _exercise_rows(store: PollStore, exercise_round: ExerciseRound) -> list[tupl
 def exercise_results_csv(store: PollStore, page: str) -> str:
     """Every exercise round of `page`, oldest first, a row per student in the order they first checked (times in
     UTC, ISO 8601). A student is a number within the round, never an identifier."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(EXERCISE_COLUMNS)
-    for exercise_round in store.exercise_rounds(page):
-        writer.writerows(_exercise_rows(store, exercise_round))
-    return out.getvalue()
+    return _csv(EXERCISE_COLUMNS, [row for exercise_round in store.exercise_rounds(page)
+                                   for row in _exercise_rows(store, exercise_round)])

@@ -20,7 +20,7 @@ from ui.charts.exercise_round import mistakes_part
 from ui.charts.template import part_spec
 from ui.display import show_chart
 from ui.exercise_round import PAGE, SHOWN_MISTAKES, result_line, show_summary
-from ui.poll_presenter import PRESENTER_EVERY_S, key_form
+from ui.poll_presenter import PRESENTER_EVERY_S, unlocked_services
 from ui.poll_results import EXERCISE_RESULTS_PATH, results_button
 from ui.poll_services import services
 from ui.wording.exercise_round import attempts_to_pass, passing
@@ -33,13 +33,7 @@ _SAID = "_exround_panel_said"  # the last refusal of an action, shown under the 
 def exercise_panel() -> None:
     """The lecturer's controls of the exercise's class round, behind the presenter key."""
     with st.expander("Class round: the room's code at a glance", expanded=True, icon=":material/groups:"):
-        try:
-            poll = services()
-        except PollError as error:
-            st.error(f"The class round cannot be used here: {error}", icon=":material/error:")
-            return
-        if not st.session_state.get("_poll_presenter"):
-            key_form(poll, PAGE)
+        if unlocked_services(PAGE, "The class round") is None:
             return
         try:
             current, summary = _reading()

@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from devtools.browser import NO_CHROMIUM, chromium_available, settle
+from devtools.browser import NO_CHROMIUM, chromium_available
 from devtools.cluster import INSTALL_HINT, Cluster, nginx_binary
 from tests.browser.conftest import COMMUNITY_CLOUD_CONFIG
-from tests.browser.test_class_poll import PHONE, routed_context, routes_by_process
+from tests.browser.test_class_poll import PHONE, open_as, routes_by_process
 from tests.exercise.test_checker import lesson_style
 
 KEY = "the-lecturers-key-for-this-test"
@@ -41,10 +41,7 @@ def round_cluster(tmp_path_factory):
 
 
 def open_page(browser, cluster: Cluster, route: str, query: str = "", viewport: dict | None = None):
-    page = routed_context(browser, cluster, route, viewport).new_page()
-    page.goto(f"{cluster.url}/{PAGE}{query}")
-    settle(page)
-    return page
+    return open_as(browser, cluster, route, query, viewport, path=PAGE)
 
 
 def panel(page):

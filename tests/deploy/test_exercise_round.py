@@ -10,7 +10,6 @@ import urllib.request
 from collections import Counter
 
 import pytest
-from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from benchmarks.protocol import ANSWER_TIMEOUT_S, Student, page_hashes, run_coroutine
 from devtools.cluster import INSTALL_HINT, ROUTE_COOKIE, Cluster, nginx_binary
@@ -49,13 +48,7 @@ async def press_check(url: str, page_hash: str, route: str, source: str) -> int:
     student = RoutedStudent(url, page_hash, route)
     await student.connect()
     try:
-        _, seen = await student.rerun()
-        editor = next(v for k, v in seen.widgets.items() if k.startswith("Your `scaled_dot_product_attention`"))
-        button_id, fragment = seen.widgets["Check my code"]
-        student.extra_states = [WidgetState(id=editor[0], string_value=source),
-                                WidgetState(id=button_id, trigger_value=True)]
-        _, seen = await student.rerun(fragment)
-        return seen.exceptions
+        return (await student.check_code(source)).exceptions
     finally:
         await student.ws.close()
 
