@@ -16,10 +16,13 @@ from ui.chart_names import ChartName
 from ui.charts import exercise as charts
 from ui.deployment import execution_disabled
 from ui.display import show_chart
+from ui.exercise_presenter import exercise_panel
+from ui.exercise_round import COUNT_PAUSED, class_round_box, count_paused, record_check
 from ui.layout import as_markdown, explain, introduction, more_detail, page_fragment, show_source
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.turns import outside_turn
+from ui.url_state import presenter_mode
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
 HEAVIEST_LINK = {}
@@ -112,6 +115,7 @@ def page_body() -> None:
     unsafe_host = availability is not None and not availability.available
     disabled = switched_off or unsafe_host
     st.header("Your code")
+    class_round_section()
     execution_notice(switched_off, unsafe_host, availability)
     code, check_clicked = code_editor(disabled)
     if check_clicked and not disabled:
@@ -122,6 +126,14 @@ def page_body() -> None:
     predict_then_reveal_section()
     reference_section(report)
     how_the_checker_works_section()
+
+
+def class_round_section() -> None:
+    """The class round: the lecturer's panel in presenter mode, else the student's box (empty without a round)."""
+    if presenter_mode():
+        exercise_panel()
+    else:
+        class_round_box()
 
 
 def execution_notice(switched_off: bool, unsafe_host: bool, availability: Availability | None) -> None:
@@ -176,10 +188,14 @@ def run_the_checks(code: str) -> None:
                           "students ahead of yours.", icon=":material/hourglass_top:")
 
     with st.spinner("Running your code in the sandbox…"), outside_turn():  # the class runs while the sandbox works
-        st.session_state[REPORT_KEY] = check_submission(code or "", sandbox(), timeout_s=DEFAULT_TIMEOUT_S,
-                                                        on_wait=show_queue)
+        report = check_submission(code or "", sandbox(), timeout_s=DEFAULT_TIMEOUT_S, on_wait=show_queue)
+        st.session_state[REPORT_KEY] = report
         st.session_state[CHECKED_SOURCE_KEY] = code
+        if not presenter_mode():  # the lecturer's own checks are not the room's
+            record_check(report)
     queue_notice.empty()
+    if count_paused():
+        st.warning(COUNT_PAUSED, icon=":material/cloud_off:")
 
 
 def results_section(report: ExerciseReport, code: str) -> None:

@@ -224,6 +224,13 @@ def main() -> None:
               f" (median of {result['browser']['cold_start_samples_s']});"
               f" server RSS after every page: {result['browser']['rss_mb_after_all_pages']} MB")
 
+    from benchmarks import exercise_round
+
+    result["exercise_round"] = exercise_round.measure()
+    m = result["exercise_round"]["median"]["cpu_ms"]
+    print(f"Recording a check in the exercise's class round (SQLite, 300 students x 3 checks): server CPU p50 "
+          f"{m['p50']} ms, p95 {m['p95']} ms (budget {exercise_round.TARGET_CPU_MS:g} ms)")
+
     print("\n| page | rerun default (ms) | rerun heaviest (ms) | bare page (ms) | ratio | repaint (ms) |"
           " repaint, first step (ms) |")
     print("|---|---|---|---|---|---|---|")

@@ -27,6 +27,7 @@ from urllib.parse import parse_qsl, urlencode
 import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from ui.poll_watch import WATCH_KEY_PREFIX
 
@@ -263,6 +264,16 @@ class Student:
                     continue
                 return time.perf_counter() - t0, seen
 
+    async def check_code(self, source: str) -> RunSeen:
+        """On the exercise page: a first run, then `source` in the editor and "Check my code" pressed (its run)."""
+        _, seen = await self.rerun()
+        editor = next(v for k, v in seen.widgets.items() if k.startswith("Your `scaled_dot_product_attention`"))
+        button_id, fragment = seen.widgets["Check my code"]
+        self.extra_states = [WidgetState(id=editor[0], string_value=source),
+                             WidgetState(id=button_id, trigger_value=True)]
+        _, seen = await self.rerun(fragment)
+        return seen
+
     def step_slider(self, regime: str = "notch") -> str:
         """Move a random slider, as an arrow key does (``notch``: to a neighbouring value) or as a click on its
         track does (``jump``: to any other value); return the fragment to rerun."""
@@ -345,7 +356,6 @@ TRAINED_BEFORE_CLASS = {"decoder": "Train"}
 def train_before_class(url: str, hashes: dict[str, str], tries: int = 1) -> None:
     """Press each page's train button at its default settings, as a lecturer does before class, so that students
     find the controls that follow it. Behind nginx each try may reach another process: `tries` of them."""
-    from streamlit.proto.WidgetStates_pb2 import WidgetState
 
     async def press(page_hash: str, label: str) -> None:
         student = Student(url, page_hash, random.Random(0))

@@ -114,8 +114,32 @@ def scaled_rows_message(row_sum: float, d_k: int, power_name: str) -> str:
 
 def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
     """Recognise the mistake: the usual wrong versions first, then what the numbers measure."""
+    return diagnose_with_kind(run, cases)[0]
+
+
+def _measured(run: RunResult, case: Case, output: np.ndarray, weights: np.ndarray | None,
+              worked: Case) -> tuple[str | None, str | None]:
+    """The first mistake the numbers measure, as (its kind in `exercise.mistake_kinds`, its text)."""
+    for kind, found in (("uniform", lambda: uniform_diagnosis(run, case, output, weights)),
+                        ("unused_input", lambda: unused_input_diagnosis(run, case, output)),
+                        ("always_causal", lambda: always_causal_diagnosis(run, case, output, weights)),
+                        ("sequence_first", lambda: sequence_first_diagnosis(case, output, weights)),
+                        ("scale_factor", lambda: scale_diagnosis(run, case, output, weights, worked)),
+                        ("squash", lambda: squash_diagnosis(run, case, output, weights)),
+                        ("scale_after_softmax", lambda: scale_after_softmax_diagnosis(run, case, output, weights))):
+        text = found()
+        if text is not None:
+            return kind, text
+    return None, None
+
+
+def diagnose_with_kind(run: RunResult, cases: tuple[Case, ...]) -> tuple[list[str], str | None]:
+    """The diagnoses in words, and the kind of the first (a key of `exercise.mistake_kinds.MISTAKE_LINES`; None
+    when nothing was diagnosed). A known mistake of several wrong steps is the kind of its first step; a known step
+    together with a structural mistake is `two_mistakes`."""
     by_name = {c.name: c for c in cases}
     found: list[str] = []
+    kind: str | None = None
     shown_by = ("random", "probe", "worked")
     expected = {name: mistaken_attention(by_name[name].Q, by_name[name].K, by_name[name].V) for name in shown_by}
 
@@ -130,6 +154,7 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
         if res.kind == "pair" and same_values(res.output, exp_w) and same_values(res.weights, exp_out):
             found.append("Output and weights swapped: you return `(weights, output)`; the lesson's order is "
                          "`(output, weights)`.")
+            kind = "swapped_return"
             break
         if same_values(res.output, exp_out):
             if res.kind == "pair" and res.weights is not None and not same_values(res.weights, exp_w):
@@ -137,42 +162,44 @@ def diagnose(run: RunResult, cases: tuple[Case, ...]) -> list[str]:
                 found.append("Your output is right, but " + (said[0].lower() + said[1:] if said else
                              "the second value you return is not the attention weights: return the weights after the "
                              "softmax."))
+                kind = "second_value"
             else:  # right for this d_k: a constant that happens to be √d_k here is still a constant
                 constant = constant_scale_diagnosis((by_name[name], 1 / math.sqrt(np.shape(by_name[name].Q)[-1])),
                                                     (by_name["worked"], run.cases.get("worked")))
                 found.extend([constant] if constant else [])
+                kind = "constant_scale" if constant else None
             break
         case = by_name[name]
         dropout = dropout_diagnosis(run, case, weights)
         if dropout is not None:
             found.append(dropout)
+            kind = "dropout"
             break
         # Weights multiplied the wrong way first: the known mistakes explain WᵀV as two (K Qᵀ, softmax over dim=-2).
         transposed = transposed_diagnosis(case, res.output, weights)
         mistake = None if transposed else match_mistake(case, res.output)
-        measured = transposed or (None if mistake else (
-            uniform_diagnosis(run, case, res.output, weights)
-            or unused_input_diagnosis(run, case, res.output)
-            or always_causal_diagnosis(run, case, res.output, weights)
-            or sequence_first_diagnosis(case, res.output, weights)
-            or scale_diagnosis(run, case, res.output, weights, by_name["worked"])
-            or squash_diagnosis(run, case, res.output, weights)
-            or scale_after_softmax_diagnosis(run, case, res.output, weights)))
+        measured_kind, measured = ("transposed", transposed) if transposed else (None, None) if mistake else (
+            _measured(run, case, res.output, weights, by_name["worked"]))
         # Two mistakes at once are named as the pair that explains them, rather than as three or more known ones.
         pair = None if measured or (mistake and len(mistake.wrong_parts()) < 3) else pair_diagnosis(
             run, case, res.output, weights)
         if pair is not None:
             found.extend(pair)
+            kind = "two_mistakes"
         elif mistake is not None:
             found.extend(mistake.describe())
+            kind = "_".join(mistake.wrong_parts()[0])
         elif measured is not None:
             found.append(measured)
+            kind = measured_kind
         elif same_values(res.output, exp_out, rtol=1e-2, atol=1e-3):
             found.append("Close, but not within `allclose`'s tolerance: did you compute in lower precision "
                          f"(float16 / bfloat16)? Your output is {res.output_desc}.")
+            kind = "precision"
         else:
             found.append("Your output does not match any of the usual mistakes. Compare each step with the formula: "
                          "scores `Q @ K.transpose(-2, -1)`, divided by `Q.size(-1) ** 0.5`, `softmax(dim=-1)`, "
                          "then `@ V`.")
+            kind = "unrecognised"
         break
-    return found
+    return found, kind

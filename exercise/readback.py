@@ -46,11 +46,13 @@ class Outcome:
         absorb_messages(self.messages, run, timeout_s, timed_out)
         if isinstance(self.status.get("error"), str) and run.incident is None:
             run.incident = f"The checker is overloaded: {self.status['error'][:200]}. Please try again."
+            run.incident_kind = "server"
         code = self.status.get("exit")
         clean_load_failure = run.load_reported and not run.loaded
         if isinstance(code, int) and run.incident is None and not run.done and not clean_load_failure \
                 and run.probe == {}:
             run.incident = _exit_incident(code, run)
+            run.incident_kind = "timeout" if code == -signal.SIGXCPU else None
 
 
 def read_to_the_end(fds: dict[str, int], deadline: float) -> Outcome:
@@ -140,6 +142,7 @@ def absorb_messages(messages: list[dict[str, Any]], run: RunResult, timeout_s: f
         if stage == "fatal":
             run.incident = ("The sandbox could not be set up, so your code was not run: "
                             f"{str(msg.get('error'))[:300]}")
+            run.incident_kind = "server"
         elif stage == "ready":
             limits = msg.get("limits")
             if isinstance(limits, dict):
@@ -162,10 +165,12 @@ def absorb_messages(messages: list[dict[str, Any]], run: RunResult, timeout_s: f
             run.used_builtin = bool(msg.get("used_builtin"))
     if timed_out == "startup" and run.incident is None:
         run.incident = "The sandbox did not start in time (the server is busy); your code was not run. Try again."
+        run.incident_kind = "server"
     elif timed_out == "run":
         where = ("while loading (the top level of your code, outside the function)" if "load" not in stages
                  else "inside your function")
         run.incident = time_limit_message(timeout_s, where)
+        run.incident_kind = "timeout"
 
 
 @message_template

@@ -87,6 +87,9 @@ class RunResult:
     done: bool = False
     used_builtin: bool = False
     incident: str | None = None
+    #: Whose the incident is: "timeout" (the code's time ran out), "server" (the checker's, the code was not
+    #: judged), "empty", "too_long", "malformed" (nothing could be run); None for anything else the code did.
+    incident_kind: str | None = None
     stdout: str = ""
     stderr: str = ""
     stdout_bytes: int = 0

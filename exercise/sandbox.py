@@ -340,12 +340,13 @@ def check_submission(source: str, sandbox: Sandbox, timeout_s: float = DEFAULT_T
     if not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s) and 0 < timeout_s <= 120):
         raise ValueError(f"timeout_s must be a number of seconds in (0, 120], got {timeout_s!r}.")
     if not isinstance(source, str):
-        return _report_without_run(f"Expected Python source code as text, got {type(source).__name__}.")
+        return _report_without_run(f"Expected Python source code as text, got {type(source).__name__}.", "malformed")
     if not source.strip():
-        return _report_without_run("There is no code to check: paste or write your function first.")
+        return _report_without_run("There is no code to check: paste or write your function first.", "empty")
     if len(source) > MAX_SOURCE_CHARS:
         return _report_without_run(
-            f"Your code is {len(source):,} characters long; the checker accepts at most {MAX_SOURCE_CHARS:,}.")
+            f"Your code is {len(source):,} characters long; the checker accepts at most {MAX_SOURCE_CHARS:,}.",
+            "too_long")
     if switched_off(os.environ.get(DISABLE_SETTING)):
         return _report_without_run(f"Code execution is switched off on this server ({DISABLE_SETTING}). {OFFLINE_HINT}")
     availability = sandbox.availability()
@@ -361,8 +362,9 @@ def check_submission(source: str, sandbox: Sandbox, timeout_s: float = DEFAULT_T
     return evaluate(run, cases)
 
 
-def _report_without_run(message: str) -> ExerciseReport:
-    return evaluate(RunResult(incident=message), exercise_cases())
+def _report_without_run(message: str, kind: str = "server") -> ExerciseReport:
+    """A report for code that was not run: `kind` says whose the reason is (`RunResult.incident_kind`)."""
+    return evaluate(RunResult(incident=message, incident_kind=kind), exercise_cases())
 
 
 def _fresh_uid() -> int:

@@ -26,9 +26,10 @@ from exercise.cases import (
     WORKED_ATOL,
     Case,
 )
-from exercise.diagnosis import diagnose, scaled_rows_message
+from exercise.diagnosis import diagnose_with_kind, scaled_rows_message
 from exercise.limits import OUTPUT_CAP_BYTES, bytes_in_words
 from exercise.measures import D_K_POWERS, d_k_power, normalised_axes
+from exercise.mistake_kinds import CheckOutcome, outcome_of
 from exercise.numbers import message_template, number, numbers
 from exercise.results import CaseResult, RunResult, not_run, only_the_batch_failed
 from exercise.second_value import second_value
@@ -59,7 +60,8 @@ class ExerciseReport:
     Besides the checklist: ``diagnoses`` (the recognised mistakes, in words), ``incident``
     (a timeout, a crash, ... or None), the student's printed output (truncated), the worked
     example's output and the causal weights their function produced (for the page's charts),
-    and how the code was isolated (``isolation``, ``limits``).
+    and how the code was isolated (``isolation``, ``limits``). ``outcome`` is what the check came to, in a few
+    words a class can be counted by (`exercise.mistake_kinds`); None when the checker, not the code, stopped it.
     """
 
     passed: bool
@@ -75,6 +77,7 @@ class ExerciseReport:
     isolation: str = ""
     limits: dict[str, int] = field(default_factory=dict)
     sandbox_uid: int | None = None
+    outcome: CheckOutcome | None = None
 
 
 @message_template
@@ -176,8 +179,10 @@ def evaluate(run: RunResult, cases: tuple[Case, ...]) -> ExerciseReport:
                                                         ran)
     checks.append(Check(CHECK_CAUSAL, causal_passed, causal_said))
 
+    diagnoses, mistake = diagnose_with_kind(run, cases)
     return ExerciseReport(
-        passed=all(c.passed for c in checks), checks=checks, diagnoses=diagnose(run, cases),
+        passed=all(c.passed for c in checks), checks=checks, diagnoses=diagnoses,
+        outcome=outcome_of(run, tuple(c.passed for c in checks), mistake),
         incident=run.incident, stdout=run.stdout, stderr=run.stderr, worked_output=worked_out,
         causal_weights=causal_w, elapsed_s=run.elapsed_s, run_s=run.run_s, isolation=run.isolation,
         limits=run.limits, sandbox_uid=run.sandbox_uid,

@@ -39,6 +39,14 @@ Both::
     states = RoundStates(store, versions)   # what a student's screen shows: "none", "3-open", "3-locked", ...
     states.state("scaled_attention")        # changes on open, lock, reveal, new round, close; not on a vote
 
+The exercise's class round (`poll.exercise_rounds`; the lecturer's calls after the key, as above)::
+
+    r = store.open_exercise_round("exercise")                # -> ExerciseRound; a new round closes the last
+    store.record_result(r.id, hasher.voter(token), CheckResult("failed", 4, "scale_none"))  # the server's checker's
+    summarise(store.exercise_results(r.id))                  # -> RoundSummary: checked, passed, attempts, mistakes
+    store.show_exercise_round(r.id); store.close_exercise_round(r.id)
+    exercise_results_csv(store, "exercise")                  # -> str (CSV), students numbered, no identifier
+
 Every refusal or failure is a `PollError` whose message a student can read (`poll.errors`): catch `PollError`,
 show `str(error)`. Nothing is recorded by a call that raised.
 """
@@ -58,19 +66,22 @@ from poll.errors import (
     UnknownRoundError,
     WrongPresenterKeyError,
 )
-from poll.export import results_csv
+from poll.exercise_rounds import CheckResult, ExerciseRound, RoundSummary, StudentResult, summarise
+from poll.export import exercise_results_csv, results_csv
 from poll.factory import data_dir, open_store
 from poll.key_guard import PresenterKeyGuard, ThrottlePolicy
 from poll.presenter_key import PresenterKey, presenter_key
-from poll.round_state import NO_ROUND, RoundStates, round_state
+from poll.round_state import NO_ROUND, RoundStates, exercise_state, round_state
 from poll.rounds import Counts, Question, Round
 from poll.store import PollStore
 from poll.version_cache import VersionCache
 from poll.voters import Voter, VoterHasher, new_browser_token
 
 __all__ = [
+    "CheckResult",
     "Counts",
     "DatabaseUnavailableError",
+    "ExerciseRound",
     "InvalidQuestionError",
     "MalformedInputError",
     "NO_ROUND",
@@ -86,7 +97,9 @@ __all__ = [
     "Round",
     "RoundLockedError",
     "RoundStates",
+    "RoundSummary",
     "StaleRoundError",
+    "StudentResult",
     "ThrottlePolicy",
     "UnknownOptionError",
     "UnknownRoundError",
@@ -95,9 +108,12 @@ __all__ = [
     "VoterHasher",
     "WrongPresenterKeyError",
     "data_dir",
+    "exercise_results_csv",
+    "exercise_state",
     "new_browser_token",
     "open_store",
     "presenter_key",
     "results_csv",
     "round_state",
+    "summarise",
 ]

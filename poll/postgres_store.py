@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import psycopg
 
 from poll.errors import DatabaseUnavailableError, PollError
+from poll.exercise_sql import SqlExerciseRounds
 from poll.schema import TABLES
 from poll.sql_store import Cursor, SqlPollStore
 
@@ -54,7 +55,7 @@ class _CommitFailedError(Exception):
     """The connection failed on COMMIT: whether the transaction was committed is unknown."""
 
 
-class PostgresPollStore(SqlPollStore):
+class PostgresPollStore(SqlPollStore, SqlExerciseRounds):
     """The poll in the PostgreSQL database at `url` (``postgresql://user:password@host:port/dbname``)."""
 
     def __init__(self, url: str, clock: Callable[[], float] = time.time, connect_timeout_s: int = 5,

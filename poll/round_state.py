@@ -11,7 +11,9 @@ any number of browsers can ask every few seconds, and the store is asked at most
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
+from poll.exercise_rounds import ExerciseRound
 from poll.rounds import Round
 from poll.store import PollStore
 from poll.version_cache import MAX_PAGES, VersionCache, remember
@@ -28,11 +30,22 @@ def round_state(current: Round | None) -> str:
     return f"{current.number}-{stage}"
 
 
-class RoundStates:
-    """Each page's `round_state`, as of the `VersionCache`'s reading of the page's version."""
+def exercise_state(current: ExerciseRound | None) -> str:
+    """The stage of the page's exercise round as a student's screen shows it: ``none``, ``3-open``, ``3-closed``,
+    and ``-shown`` after them once the lecturer showed the class its summary. A recorded result changes none."""
+    if current is None:
+        return NO_ROUND
+    return f"{current.number}-{'open' if current.is_open else 'closed'}{'-shown' if current.is_shown else ''}"
 
-    def __init__(self, store: PollStore, versions: VersionCache, max_pages: int = MAX_PAGES) -> None:
+
+class RoundStates:
+    """Each page's `round_state` (or, with `read`, another state a page's screen shows), as of the `VersionCache`'s
+    reading of the page's version."""
+
+    def __init__(self, store: PollStore, versions: VersionCache, max_pages: int = MAX_PAGES,
+                 read: Callable[[str], str] | None = None) -> None:
         self._store = store
+        self._read = read or (lambda page: round_state(store.current_round(page)))
         self._versions = versions
         self._max_pages = max_pages
         self._kept: dict[str, tuple[int, str]] = {}  # page -> (version, state), oldest first
@@ -53,7 +66,7 @@ class RoundStates:
             kept = self._kept.get(page)
         if kept is not None and kept[0] == version:
             return kept[1]
-        state = round_state(self._store.current_round(page))
+        state = self._read(page)
         with self._lock:
             remember(self._kept, page, (version, state), self._max_pages)
         return state

@@ -7,6 +7,12 @@ translates them).
 - `poll_rounds`: every round ever opened; the question as JSON-free columns except the options (a JSON list).
 - `poll_votes`: one row per voter per round (the primary key), holding the option's index.
 - `poll_secret`: the voter hasher's secret, made once by whichever process needed it first.
+- `exercise_rounds`: every round of the exercise ever opened on a page (`poll.exercise_rounds`); its page's row in
+  `poll_pages` holds its version and write turn (its `current_round` stays NULL: the current round is the latest).
+- `exercise_results`: one row per student per exercise round: the latest result's kind, failed check and mistake,
+  the checks so far and the checks the first pass took. No code or text of the student's.
+
+A database made before a table existed gets it at the next start of a store (every statement is ``IF NOT EXISTS``).
 """
 
 from __future__ import annotations
@@ -43,5 +49,26 @@ TABLES = (
     """CREATE TABLE IF NOT EXISTS poll_secret (
         name TEXT PRIMARY KEY,
         value TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS exercise_rounds (
+        id TEXT PRIMARY KEY,
+        page TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        opened_at DOUBLE PRECISION NOT NULL,
+        closed_at DOUBLE PRECISION,
+        shown_at DOUBLE PRECISION,
+        UNIQUE (page, number)
+    )""",
+    """CREATE TABLE IF NOT EXISTS exercise_results (
+        round_id TEXT NOT NULL REFERENCES exercise_rounds (id),
+        student TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        failed_check INTEGER,
+        mistake TEXT,
+        attempts INTEGER NOT NULL,
+        attempts_to_pass INTEGER,
+        first_at DOUBLE PRECISION NOT NULL,
+        last_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (round_id, student)
     )""",
 )

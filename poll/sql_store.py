@@ -64,7 +64,7 @@ def _fetch_round(cur: Cursor, round_id: str) -> Round:
     return _round_of(row)
 
 
-def _lock_page(cur: Cursor, page: str) -> str | None:
+def lock_page(cur: Cursor, page: str) -> str | None:
     """Raise the page's version, taking its write turn; the page's current round id (after any earlier turn)."""
     cur.execute("INSERT INTO poll_pages (page, version, current_round) VALUES (?, 0, NULL) "
                 "ON CONFLICT (page) DO NOTHING", (page,))
@@ -78,7 +78,7 @@ def _current_for_update(cur: Cursor, round_id: str) -> Round:
     row = cur.fetchone()
     if row is None:
         raise UnknownRoundError("This question is not one the lecturer opened (the link may be mistyped or old).")
-    if _lock_page(cur, row[0]) != round_id:
+    if lock_page(cur, row[0]) != round_id:
         raise StaleRoundError("This round is over: the lecturer has moved on. Reload the page to see the current "
                               "question.")
     return _fetch_round(cur, round_id)
@@ -129,7 +129,7 @@ class SqlPollStore(ABC):
             raise InvalidQuestionError("Only a poll.Question can be opened.")
 
         def operation(cur: Cursor) -> Round:
-            return _start_round(cur, page, question, _lock_page(cur, page), self._clock())
+            return _start_round(cur, page, question, lock_page(cur, page), self._clock())
 
         return self._run(operation, write=True)
 

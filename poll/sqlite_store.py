@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from poll.errors import DatabaseUnavailableError
+from poll.exercise_sql import SqlExerciseRounds
 from poll.schema import TABLES
 from poll.sql_store import Cursor, SqlPollStore
 
@@ -23,7 +24,7 @@ UNAVAILABLE = ("The poll's storage cannot be used right now, so nothing was reco
                "if it keeps failing, tell the lecturer.")
 
 
-class SQLitePollStore(SqlPollStore):
+class SQLitePollStore(SqlPollStore, SqlExerciseRounds):
     """The poll in the SQLite database at `path` (made, with its directory, on first use)."""
 
     def __init__(self, path: Path, clock: Callable[[], float] = time.time, busy_timeout_ms: int = 10_000) -> None:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from poll.exercise_rounds import ExerciseRoundStore
 from poll.rounds import Counts, Question, Round
 from poll.voters import Voter, VoterHasher
 
 
-class PollStore(Protocol):
-    """Rounds of questions per page, one current round per page, one vote per voter per round."""
+class PollStore(ExerciseRoundStore, Protocol):
+    """Rounds of questions per page, one current round per page, one vote per voter per round; and the exercise's
+    class rounds (`poll.exercise_rounds.ExerciseRoundStore`)."""
 
     def open_round(self, page: str, question: Question) -> Round:
         """Open `question` on `page` as its current round. A round still current there is locked and kept."""

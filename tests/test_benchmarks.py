@@ -392,3 +392,13 @@ def test_the_train_storm_follows_every_training_to_the_end_and_sees_the_line():
     assert figures["trained_p50_s"] <= figures["trained_max_s"] and figures["tree_pss_peak_mb"] > 0
     printed = storm_table({"storm": storm_summary([figures])})
     assert all(k in printed for k in STORM_KEYS)
+
+
+def test_the_class_rounds_benchmark_counts_every_record_it_times(tmp_path):
+    """`benchmarks.exercise_round`: every timed record is in the round, one row per student (its `exact`)."""
+    from benchmarks import exercise_round
+
+    found = exercise_round.measure(f"sqlite:///{tmp_path}/poll.sqlite3", students=12, checks=3, repeats=1)
+    (run,) = found["runs"]
+    assert run["records"] == 36 and run["exact"] and found["exact"]
+    assert set(found["median"]) == {"cpu_ms", "wall_ms"} and found["target_cpu_ms"] == 5.0

@@ -54,13 +54,8 @@ KEY_FIELD_CHARS = 200
 def presenter_panel(question: str, options: list[str], answer: str, explanation: str, quiz: str) -> None:
     """The lecturer's controls of `quiz`'s poll, behind the presenter key."""
     with st.expander("Class poll: ask the room", expanded=True, icon=":material/groups:"):
-        try:
-            poll = services()
-        except PollError as error:
-            st.error(f"The class poll cannot be used here: {error}", icon=":material/error:")
-            return
-        if not st.session_state.get("_poll_presenter"):
-            _key_form(poll, quiz)
+        poll = unlocked_services(quiz, "The class poll")
+        if poll is None:
             return
         asked = Question(quiz=quiz, text=question, options=tuple(options), answer=answer,
                          explanation=explanation, settings=settings_query())
@@ -72,7 +67,21 @@ def presenter_panel(question: str, options: list[str], answer: str, explanation:
         feedback(quiz)
 
 
-def _key_form(poll: PollServices, quiz: str) -> None:
+def unlocked_services(quiz: str, what: str) -> PollServices | None:
+    """The process's poll for a session that proved the presenter key; else None, the key's form (or why the poll
+    cannot be used, `what` naming it) drawn in its place."""
+    try:
+        poll = services()
+    except PollError as error:
+        st.error(f"{what} cannot be used here: {error}", icon=":material/error:")
+        return None
+    if not st.session_state.get("_poll_presenter"):
+        key_form(poll, quiz)
+        return None
+    return poll
+
+
+def key_form(poll: PollServices, quiz: str) -> None:
     """The presenter-key field (a password field, emptied after every try; the key is never sent back). One per
     quiz on the page; any of them unlocks them all, for the session.
 

@@ -21,6 +21,7 @@ from poll import (
     VersionCache,
     VoterHasher,
     data_dir,
+    exercise_state,
     open_store,
     presenter_key,
 )
@@ -33,14 +34,15 @@ VERSION_MAX_AGE_S = 0.5
 
 @dataclass(frozen=True)
 class PollServices:
-    """One process's poll: the store, the version cache, the students' round states, the presenter key and its
-    throttle."""
+    """One process's poll: the store, the version cache, the students' round states (the quizzes' and the
+    exercise's), the presenter key and its throttle."""
 
     store: PollStore
     versions: VersionCache
     states: RoundStates
     key: PresenterKey
     guard: PresenterKeyGuard
+    exercise_states: RoundStates
 
 
 _services: dict[tuple[str, ...], PollServices] = {}
@@ -67,7 +69,9 @@ def services() -> PollServices:
             store = open_store()
             key = presenter_key(_secret_key(), data_dir())
             versions = VersionCache(store, VERSION_MAX_AGE_S)
-            found = PollServices(store, versions, RoundStates(store, versions), key, PresenterKeyGuard(key))
+            exercise_states = RoundStates(store, versions, read=lambda page: exercise_state(store.exercise_round(page)))
+            found = PollServices(store, versions, RoundStates(store, versions), key, PresenterKeyGuard(key),
+                                 exercise_states)
             _services[config] = found
     return found
 

@@ -28,11 +28,13 @@ from starlette.routing import Route
 
 from poll import MalformedInputError, PollError
 from poll.limits import checked_name
-from ui.poll_results import RESULTS_PATH, results_endpoint
+from ui.poll_results import EXERCISE_RESULTS_PATH, RESULTS_PATH, exercise_results_endpoint, results_endpoint
 from ui.poll_services import services
 
 #: The route's path: under the app's root, beside the pages (and its ``server.baseUrlPath``, if one is set).
 ROUND_STATE_PATH = "api/poll/round-state"
+#: The same for the exercise's class round (`poll.exercise_state`), asked with ``?quiz=`` the round's page.
+EXERCISE_STATE_PATH = "api/poll/exercise-state"
 #: The start of every watcher's widget key (`ui.accessibility` hides their empty boxes).
 WATCH_KEY_PREFIX = "poll_watch_"
 #: How often a student's browser asks whether its round changed (seconds).
@@ -98,15 +100,16 @@ class BrowserCookie:
 
 
 def watch_round(quiz: str, state: str, cookie: BrowserCookie | None = None,
-                on_cookie: Callable[[str], None] | None = None) -> None:
+                on_cookie: Callable[[str], None] | None = None, path: str = ROUND_STATE_PATH) -> None:
     """Rerun the enclosing fragment when `quiz`'s round state is no longer `state` (the one just drawn), and keep
     `cookie` in the browser (see `BrowserCookie`).
 
-    Call it inside the fragment, on every run. Its URL is relative to the page (every page's path is one segment
+    Call it inside the fragment, on every run. `path` is the route asked (`EXERCISE_STATE_PATH` for the exercise's
+    round, whose page `quiz` then names). Its URL is relative to the page (every page's path is one segment
     under the app's root), so it also reaches the app behind a proxy that serves it under a prefix.
     """
     key = f"{WATCH_KEY_PREFIX}{quiz}"
-    url = f"{ROUND_STATE_PATH}?{urllib.parse.urlencode({'quiz': quiz})}"
+    url = f"{path}?{urllib.parse.urlencode({'quiz': quiz})}"
     data = {"url": url, "state": state, "every_ms": int(STUDENT_EVERY_S * 1000),
             "cookie": dataclasses.asdict(cookie) if cookie is not None else None}
     _watch(key=key, data=data, height=0, on_changed_change=_noop,
@@ -129,12 +132,21 @@ async def round_state_endpoint(request: Request) -> Response:
     400 for a malformed name, 503 while the poll's database cannot be read. The answer is what every student's
     screen shows anyway (no round, or its number and stage), so it needs no key.
     """
+    return await _state_answer(request, exercise=False)
+
+
+async def exercise_state_endpoint(request: Request) -> Response:
+    """``GET EXERCISE_STATE_PATH?quiz=PAGE``: the page's `poll.exercise_state`, as `round_state_endpoint` answers."""
+    return await _state_answer(request, exercise=True)
+
+
+async def _state_answer(request: Request, exercise: bool) -> Response:
     try:
         quiz = checked_name(request.query_params.get("quiz", ""), "quiz")
     except MalformedInputError as error:
         return PlainTextResponse(str(error), status_code=400)
     try:
-        states = services().states
+        states = services().exercise_states if exercise else services().states
         state = states.fresh(quiz)
         if state is None:  # an old reading: the store is asked off the event loop
             state = await run_in_threadpool(states.state, quiz)
@@ -144,7 +156,9 @@ async def round_state_endpoint(request: Request) -> Response:
 
 
 def poll_routes() -> list[Route]:
-    """The routes `streamlit_app.py` adds to its `st.App`: the round's state, and the lecturer's results
-    (`ui.poll_results`)."""
+    """The routes `streamlit_app.py` adds to its `st.App`: the round's state (a quiz's, the exercise's), and the
+    lecturer's results (`ui.poll_results`)."""
     return [Route(route_path(), round_state_endpoint, methods=["GET"]),
-            Route(route_path(RESULTS_PATH), results_endpoint, methods=["GET"])]
+            Route(route_path(EXERCISE_STATE_PATH), exercise_state_endpoint, methods=["GET"]),
+            Route(route_path(RESULTS_PATH), results_endpoint, methods=["GET"]),
+            Route(route_path(EXERCISE_RESULTS_PATH), exercise_results_endpoint, methods=["GET"])]

@@ -72,9 +72,10 @@ def routed_context(browser, cluster: Cluster, route: str, viewport: dict | None 
     return context
 
 
-def open_as(browser, cluster: Cluster, route: str, query: str = "", viewport: dict | None = None):
+def open_as(browser, cluster: Cluster, route: str, query: str = "", viewport: dict | None = None,
+            path: str = PAGE):
     page = routed_context(browser, cluster, route, viewport).new_page()
-    page.goto(f"{cluster.url}/{PAGE}{query}")
+    page.goto(f"{cluster.url}/{path}{query}")
     settle(page)
     return page
 

@@ -20,6 +20,7 @@ import pytest
 import core.exercise_solution as solution
 from exercise.cases import exercise_cases
 from exercise.limits import MEMORY_BUDGET_BYTES
+from exercise.mistake_kinds import CheckOutcome
 from exercise.readback import parse_lines, read_to_the_end
 from exercise.sandbox import SANDBOX_UID_RANGE, Sandbox, _Queue, check_submission, sandbox_environment
 from exercise.verdicts import CHECK_ALLCLOSE, CHECK_NAMES, CHECK_RUNS, ExerciseReport
@@ -441,3 +442,28 @@ def test_a_greedy_child_grows_by_its_budget_and_no_more(sandbox):
     peak_rss, grown = map(int, check_submission(GREEDY_CHILD, sandbox, timeout_s=20).stdout.split())
     assert MEMORY_BUDGET_BYTES / 2 < grown <= MEMORY_BUDGET_BYTES
     assert peak_rss <= worker_rss + MEMORY_BUDGET_BYTES
+
+
+@pytest.mark.parametrize(("name", "outcome"), [
+    ("solution", CheckOutcome("passed")),
+    ("no_scaling", CheckOutcome("failed", 4, "scale_none")),
+    ("infinite_loop_top", CheckOutcome("did_not_finish")),
+    ("infinite_loop_in_function", CheckOutcome("did_not_finish")),
+    ("syntax_error", CheckOutcome("failed", 1, "load_error")),
+    ("memory_bomb", CheckOutcome("failed", 1, "load_error")),  # at the top level: raised while loading
+    ("os_exit", CheckOutcome("failed", 1, "crashed")),
+    ("builtin", CheckOutcome("failed", 1, "builtin")),
+])
+def test_what_a_check_came_to_is_counted_from_the_servers_own_run(sandboxed, name, outcome):
+    assert sandboxed[name].outcome == outcome
+
+
+@pytest.mark.parametrize(("source", "kind"), [("", "empty"), ("   \n", "empty"), ("x = 1\n" * 10_000, "too_long"),
+                                              (b"import torch", "malformed")])
+def test_unusable_input_is_counted_as_what_it_is(source, kind):
+    assert check_submission(source, Sandbox()).outcome == CheckOutcome(kind)
+
+
+def test_a_check_the_server_could_not_run_is_not_counted(monkeypatch):
+    monkeypatch.setenv("ATTENTION_DISABLE_EXEC", "1")
+    assert check_submission(SOLUTION_SOURCE, Sandbox()).outcome is None

@@ -79,3 +79,21 @@ def test_it_keeps_at_most_max_pages_states(store):
     for page in ["a", "b", "c"]:
         states.state(page)
     assert states.fresh("a") is None and states.fresh("c") == NO_ROUND and len(states._kept) == 2
+
+
+def test_an_exercise_rounds_state_moves_on_open_close_show_and_new_round_but_not_on_a_result(store):
+    from poll import CheckResult, exercise_state
+
+    versions = VersionCache(store, max_age_s=0.0)
+    states = RoundStates(store, versions, read=lambda page: exercise_state(store.exercise_round(page)))
+    assert states.state("exercise_class") == "none"
+    opened = store.open_exercise_round("exercise_class")
+    assert states.state("exercise_class") == "1-open"
+    store.record_check("exercise_class", store.voter_hasher().voter("t" * 30), CheckResult("passed"))
+    assert states.state("exercise_class") == "1-open"
+    store.show_exercise_round(opened.id)
+    assert states.state("exercise_class") == "1-open-shown"
+    store.close_exercise_round(opened.id)
+    assert states.state("exercise_class") == "1-closed-shown"
+    store.open_exercise_round("exercise_class")
+    assert states.state("exercise_class") == "2-open"

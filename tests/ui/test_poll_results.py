@@ -70,4 +70,6 @@ def test_a_link_not_signed_for_its_quiz_or_expired_is_refused():
 
 
 def test_the_route_is_served_beside_the_round_state():
-    assert [route.path for route in poll_watch.poll_routes()] == ["/api/poll/round-state", "/api/poll/results.csv"]
+    assert [route.path for route in poll_watch.poll_routes()] == ["/api/poll/round-state", "/api/poll/exercise-state",
+                                                                  "/api/poll/results.csv",
+                                                                  "/api/poll/exercise-results.csv"]

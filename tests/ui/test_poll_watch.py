@@ -62,4 +62,6 @@ def test_the_route_is_under_the_servers_base_path(monkeypatch):
     monkeypatch.setattr(st, "get_option", lambda name: "/lectures/" if name == "server.baseUrlPath" else None)
     assert poll_watch.route_path() == "/lectures/api/poll/round-state"
     assert [route.path for route in poll_watch.poll_routes()] == ["/lectures/api/poll/round-state",
-                                                                  "/lectures/api/poll/results.csv"]
+                                                                  "/lectures/api/poll/exercise-state",
+                                                                  "/lectures/api/poll/results.csv",
+                                                                  "/lectures/api/poll/exercise-results.csv"]

@@ -1,0 +1,91 @@
+"""The exercise's class round over two app processes behind nginx, with the real sandbox: simulated students
+(Streamlit's websocket protocol, each its own browser) press "Check my code" at once on both processes, and the
+round holds exactly one row per student with what each student's checker found, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import urllib.request
+from collections import Counter
+
+import pytest
+
+from benchmarks.protocol import ANSWER_TIMEOUT_S, Student, page_hashes, run_coroutine
+from devtools.cluster import INSTALL_HINT, ROUTE_COOKIE, Cluster, nginx_binary
+from poll import CheckResult, open_store, summarise
+from tests.deploy.test_cluster import CANDIDATE_ROUTES, logged
+from tests.exercise.test_checker import lesson_style
+from tests.poll.conftest import fresh_schema_url, running_postgres
+from ui.exercise_round import PAGE as ROUND_PAGE
+
+SOURCES = {  # what each kind of student writes, and what the round must hold for them
+    "correct": (lesson_style(), CheckResult("passed")),
+    "no scale": (lesson_style(scores="Q @ K.transpose(-2, -1)"), CheckResult("failed", 4, "scale_none")),
+    "wrong axis": (lesson_style(softmax="F.softmax(scores, dim=-2)"), CheckResult("failed", 3, "softmax_queries")),
+}
+STUDENTS = 18
+
+
+class RoutedStudent(Student):
+    """A student whose requests nginx sends to the process `route` reaches."""
+
+    def __init__(self, url: str, page_hash: str, route: str) -> None:
+        super().__init__(url, page_hash, random.Random(0))
+        self.route = route
+
+    def load_page(self) -> str:
+        cookie = f"{ROUTE_COOKIE}={self.route}"
+        request = urllib.request.Request(self.http_url + "/", headers={"Cookie": cookie})
+        with urllib.request.urlopen(request, timeout=ANSWER_TIMEOUT_S) as response:
+            response.read()
+        return cookie
+
+
+async def press_check(url: str, page_hash: str, route: str, source: str) -> int:
+    """One student: open the exercise page, put `source` in the editor, press "Check my code" once; the run's
+    exceptions."""
+    student = RoutedStudent(url, page_hash, route)
+    await student.connect()
+    try:
+        return (await student.check_code(source)).exceptions
+    finally:
+        await student.ws.close()
+
+
+async def a_class(url: str, page_hash: str, plan: list[tuple[str, str]]) -> list[int]:
+    return await asyncio.gather(*(press_check(url, page_hash, route, SOURCES[kind][0]) for route, kind in plan))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def round_env(request, tmp_path) -> dict[str, str]:
+    env = {"ATTENTION_POLL_DATA_DIR": str(tmp_path), "ATTENTION_PRESENTER_KEY": "a-lecturers-key-of-some-length"}
+    if request.param == "postgresql":
+        server = request.getfixturevalue("round_postgres")
+        env["ATTENTION_POLL_DATABASE_URL"] = fresh_schema_url(server.url)
+    return env
+
+
+@pytest.fixture(scope="module")
+def round_postgres():
+    yield from running_postgres()
+
+
+def test_a_class_checking_at_once_on_two_processes_is_counted_exactly(round_env):
+    if nginx_binary() is None:
+        pytest.skip(INSTALL_HINT)
+    with Cluster(processes=2, env=round_env) as cluster:
+        store = open_store(round_env.get("ATTENTION_POLL_DATABASE_URL"), data_directory=None,
+                           env=round_env)
+        opened = store.open_exercise_round(ROUND_PAGE)
+        kinds = list(SOURCES)
+        plan = [(CANDIDATE_ROUTES[i], kinds[i % len(kinds)]) for i in range(STUDENTS)]
+        exceptions = run_coroutine(a_class(cluster.url, page_hashes(cluster.url)["exercise"], plan))
+        served_by = {pid for route, _ in plan for pid in logged(cluster, route, "/", 1)}
+    assert exceptions == [0] * STUDENTS
+    assert len(served_by) == 2, "the students did not reach both processes"
+    rows = store.exercise_results(opened.id)
+    assert len(rows) == STUDENTS and all(row.attempts == 1 for row in rows)
+    assert Counter(row.result for row in rows) == Counter(SOURCES[kind][1] for _, kind in plan)
+    summary = summarise(rows)
+    assert (summary.checked, summary.passed) == (STUDENTS, STUDENTS // len(kinds))
