@@ -61,7 +61,7 @@ RUN = "pip install -r requirements.txt && streamlit run streamlit_app.py"
 TEST = "pip install -r requirements-dev.txt && python -m pytest"
 #: The README is the lecturer's guide: short enough to follow; developer material lives in docs/. Counted without
 #: the table of pages, which grows by a row with every page.
-README_MAX_LINES = 135
+README_MAX_LINES = 139
 
 
 def code_blocks(text: str) -> list[str]:
