@@ -381,11 +381,12 @@ def test_a_thread_py_spy_could_not_name_is_called_unnamed():
 
 
 def test_the_train_storm_follows_every_training_to_the_end_and_sees_the_line():
-    """Two students press Train on the decoder at once, at settings of their own, while one other browses: both
-    trainings finish, the second student is told their place in line, and the table gives every figure."""
+    """Two students press Train on the decoder at once, at settings of their own (the shortest run), while one other
+    browses: both trainings finish, the second student is told their place in line, and the table gives every
+    figure."""
     from benchmarks.train_storm import STORM_KEYS, one_storm, storm_summary, storm_table
 
-    figures = one_storm(trainers=2, others=1, pages=("decoder",), arrival_s=0.0)
+    figures = one_storm(trainers=2, others=1, pages=("decoder",), arrival_s=0.0, steps=100)  # the page's shortest run
     assert figures["failed_sessions"] == 0 and figures["exceptions"] == 0, figures
     assert figures["finished"] == 2 and figures["by_page"] == {"decoder": 2}
     assert figures["places_seen"] >= 1 and figures["line_wait_max_s"] > 0

@@ -46,6 +46,13 @@ OUTPUT_TEXT_JS = """() => {
 NEXT_FRAMES_JS = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
 #: What the grid shows, read from the table Glide keeps in the DOM for screen readers.
 CELLS_JS = """(root) => Array.from(root.querySelectorAll('table [role=gridcell]')).map(c => c.textContent)"""
+#: Whether the cell's editor has the keyboard and holds `text`. Enter commits what the editor holds only when it
+#: has the keyboard; an Enter that reaches the grid instead, or commits the cell's own content, changes nothing,
+#: and the data editor then asks for no rerun (it sends its edits only when they differ from what it last sent).
+EDITOR_HOLDS_JS = """(text) => {
+  const e = document.activeElement;
+  return !!e && !!e.closest('[data-testid="portal"] .gdg-clip-region') && e.value === text;
+}"""
 
 
 def open_editor(page, app_url: str | None, query: dict[str, str] | None = None):
@@ -97,8 +104,11 @@ def edit_and_rerun(page, key: str) -> None:
     assert wait_for_answer(page, page.traffic, before, ask_ms=10_000) == "rerun", f"{key} reran nothing"
 
 
-def commit(page) -> None:
-    """Press Enter, once React has taken what was typed into the cell's editor, to commit it (`edit_and_rerun`)."""
+def commit(page, text: str) -> None:
+    """Press Enter, once the cell's editor has the keyboard and holds `text` and React has taken it, to commit it
+    (`edit_and_rerun`). The editor is given the keyboard first, as a student clicks into it again."""
+    cell_editor(page).focus()
+    page.wait_for_function(EDITOR_HOLDS_JS, arg=text, timeout=10_000)
     page.evaluate(NEXT_FRAMES_JS)
     edit_and_rerun(page, "Enter")
 
@@ -122,7 +132,7 @@ def fill_cell(page, grid, row: int, col: int, text: str) -> None:
     """Replace a cell's content with `text` through its editor, as a paste or select-all-and-type would."""
     open_cell_editor(page, grid, row, col)
     cell_editor(page).fill(text)
-    commit(page)
+    commit(page, text)
 
 
 def clear_cell(page, grid, row: int, col: int) -> None:
@@ -213,7 +223,7 @@ def test_letters_typed_into_a_number_cell_are_named(page, app_url):
     editor.wait_for(state="visible")
     page.keyboard.type("bc")
     assert editor.input_value() == "abc"
-    commit(page)
+    commit(page, "abc")
     assert exceptions(page) == 0
     (error,) = errors(page)
     assert "column 2 is 'abc', not a number" in error

@@ -14,6 +14,12 @@ from tests.poll.conftest import question
 PAGE = "cross_attention"
 PROCESSES = 4
 VOTERS_PER_PROCESS = 12
+#: The longest pause between two votes of one process, in seconds. SQLite keeps no queue for its write lock: a
+#: writer that finds it taken polls for it, and whoever asks the moment it is free takes it. A process voting back
+#: to back takes it again at once, and under load keeps the others waiting up to the store's busy timeout, which
+#: no class's phones do. With the pause, every process still votes while the others write and while the
+#: lecturer locks.
+MAX_PAUSE_S = 0.01
 
 
 def token(process: int, voter: int) -> str:
@@ -21,8 +27,8 @@ def token(process: int, voter: int) -> str:
 
 
 def vote_until_locked(url: str, round_id: str, process: int, start, locked, results) -> None:
-    """Vote as this process's voters, changing answers at random, until the lock is seen; then once more each
-    (every one of those must be refused). Records (voter, option, outcome, lock seen before sending)."""
+    """Vote as this process's voters, changing answers at random (a short pause after each), until the lock is seen;
+    then once more each (every one of those must be refused). Records (voter, option, outcome, lock seen before sending)."""
     store = open_store(url)
     hasher = store.voter_hasher()
     options = question().options
@@ -43,6 +49,7 @@ def vote_until_locked(url: str, round_id: str, process: int, start, locked, resu
     start.wait()
     while not locked.is_set() and len(records) < 2000:
         send(chooser.randrange(VOTERS_PER_PROCESS))
+        time.sleep(chooser.uniform(0, MAX_PAUSE_S))
     for voter in range(VOTERS_PER_PROCESS):
         send(voter)
     results.put(records)
