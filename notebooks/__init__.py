@@ -24,7 +24,7 @@ from notebooks.values import NotWritableError, writable
 #: The pages that have a notebook, by their page name (``app_pages/<name>.py``; the module ``notebooks.<name>``).
 PAGES = ("worked_example", "soft_lookup", "scaled_attention", "multi_head", "permutation", "positional_encoding",
          "masked_attention", "cross_attention", "exercise",
-         "attention_cost", "pretrained", "transformer_block")
+         "attention_cost", "pretrained", "transformer_block", "training", "decoder")
 
 
 def settings_of(page: str, state: Mapping[str, Any]) -> dict[str, Any]:

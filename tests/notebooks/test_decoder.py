@@ -1,0 +1,76 @@
+"""The decoder page's notebook, downloaded at real links (trained on the page, and untrained) and run on one thread:
+it makes the language, trains the page's run again to its losses at every step and checkpoint, scores the same
+baselines, and writes the page's text with the same next-word probabilities."""
+
+from __future__ import annotations
+
+import pytest
+
+from decoder.baselines import quality
+from decoder.config import CONTEXT, DecoderConfig
+from decoder.language import split
+from decoder.sampling import Sampling
+from decoder.trainer import DecoderTrainer, train_decoder
+from decoder.writing import inference_model, prompt_ids, write
+from notebooks import settings_of
+from notebooks.values import NotWritableError
+from tests.helpers.notebooks import assert_close, kernel, page_and_notebook, run_notebook  # noqa: F401
+from ui.shared_runs import shared_runs
+
+PAGE = "app_pages/decoder.py"
+#: The loss's tolerance: the notebook's run against the page's.
+LOSS_ATOL = 1e-4
+LINKS = [
+    ({"steps": "100"}, ("train",)),
+    ({"steps": "100", "layers": "1", "heads": "4", "seed": "5", "prompt": "the dogs", "temp": "0.5", "top_k": "3",
+      "top_p": "0.5", "draw": "5", "words": "3"}, ("train",)),
+    ({"steps": "100", "heads": "1", "seed": "2"}, ()),
+]
+
+
+def config_of(query: dict[str, str]) -> DecoderConfig:
+    return DecoderConfig(n_layers=int(query.get("layers", 2)), n_heads=int(query.get("heads", 2)),
+                         steps=int(query.get("steps", 500)), seed=int(query.get("seed", 0)))
+
+
+@pytest.mark.parametrize(("link", "press"), LINKS, ids=["100 steps, trained", "1 layer, 4 heads, seed 5, "
+                                                        "written at τ 0.5, top-k 3, top-p 0.5", "1 head, untrained"])
+def test_the_notebook_trains_the_page_s_run_again_and_writes_its_text(kernel, link, press):  # noqa: F811
+    at, name, text = page_and_notebook(PAGE, press=press, **link)
+    assert name == "decoder.ipynb"
+    config = config_of(link)
+    run = shared_runs("decoder", DecoderTrainer, 8).existing(config).result if press else train_decoder(config)
+    found = run_notebook(text, kernel, ["train_loss", "checkpoint_steps", "held_out_loss", "held_out_accuracy",
+                                        "baselines", "ids", "pending"])
+    assert found["checkpoint_steps"] == run.checkpoint_steps and len(found["train_loss"]) == config.steps
+    assert_close(found, {"train_loss": run.train_loss, "held_out_loss": [s.loss for s in run.held_out],
+                         "held_out_accuracy": [s.accuracy for s in run.held_out]}, atol=LOSS_ATOL)
+    model = inference_model(config, run.state)
+    q = quality(model, split(config.held_out_share, config.seed))
+    assert_close({"b": found["baselines"]["bigram"], "g": found["baselines"]["grammar"]},
+                 {"b": [q.bigram.loss, q.bigram.accuracy], "g": [q.grammar.loss, q.grammar.accuracy]})
+    # the text as the page writes it: to the end at these settings, then the words shown
+    trained = bool(press)
+    prompt = link.get("prompt", "the cat").split() if trained else ["the", "cat"]
+    sampling = Sampling(float(link.get("temp", 1.0)), int(link.get("top_k", 0)), float(link.get("top_p", 1.0))) \
+        if trained else Sampling()
+    draw = int(link.get("draw", 0)) if trained else 0
+    whole = write(model, prompt_ids(prompt), sampling, draw, CONTEXT - len(prompt))
+    shown = whole.prefix(int(link.get("words", 0)) if trained else 0)
+    assert found["ids"] == list(shown.ids)
+    step = shown.pending
+    assert (found["pending"] is None) == (step is None)
+    if step is not None:
+        assert found["pending"]["choice"] == step.choice
+        assert_close(found["pending"], {"logits": step.logits, "probs": step.probs, "final": step.final})
+
+
+@pytest.mark.parametrize("change", [{"prompt": ["the", "cow"]}, {"prompt": ["<pad>"]}, {"prompt": []},
+                                    {"n_heads": 3}, {"top_p": 0.0}, {"temperature": float("nan")}])
+def test_a_view_the_page_cannot_write_is_not_written(change):
+    view = {"n_layers": 2, "n_heads": 2, "steps": 100, "seed": 0, "d_model": 32, "lr": 1e-2, "batch": 32,
+            "held_out_share": 0.2, "n_checkpoints": 16, "prompt": ["the", "cat"], "temperature": 1.0, "top_k": 0,
+            "top_p": 1.0, "draw_seed": 0, "n_words": 0}
+    assert settings_of("decoder", view)["prompt"] == ["the", "cat"]
+    with pytest.raises(NotWritableError):
+        settings_of("decoder", {**view, **change})
