@@ -31,8 +31,13 @@ def random_state(page: str, rng: random.Random) -> dict[str, Any]:
     seed = rng.randrange(100)
     if page == "worked_example":
         t, d = rng.randint(1, 8), rng.randint(1, 8)
-        return {"seed": seed, "tokens": rng.sample(SENTENCE, t), "X": [[rng.uniform(-3, 3) for _ in range(d)]
-                                                                          for _ in range(t)]}
+        view = {"weights": "random", "seed": seed, "tokens": rng.sample(SENTENCE, t),
+                "X": [[rng.uniform(-3, 3) for _ in range(d)] for _ in range(t)],
+                "reveal": rng.choice(["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"])}
+        if rng.random() < .5:  # a preset's matrices, written as data
+            view |= {"weights": "designed", **{w: [[rng.uniform(-3, 3) for _ in range(d)] for _ in range(d)]
+                                               for w in ("W_q", "W_k", "W_v")}}
+        return view
     if page == "soft_lookup":
         return {"query": rng.choice(["sweet", "sour", "sweet and sour", "very sweet"]),
                 "temp": rng.choice([0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0])}
