@@ -304,7 +304,8 @@ def next_word(z, tau, k, p, draw):
     choice = int(ranked[min(position, np.count_nonzero(final) - 1)])
     return {"logits": z, "scaled": scaled, "probs": probs, "final": final, "cut_by_k": cut_by_k,
             "cut_by_p": cut_by_p, "draw": draw, "choice": choice}
-
+''')
+    nb.code('''
 import copy
 
 writer = copy.deepcopy(model).double().eval()  # the trained weights, in float64

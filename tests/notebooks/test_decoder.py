@@ -4,15 +4,16 @@ baselines, and writes the page's text with the same next-word probabilities."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from decoder.baselines import quality
 from decoder.config import CONTEXT, DecoderConfig
 from decoder.language import split
-from decoder.sampling import Sampling
+from decoder.sampling import Sampling, next_word
 from decoder.trainer import DecoderTrainer, train_decoder
 from decoder.writing import inference_model, prompt_ids, write
-from notebooks import settings_of
+from notebooks import build_notebook, settings_of
 from notebooks.values import NotWritableError
 from tests.helpers.notebooks import assert_close, kernel, page_and_notebook, run_notebook  # noqa: F401
 from ui.shared_runs import shared_runs
@@ -26,6 +27,11 @@ LINKS = [
       "top_p": "0.5", "draw": "5", "words": "3"}, ("train",)),
     ({"steps": "100", "heads": "1", "seed": "2"}, ()),
 ]
+
+#: A view of the page, as the notebook's settings.
+VIEW = {"n_layers": 2, "n_heads": 2, "steps": 100, "seed": 0, "d_model": 32, "lr": 1e-2, "batch": 32,
+        "held_out_share": 0.2, "n_checkpoints": 16, "prompt": ["the", "cat"], "temperature": 1.0, "top_k": 0,
+        "top_p": 1.0, "draw_seed": 0, "n_words": 0}
 
 
 def config_of(query: dict[str, str]) -> DecoderConfig:
@@ -68,9 +74,29 @@ def test_the_notebook_trains_the_page_s_run_again_and_writes_its_text(kernel, li
 @pytest.mark.parametrize("change", [{"prompt": ["the", "cow"]}, {"prompt": ["<pad>"]}, {"prompt": []},
                                     {"n_heads": 3}, {"top_p": 0.0}, {"temperature": float("nan")}])
 def test_a_view_the_page_cannot_write_is_not_written(change):
-    view = {"n_layers": 2, "n_heads": 2, "steps": 100, "seed": 0, "d_model": 32, "lr": 1e-2, "batch": 32,
-            "held_out_share": 0.2, "n_checkpoints": 16, "prompt": ["the", "cat"], "temperature": 1.0, "top_k": 0,
-            "top_p": 1.0, "draw_seed": 0, "n_words": 0}
-    assert settings_of("decoder", view)["prompt"] == ["the", "cat"]
+    assert settings_of("decoder", VIEW)["prompt"] == ["the", "cat"]
     with pytest.raises(NotWritableError):
-        settings_of("decoder", {**view, **change})
+        settings_of("decoder", {**VIEW, **change})
+
+
+def test_the_notebook_s_sampling_chooses_as_the_page_does_at_every_setting():
+    """The notebook's sampling cell (NumPy alone, run here) against `decoder.sampling.next_word`: random logits at
+    every temperature, top-k and top-p the page offers, with ties, far outliers and masses that reach p exactly."""
+    nb = build_notebook("decoder", settings_of("decoder", VIEW))
+    (cell,) = [c.source for c in nb.cells if c.cell_type == "code" and "def next_word(" in c.source]
+    namespace = {"np": np}
+    exec(compile(cell, "sampling cell", "exec"), namespace)
+    rng = np.random.default_rng(0)
+    for case in range(600):
+        z = rng.normal(0, (0.1, 1, 5, 50)[case % 4], size=32)
+        if case % 5 == 0:
+            z[rng.integers(32, size=3)] = z.max()  # ties at the top
+        if case % 7 == 0:
+            z = np.zeros(20)  # twenty equal words: p = 0.05 keeps one, however the float sums round
+        sampling = Sampling(float(rng.choice([0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0])),
+                            int(rng.integers(0, 11)), float(rng.choice(np.arange(1, 21) / 20)))
+        draw = float(rng.random())
+        page, notebook = next_word(z, sampling, draw), namespace["next_word"](z, *vars(sampling).values(), draw)
+        assert notebook["choice"] == page.choice, (case, sampling)
+        for name in ("probs", "final", "cut_by_k", "cut_by_p"):
+            np.testing.assert_array_equal(notebook[name], getattr(page, name), err_msg=f"{name}, case {case}")
