@@ -1,8 +1,9 @@
 """Running a page's notebook as a student would: download it from the page's export menu, validate it, execute it
 in a kernel, and read back the numbers it computed.
 
-One kernel per test module (`kernel`, a module fixture): each notebook starts by clearing the kernel's names
-(``%reset -f``), so it runs as in a fresh kernel without paying for PyTorch's import again.
+One kernel per test process (`tests/notebooks/conftest.py`'s `kernel`, a session fixture): each notebook starts by
+clearing the kernel's names (``%reset -f``), so it runs as in a fresh kernel without paying for PyTorch's import
+again.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Any
 
 import nbformat
 import numpy as np
-import pytest
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell
@@ -38,8 +38,8 @@ def _plain(value):
 """
 
 
-@pytest.fixture(scope="module")
-def kernel() -> Iterator[KernelManager]:
+def started_kernel() -> Iterator[KernelManager]:
+    """A Python kernel for the notebooks to run in, shut down when the generator is closed."""
     km = KernelManager(kernel_name="python3")
     km.start_kernel()
     try:

@@ -15,7 +15,7 @@ from decoder.trainer import DecoderTrainer, train_decoder
 from decoder.writing import inference_model, prompt_ids, write
 from notebooks import build_notebook, settings_of
 from notebooks.values import NotWritableError
-from tests.helpers.notebooks import assert_close, kernel, page_and_notebook, run_notebook  # noqa: F401
+from tests.helpers.notebooks import assert_close, page_and_notebook, run_notebook
 from ui.shared_runs import shared_runs
 
 PAGE = "app_pages/decoder.py"
@@ -41,7 +41,7 @@ def config_of(query: dict[str, str]) -> DecoderConfig:
 
 @pytest.mark.parametrize(("link", "press"), LINKS, ids=["100 steps, trained", "1 layer, 4 heads, seed 5, "
                                                         "written at τ 0.5, top-k 3, top-p 0.5", "1 head, untrained"])
-def test_the_notebook_trains_the_page_s_run_again_and_writes_its_text(kernel, link, press):  # noqa: F811
+def test_the_notebook_trains_the_page_s_run_again_and_writes_its_text(kernel, link, press):
     at, name, text = page_and_notebook(PAGE, press=press, **link)
     assert name == "decoder.ipynb"
     config = config_of(link)

@@ -9,7 +9,7 @@ import pytest
 
 from notebooks import settings_of
 from notebooks.values import NotWritableError
-from tests.helpers.notebooks import assert_close, kernel, page_and_notebook, run_notebook  # noqa: F401
+from tests.helpers.notebooks import assert_close, page_and_notebook, run_notebook
 from training.config import TrainConfig
 from training.tasks import parse_digits
 from training.trainer import predict, train
@@ -38,7 +38,7 @@ def config_of(query: dict[str, str]) -> TrainConfig:
 
 @pytest.mark.parametrize(("link", "press"), LINKS, ids=["short run, trained", "sort, learned positions, 2 layers, "
                                                         "checkpoint 12, own digits", "first, no positions, untrained"])
-def test_the_notebook_trains_the_page_s_run_again(kernel, link, press):  # noqa: F811
+def test_the_notebook_trains_the_page_s_run_again(kernel, link, press):
     at, name, text = page_and_notebook(PAGE, press=press, **link)
     assert name == "training.ipynb"
     config = config_of(link)

@@ -15,7 +15,7 @@ from core.user_input import parse_matrix, validate_input
 from core.worked_example import example_from_weights
 from notebooks import notebook_text, settings_of
 from notebooks.values import NotWritableError
-from tests.helpers.notebooks import assert_close, kernel, notebook_from_page, run_notebook  # noqa: F401
+from tests.helpers.notebooks import assert_close, notebook_from_page, run_notebook
 
 PAGE = "app_pages/worked_example.py"
 #: The names each stage adds, in the page's order of stages.
@@ -41,7 +41,7 @@ def revealed(reveal: str) -> list[str]:
 
 @pytest.mark.parametrize("link", LINKS, ids=["defaults", "seed 3, up to the raw scores", "own input",
                                              "designed weights", "designed weights, up to the softmax"])
-def test_the_notebook_recomputes_the_view_up_to_its_stage(kernel, link):  # noqa: F811
+def test_the_notebook_recomputes_the_view_up_to_its_stage(kernel, link):
     TRAP.unlink(missing_ok=True)
     name, text = notebook_from_page(PAGE, **link)
     assert name == "worked_example.ipynb"
@@ -62,7 +62,7 @@ def test_the_notebook_recomputes_the_view_up_to_its_stage(kernel, link):  # noqa
                                                       [0.233, 0.104, 0.663]], atol=5e-4)
 
 
-def test_any_preset_s_matrices_are_written_as_data(kernel):  # noqa: F811
+def test_any_preset_s_matrices_are_written_as_data(kernel):
     """Designed weights reach the notebook as numbers: a preset of other sizes (W_v wider than d_k) runs as it is."""
     rng = np.random.default_rng(5)
     tokens, X = ("a", "b", "c", "d", "e"), rng.normal(size=(5, 3))
