@@ -2,6 +2,8 @@
 optional mask, as the decoder's does) and Adam, written as `training.model` and `training.optimiser` compute them,
 operation for operation, so a notebook's run reaches the page's losses."""
 
+from notebooks.builder import Notebook
+
 MODEL = '''
 import math
 from torch import nn
@@ -103,7 +105,19 @@ class Adam:
             v.mul_(self.beta2).addcmul_(p.grad, p.grad, value=1 - self.beta2)
             denom = (v.sqrt() / math.sqrt(bias2)).add_(self.eps)
             p.addcdiv_(m, denom, value=-self.lr / bias1)
-
 '''
 
 
+def adam_cells(nb: Notebook) -> None:
+    """Adam's update, then Adam written out and made for the notebook's `model` at its `lr`."""
+    nb.md(r"""
+## 3 · Adam, written out
+
+For every parameter θ with gradient g, at step t (β₁ = 0.9, β₂ = 0.999, ε = 10⁻⁸, as `torch.optim.Adam`):
+
+$$m \leftarrow \beta_1 m + (1-\beta_1)\,g,\quad v \leftarrow \beta_2 v + (1-\beta_2)\,g^2,\quad
+\theta \leftarrow \theta - \mathrm{lr}\,\frac{m / (1-\beta_1^t)}{\sqrt{v / (1-\beta_2^t)} + \epsilon}$$
+""")
+    nb.code(ADAM + """
+optimiser = Adam(model.parameters(), lr=lr)
+""")

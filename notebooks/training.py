@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from notebooks.builder import HEATMAP, Notebook
-from notebooks.tiny_model import ADAM, MODEL
+from notebooks.tiny_model import MODEL, adam_cells
 
 TITLE = "Watch attention learn: a tiny Transformer, trained"
 TASKS = ("reverse", "copy", "sort", "first")
@@ -138,17 +138,7 @@ torch.manual_seed(seed)  # the initial weights: PyTorch's generator, seeded, dra
 model = TinyTransformer(vocab, seq_len, d_model, n_heads, n_layers, pos)
 print(f"{sum(p.numel() for p in model.parameters()):,} trainable numbers; d_k = {d_model // n_heads}")
 ''')
-    nb.md(r"""
-## 3 · Adam, written out
-
-For every parameter θ with gradient g, at step t (β₁ = 0.9, β₂ = 0.999, ε = 10⁻⁸, as `torch.optim.Adam`):
-
-$$m \leftarrow \beta_1 m + (1-\beta_1)\,g,\quad v \leftarrow \beta_2 v + (1-\beta_2)\,g^2,\quad
-\theta \leftarrow \theta - \mathrm{lr}\,\frac{m / (1-\beta_1^t)}{\sqrt{v / (1-\beta_2^t)} + \epsilon}$$
-""")
-    nb.code(ADAM + """
-optimiser = Adam(model.parameters(), lr=lr)
-""")
+    adam_cells(nb)
 
 
 def training_cells(nb: Notebook) -> None:
