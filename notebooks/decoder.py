@@ -11,14 +11,17 @@ from notebooks.builder import HEATMAP, SOFTMAX, Notebook
 from notebooks.tiny_model import MODEL, adam_cells
 
 TITLE = "A decoder that writes"
+#: The words a prompt may use: the language's, as the notebook's grammar makes them (the padding token is none).
+WORDS = frozenset(("the small big cat cats dog dogs bird birds sat on near mat rug sofa chased saw and then it they "
+                   "purred barked sang sleeps sleep runs run fell fast asleep .").split())
+#: The positions the decoder reads: its longest sentence's tokens.
+CONTEXT = 15
 
 
 def settings(state: Mapping[str, Any]) -> dict[str, Any]:
     """The run's settings (layers, heads, steps, seed, d_model, learning rate, batch, held-out share, checkpoints),
     then the writing's: the prompt (words of the language), the temperature, top-k, top-p, the sampling seed and how
     many words are written."""
-    from decoder.language import MAX_SENTENCE, PAD, VOCABULARY  # the language's words, to refuse any other
-
     ints = {k: int(state[k]) for k in ("n_layers", "n_heads", "steps", "seed", "d_model", "batch", "n_checkpoints",
                                        "top_k", "draw_seed", "n_words")}
     floats = {k: float(state[k]) for k in ("lr", "held_out_share", "temperature", "top_p")}
@@ -29,7 +32,7 @@ def settings(state: Mapping[str, Any]) -> dict[str, Any]:
     if not (floats["lr"] > 0 and 0 < floats["held_out_share"] < 1 and floats["temperature"] >= 0
             and 0 < floats["top_p"] <= 1):
         raise ValueError(f"no writing at {floats}.")
-    if not 1 <= len(prompt) < MAX_SENTENCE or any(w not in VOCABULARY or w == PAD for w in prompt):
+    if not 1 <= len(prompt) < CONTEXT or any(w not in WORDS for w in prompt):
         raise ValueError(f"the prompt {prompt!r} is not words of the language.")
     return {"n_layers": ints["n_layers"], "n_heads": ints["n_heads"], "steps": ints["steps"], "seed": ints["seed"],
             "d_model": ints["d_model"], "lr": floats["lr"], "batch": ints["batch"],

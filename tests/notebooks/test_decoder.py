@@ -12,8 +12,10 @@ from decoder.config import CONTEXT, DecoderConfig
 from decoder.language import split
 from decoder.sampling import Sampling, next_word
 from decoder.trainer import DecoderTrainer, train_decoder
-from decoder.writing import inference_model, prompt_ids, write
+from decoder.writing import WORDS, inference_model, prompt_ids, write
 from notebooks import build_notebook, settings_of
+from notebooks.decoder import CONTEXT as NOTEBOOK_CONTEXT
+from notebooks.decoder import WORDS as NOTEBOOK_WORDS
 from notebooks.values import NotWritableError
 from tests.helpers.notebooks import assert_close, page_and_notebook, run_notebook
 from ui.shared_runs import shared_runs
@@ -100,3 +102,7 @@ def test_the_notebook_s_sampling_chooses_as_the_page_does_at_every_setting():
         assert notebook["choice"] == page.choice, (case, sampling)
         for name in ("probs", "final", "cut_by_k", "cut_by_p"):
             np.testing.assert_array_equal(notebook[name], getattr(page, name), err_msg=f"{name}, case {case}")
+
+
+def test_the_prompt_s_check_knows_the_language_s_words_and_positions():
+    assert NOTEBOOK_WORDS == set(WORDS) and NOTEBOOK_CONTEXT == CONTEXT
