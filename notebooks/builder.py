@@ -55,7 +55,7 @@ def header(nb: Notebook, title: str, page: str, settings: Mapping[str, Any], lin
     The settings named in `chooses` chose the notebook's cells: they are listed, not set in the settings cell
     (changing them there would change nothing)."""
     shown = "\n".join(f"- {md_code(name)} = {md_code(literal(value))}"
-                       + (" (this notebook's cells were written for it)" if name in chooses else "")
+                       + (" (it chose this notebook's cells: change it on the page and download again)" if name in chooses else "")
                        for name, value in settings.items())
     back = (f"[Reopen this view in the app]({safe_link(link)})" if link.startswith("http") else
             f"The link's query, after the page's address in the app: {md_code(link or '(the defaults)')}")

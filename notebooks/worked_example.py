@@ -58,8 +58,8 @@ print(f"X ({T} tokens x {d_model}-dim embedding):\\n", X)
         nb.md(f"""
 ## Next: {STAGES[stage + 1]}
 
-The page revealed the computation up to **{reveal}**, and so does this notebook. Before revealing the next stage on
-the page, write it here yourself: the formulas are the lesson's, and the page checks your numbers.
+The page revealed the computation up to **{reveal}**, and so does this notebook. Write the next stage here
+yourself, from the lesson's formula, then reveal it on the page and compare the numbers.
 """)
 
 
