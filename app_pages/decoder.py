@@ -33,6 +33,7 @@ from ui.layout import (controls_row, fixed_slot, introduction, page_fragment, se
                        whole_block_link)
 from ui.quiz import predict_then_reveal
 from ui.shared_runs import SharedRuns, shared_runs
+from ui.take_home import offer_notebook
 from ui.url_state import bound_select_slider, bound_slider, seed_slider, tokens_input
 from ui.work_line import LINE
 
@@ -396,9 +397,19 @@ def page_body() -> None:
                 pass_multiply_adds, title="Show the decoder, the cache and the sampling")
     config = model_controls()
     run = train_section(config)
-    if run is None:
+    if run is None:  # the notebook trains it, then writes at the writing section's defaults
+        offer_run_notebook(config, DEFAULT_PROMPT.split(), Sampling(), 0, 0)
         return
     writing(config, trained_model(config, run))
+
+
+def offer_run_notebook(config: DecoderConfig, prompt: tuple[str, ...] | list[str], sampling: Sampling,
+                       draw_seed: int, n_words: int) -> None:
+    """The run as a notebook that trains it again and writes `n_words` words after `prompt` as the page does."""
+    offer_notebook("decoder", n_layers=config.n_layers, n_heads=config.n_heads, steps=config.steps, seed=config.seed,
+                   d_model=config.d_model, lr=config.lr, batch=config.batch, held_out_share=config.held_out_share,
+                   n_checkpoints=config.n_checkpoints, prompt=list(prompt), temperature=sampling.temperature,
+                   top_k=sampling.top_k, top_p=sampling.top_p, draw_seed=draw_seed, n_words=n_words)
 
 
 @page_fragment
@@ -406,6 +417,7 @@ def writing(config: DecoderConfig, model: Decoder) -> None:
     """Sections 3 to 5 and the quiz, a fragment nested in the page's: a sampling knob or a click on Next word
     changes nothing above it, so it reruns only this part."""
     text, prompt, sampling, draw_seed = writing_section(config, model)
+    offer_run_notebook(config, prompt, sampling, draw_seed, len(text.ids) - text.n_prompt)
     attention_section(config, model, text)
     cache_section(config, model, text)
     next_word_quiz(prompt, text, draw_seed)

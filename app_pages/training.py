@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -18,6 +19,7 @@ from ui.chart_names import ChartName, largest_weight
 from ui.charts import training as charts
 from ui.display import show_chart
 from ui.layout import controls_row, explain, introduction, page_fragment, show_source, whole_block_link
+from ui.take_home import offer_notebook
 from ui.url_state import bound_choice, bound_select_slider, bound_slider, seed_slider, tokens_input
 from ui.wording.training import without_positions
 from ui.work_line import LINE
@@ -247,6 +249,7 @@ def own_digits_section(result: TrainingResult, config: TrainConfig, c: int, ckpt
     if len(x) > seq_len:
         st.caption(f"Only the first {seq_len} of your {len(x)} digits are used: the model has {seq_len} positions.")
         x = x[:seq_len]
+    offer_run_notebook(config, checkpoint=ckpt, digits=x)
     pred, probs, maps = predict(result.model_at(c), x)
     target = target_of(x, task)
     n_right = int((pred == target).sum())
@@ -265,6 +268,15 @@ def own_digits_section(result: TrainingResult, config: TrainConfig, c: int, ckpt
     show_chart(charts.probabilities_map(probs, x, cell_size=charts.map_cell_size(max(len(x), vocab))), export=False,
                alt=ChartName(f"Predicted probability of every digit at each of your {len(x)} positions",
                              f"{n_right} of {len(x)} right; the least sure answer at {probs.max(axis=1).min():.0%}."))
+
+
+def offer_run_notebook(config: TrainConfig, **view: Any) -> None:
+    """The run as a notebook that trains it again: the run's settings, and the `view` of it (the checkpoint shown
+    and the digits typed)."""
+    offer_notebook("training", task=config.task, pos=config.pos, seq_len=config.seq_len, vocab=config.vocab,
+                   d_model=config.d_model, n_heads=config.n_heads, n_layers=config.n_layers, steps=config.steps,
+                   lr=config.lr, seed=config.seed, batch=config.batch, n_eval=config.n_eval,
+                   n_checkpoints=config.n_checkpoints, **view)
 
 
 @page_fragment
@@ -319,6 +331,7 @@ def page_body() -> None:
     if trainer is None:
         st.info("Not trained yet: press **Train**. Runs you finish are kept for this session, per setting.",
                 icon=":material/play_arrow:")
+        offer_run_notebook(config, checkpoint=config.steps, digits=None)  # the trained run's view comes with it
     else:
         show_results(trainer)
 

@@ -189,13 +189,15 @@ def page_body() -> None:
         seed = 0 if preset else seed_slider()
     stage = STAGES.index(bound_stepper("Reveal up to", "reveal", STAGES, STAGES[-1],
                                        help="Show the computation one stage at a time; the stage is part of the link."))
-    if preset:  # the notebook writes the lesson's recipe (random weights from a seed), so it is offered only then
+    if preset:  # the notebook writes the preset's matrices as data
         ex, weights = designed_example(preset), preset.name
+        offer_notebook("worked_example", weights=preset.name, tokens=ex.tokens, X=ex.X, W_q=ex.W_q, W_k=ex.W_k,
+                       W_v=ex.W_v, reveal=STAGES[stage])
     else:
         tokens, X = own_input()
         ex, weights = worked_example(seed, X=X, tokens=tokens), f"seed {seed}"
-        offer_notebook("worked_example", rejected=st.session_state.get(REJECTED_EDIT, ""), seed=seed,
-                       tokens=ex.tokens, X=ex.X)
+        offer_notebook("worked_example", rejected=st.session_state.get(REJECTED_EDIT, ""), weights="random",
+                       seed=seed, tokens=ex.tokens, X=ex.X, reveal=STAGES[stage])
     labels = unique_labels(ex.tokens)
     n_tokens = len(labels)
     cell = clicked_cell("cell", (n_tokens, n_tokens))  # None for a click remembered from a longer input

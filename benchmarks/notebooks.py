@@ -31,8 +31,13 @@ def random_state(page: str, rng: random.Random) -> dict[str, Any]:
     seed = rng.randrange(100)
     if page == "worked_example":
         t, d = rng.randint(1, 8), rng.randint(1, 8)
-        return {"seed": seed, "tokens": rng.sample(SENTENCE, t), "X": [[rng.uniform(-3, 3) for _ in range(d)]
-                                                                          for _ in range(t)]}
+        view = {"weights": "random", "seed": seed, "tokens": rng.sample(SENTENCE, t),
+                "X": [[rng.uniform(-3, 3) for _ in range(d)] for _ in range(t)],
+                "reveal": rng.choice(["X", "Q, K, V", "raw scores", "scaled scores", "softmax", "output"])}
+        if rng.random() < .5:  # a preset's matrices, written as data
+            view |= {"weights": "designed", **{w: [[rng.uniform(-3, 3) for _ in range(d)] for _ in range(d)]
+                                               for w in ("W_q", "W_k", "W_v")}}
+        return view
     if page == "soft_lookup":
         return {"query": rng.choice(["sweet", "sour", "sweet and sour", "very sweet"]),
                 "temp": rng.choice([0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0])}
@@ -74,6 +79,21 @@ def random_state(page: str, rng: random.Random) -> dict[str, Any]:
                 "d_ff": d_model * rng.choice([1, 2, 4, 8]), "act": rng.choice(["relu", "gelu"]),
                 "ln": rng.choice(["post", "pre"]), "layers": rng.randint(1, 24), "residual": rng.random() < .5,
                 "norm": rng.random() < .5, "perm": rng.sample(range(3), 3)}
+    if page == "training":
+        seq_len, vocab, n_heads = rng.randint(3, 12), rng.randint(2, 10), rng.choice([1, 2, 4, 8])
+        steps = rng.choice([50, 100, 200, 300, 400, 600, 800, 1000, 1500, 2000])
+        return {"task": rng.choice(["reverse", "copy", "sort", "first"]),
+                "pos": rng.choice(["sinusoidal", "learned", "none"]), "seq_len": seq_len, "vocab": vocab,
+                "d_model": rng.choice([16, 32, 64]), "n_heads": n_heads, "n_layers": rng.randint(1, 2), "steps": steps,
+                "lr": rng.choice([3e-4, 1e-3, 3e-3, 1e-2, 3e-2]), "seed": seed, "batch": 64, "n_eval": 256,
+                "n_checkpoints": 24, "checkpoint": steps, "digits": [rng.randrange(vocab) for _ in range(seq_len)]}
+    if page == "decoder":
+        return {"n_layers": rng.randint(1, 2), "n_heads": rng.choice([1, 2, 4]),
+                "steps": rng.choice([100, 200, 300, 500, 800, 1200]), "seed": seed, "d_model": 32, "lr": 1e-2,
+                "batch": 32, "held_out_share": 0.2, "n_checkpoints": 16,
+                "prompt": rng.choice([["the", "cat"], ["the", "dogs"], ["the", "small", "bird", "sat"]]),
+                "temperature": rng.choice([0.0, 0.5, 1.0, 2.0]), "top_k": rng.randint(0, 10),
+                "top_p": rng.choice([0.5, 0.9, 1.0]), "draw_seed": rng.randrange(100), "n_words": rng.randint(0, 5)}
     raise KeyError(page)
 
 

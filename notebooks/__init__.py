@@ -3,7 +3,8 @@
 No Streamlit, and none of this app's packages in the notebooks' code: each runs anywhere with
 ``pip install numpy torch pandas altair``. One module per page, each with its ``TITLE``, its ``settings(state)``
 (the view's state as the values the first code cell sets; it raises on a state it cannot write) and its
-``cells(nb)`` (everything after the header)::
+``cells(nb)`` (everything after the header; a module's ``CHOOSES_CELLS`` names the settings that choose which
+cells it holds, such as the stages revealed, passed to ``cells`` by name instead of set in the first cell)::
 
     text = notebook_text("multi_head", settings_of("multi_head", {"seed": 3, "heads": 4, ...}),
                          link="https://…/multi_head?seed=3&heads=4")
@@ -24,7 +25,7 @@ from notebooks.values import NotWritableError, writable
 #: The pages that have a notebook, by their page name (``app_pages/<name>.py``; the module ``notebooks.<name>``).
 PAGES = ("worked_example", "soft_lookup", "scaled_attention", "multi_head", "permutation", "positional_encoding",
          "masked_attention", "cross_attention", "exercise",
-         "attention_cost", "pretrained", "transformer_block")
+         "attention_cost", "pretrained", "transformer_block", "training", "decoder")
 
 
 def settings_of(page: str, state: Mapping[str, Any]) -> dict[str, Any]:
@@ -47,9 +48,10 @@ def build_notebook(page: str, settings: Mapping[str, Any], link: str = "", note:
     """The notebook (an ``nbformat.NotebookNode``) of `page` at `settings` (`settings_of`'s): its header (the
     page, the settings, `link`, `note`), then its cells."""
     module = importlib.import_module(f"notebooks.{page}")
+    chooses = getattr(module, "CHOOSES_CELLS", ())
     nb = Notebook()
-    header(nb, module.TITLE, page, settings, link, note, getattr(module, "NEEDS", NEEDS))
-    module.cells(nb)
+    header(nb, module.TITLE, page, settings, link, note, getattr(module, "NEEDS", NEEDS), chooses)
+    module.cells(nb, **{name: settings[name] for name in chooses if name in settings})
     return nb.node()
 
 

@@ -48,10 +48,15 @@ NEEDS = "numpy torch pandas altair"
 
 
 def header(nb: Notebook, title: str, page: str, settings: Mapping[str, Any], link: str, note: str = "",
-           needs: str = NEEDS) -> None:
+           needs: str = NEEDS, chooses: tuple[str, ...] = ()) -> None:
     """The top of every notebook: the page, its settings and the link back, what to install, a note on bad
-    input, the settings cell, then the imports."""
-    shown = "\n".join(f"- {md_code(name)} = {md_code(literal(value))}" for name, value in settings.items())
+    input, the settings cell, then the imports.
+
+    The settings named in `chooses` chose the notebook's cells: they are listed, not set in the settings cell
+    (changing them there would change nothing)."""
+    shown = "\n".join(f"- {md_code(name)} = {md_code(literal(value))}"
+                       + (" (it chose this notebook's cells: change it on the page and download again)" if name in chooses else "")
+                       for name, value in settings.items())
     back = (f"[Reopen this view in the app]({safe_link(link)})" if link.startswith("http") else
             f"The link's query, after the page's address in the app: {md_code(link or '(the defaults)')}")
     nb.md(f"# {title}\n\nMade by *Attention, interactively* from its page **{page}**, with these settings:\n\n"
@@ -59,7 +64,7 @@ def header(nb: Notebook, title: str, page: str, settings: Mapping[str, Any], lin
           f"It needs only `pip install {needs}`.")
     if note:
         nb.md(f"> **Note:** {note}")
-    nb.code(settings_source(settings))
+    nb.code(settings_source({name: value for name, value in settings.items() if name not in chooses}))
     nb.code(IMPORTS)
 
 

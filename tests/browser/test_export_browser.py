@@ -78,3 +78,30 @@ def test_after_a_refused_edit_the_notebook_holds_the_last_valid_input_and_says_w
     settings = next(c for c in cells if c.startswith("# The view's settings"))
     X = [[5.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]]
     assert f"X = {X!r}" in settings and "tokens = ['the', 'cat', 'sat']" in settings
+
+
+def test_the_decoder_s_notebook_follows_the_words_written_in_its_fragment(page, app_url):
+    """Trained, the decoder offers its notebook in the writing section's menu: a Next word click reruns that
+    fragment alone, and the notebook then writes one more word (its numbers: tests/notebooks/test_decoder.py)."""
+    page.goto(f"{app_url}/decoder?steps=100&prompt=the+dogs&temp=0.5")
+    settle(page)
+    if page.get_by_role("button", name="Train", exact=True).count():
+        page.get_by_role("button", name="Train", exact=True).click()
+        page.get_by_role("button", name="Trained").wait_for(timeout=300_000)
+        settle(page)
+
+    def notebook_settings() -> str:
+        page.get_by_role("button", name="Export charts and matrices").click()
+        settle(page)
+        name, text = pick_and_download(page, "Notebook (.ipynb)")
+        page.keyboard.press("Escape")
+        settle(page)
+        assert name == "decoder.ipynb"
+        return next(s for s in ("".join(c["source"]) for c in json.loads(text)["cells"])
+                    if s.startswith("# The view's settings"))
+
+    first = notebook_settings()
+    assert "prompt = ['the', 'dogs']" in first and "temperature = 0.5" in first and "n_words = 0" in first
+    page.get_by_role("button", name="Next word", exact=True).click()
+    settle(page)
+    assert "n_words = 1" in notebook_settings()

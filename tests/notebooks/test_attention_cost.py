@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cost.measure import MODEL_SHAPES, context_table, predicted_bytes, weight_matrix_bytes
-from tests.helpers.notebooks import assert_close, kernel, notebook_from_page, run_notebook  # noqa: F401
+from tests.helpers.notebooks import assert_close, notebook_from_page, run_notebook
 
 PAGE = "app_pages/attention_cost.py"
 LINKS = [{}, {"max_len": "256", "d_k": "16", "arch": "Llama-2-7B (32 layers × 32 heads)"},
@@ -16,7 +16,7 @@ COLUMNS = ["context", "entries per head", "per head", "per layer", "all layers"]
 
 
 @pytest.mark.parametrize("link", LINKS, ids=["defaults", "T 256, d_k 16, Llama-2-7B", "T 512, d_k 128, Llama-3-70B"])
-def test_the_notebook_recomputes_the_view(kernel, link):  # noqa: F811
+def test_the_notebook_recomputes_the_view(kernel, link):
     name, text = notebook_from_page(PAGE, **link)
     assert name == "attention_cost.ipynb"
     found = run_notebook(text, kernel, ["one_matrix_mib", "naive_mib", "sizes", "context_table", "slopes"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.encoder_decoder import encoder_decoder_attention
-from tests.helpers.notebooks import assert_close, kernel, notebook_from_page, run_notebook  # noqa: F401
+from tests.helpers.notebooks import assert_close, notebook_from_page, run_notebook
 
 PAGE = "app_pages/cross_attention.py"
 LINKS = [{}, {"src": "I love you", "tgt": "je t'aime bien fort", "seed": "3", "d_model": "4"},
@@ -13,7 +13,7 @@ LINKS = [{}, {"src": "I love you", "tgt": "je t'aime bien fort", "seed": "3", "d
 
 
 @pytest.mark.parametrize("link", LINKS, ids=["defaults", "3 to 4 words, d_model 4", "12 to 1 word, d_model 64"])
-def test_the_notebook_recomputes_the_view(kernel, link):  # noqa: F811
+def test_the_notebook_recomputes_the_view(kernel, link):
     name, text = notebook_from_page(PAGE, **link)
     assert name == "cross_attention.ipynb"
     found = run_notebook(text, kernel, ["X_src", "X_tgt", "encoder_weights", "memory", "decoder_weights",

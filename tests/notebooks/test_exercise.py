@@ -15,7 +15,7 @@ import core.exercise_solution
 from core import worked_example
 from exercise.cases import exercise_cases
 from exercise.verdicts import torch_scaled_dot_product_attention
-from tests.helpers.notebooks import assert_close, kernel, notebook_from_page, run_notebook  # noqa: F401
+from tests.helpers.notebooks import assert_close, notebook_from_page, run_notebook
 
 PAGE = "app_pages/exercise.py"
 STUB = 'raise NotImplementedError("write your attention here")'
@@ -31,7 +31,7 @@ def with_function(text: str, source: str) -> str:
 
 
 @pytest.mark.parametrize("link", [{}, {"present": "true"}], ids=["defaults", "presenter mode"])
-def test_the_reference_solution_passes_every_check_on_the_checkers_inputs(kernel, link):  # noqa: F811
+def test_the_reference_solution_passes_every_check_on_the_checkers_inputs(kernel, link):
     name, text = notebook_from_page(PAGE, **link)
     assert name == "exercise.ipynb"
     found = run_notebook(with_function(text, inspect.getsource(core.exercise_solution)), kernel, NAMES)
@@ -47,7 +47,7 @@ def test_the_reference_solution_passes_every_check_on_the_checkers_inputs(kernel
     (("dim=-1", "dim=-2"), "The rows do not sum to 1: is the softmax over dim=-1, the keys?"),
     (("/ d_k**0.5", ""), "torch.allclose is False"),
 ], ids=["empty", "softmax over the queries", "no scaling"])
-def test_the_first_failing_check_says_what_is_wrong(kernel, change, message):  # noqa: F811
+def test_the_first_failing_check_says_what_is_wrong(kernel, change, message):
     _, text = notebook_from_page(PAGE)
     if change is not None:
         text = with_function(text, inspect.getsource(core.exercise_solution).replace(*change))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core.masking import prefix_attention, renormalise_visible, sentence_self_attention
-from tests.helpers.notebooks import assert_close, kernel, notebook_from_page, run_notebook  # noqa: F401
+from tests.helpers.notebooks import assert_close, notebook_from_page, run_notebook
 
 PAGE = "app_pages/masked_attention.py"
 SENTENCE = "the cat sat on the mat and then it fell fast asleep".split()
@@ -15,7 +15,7 @@ LINKS = [{}, {"seed": "2", "seq_len": "12", "causal": "false", "step": "9"}, {"s
 
 
 @pytest.mark.parametrize("link", LINKS, ids=["defaults", "12 tokens, no mask, step 9", "3 tokens, step 2"])
-def test_the_notebook_recomputes_the_view(kernel, link):  # noqa: F811
+def test_the_notebook_recomputes_the_view(kernel, link):
     name, text = notebook_from_page(PAGE, **link)
     assert name == "masked_attention.ipynb"
     found = run_notebook(text, kernel, [*NAMES, "reference"])

@@ -8,7 +8,7 @@ import pytest
 
 from core.embeddings import embed_tokens, random_projections
 from core.multihead_steps import multi_head_steps
-from tests.helpers.notebooks import assert_close, kernel, notebook_from_page, run_notebook  # noqa: F401
+from tests.helpers.notebooks import assert_close, notebook_from_page, run_notebook
 
 PAGE = "app_pages/multi_head.py"
 SENTENCE = "the cat sat on the mat because it was tired and the dog ran off home".split()
@@ -18,7 +18,7 @@ LINKS = [{}, {"seed": "3", "heads": "4"}, {"seed": "9", "d_model": "6", "heads":
 
 
 @pytest.mark.parametrize("link", LINKS, ids=["defaults", "seed 3, 4 heads", "d_model 6, 3 heads, 16 tokens"])
-def test_the_notebook_recomputes_the_view(kernel, link):  # noqa: F811
+def test_the_notebook_recomputes_the_view(kernel, link):
     name, text = notebook_from_page(PAGE, **link)
     assert name == "multi_head.ipynb"
     found = run_notebook(text, kernel, [*NAMES, "torch_output", "torch_weights"])

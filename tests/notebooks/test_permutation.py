@@ -7,7 +7,7 @@ import pytest
 
 from core.embeddings import embed_tokens, random_projections
 from core.permutation import permutation_check, torch_permutation_difference
-from tests.helpers.notebooks import assert_close, kernel, notebook_from_page, run_notebook  # noqa: F401
+from tests.helpers.notebooks import assert_close, notebook_from_page, run_notebook
 
 PAGE = "app_pages/permutation.py"
 NAMES = ["X", "PX", "output", "output_perm", "output_unpermuted", "weights", "weights_perm", "weights_expected",
@@ -19,7 +19,7 @@ LINKS = [{}, {"text": "a b c a", "perm": "3,0,1,2", "seed": "4", "pe": "true"},
 
 
 @pytest.mark.parametrize("link", LINKS, ids=["defaults", "a b c a with PE", "the dog bit the man"])
-def test_the_notebook_recomputes_the_view(kernel, link):  # noqa: F811
+def test_the_notebook_recomputes_the_view(kernel, link):
     name, text = notebook_from_page(PAGE, **link)
     assert name == "permutation.ipynb"
     found = run_notebook(text, kernel, [*NAMES, "out", "out_unpermuted"])

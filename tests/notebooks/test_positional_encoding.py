@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from core.positional_analysis import encoding_table, wavelengths
-from tests.helpers.notebooks import assert_close, kernel, notebook_from_page, run_notebook  # noqa: F401
+from tests.helpers.notebooks import assert_close, notebook_from_page, run_notebook
 
 PAGE = "app_pages/positional_encoding.py"
 LINKS = [{}, {"positions": "64", "d_model": "7", "dims": ["0", "6"]}, {"positions": "200", "d_model": "128"}]
 
 
 @pytest.mark.parametrize("link", LINKS, ids=["defaults", "64 positions, odd d_model 7", "200 x 128"])
-def test_the_notebook_recomputes_the_view(kernel, link):  # noqa: F811
+def test_the_notebook_recomputes_the_view(kernel, link):
     name, text = notebook_from_page(PAGE, **link)
     assert name == "positional_encoding.ipynb"
     found = run_notebook(text, kernel, ["pe", "similarity", "offset_formula", "offset_error", "distinct",

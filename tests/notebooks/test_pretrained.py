@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pretrained.model import run_model
-from tests.helpers.notebooks import assert_close, kernel, notebook_from_page, run_notebook  # noqa: F401
+from tests.helpers.notebooks import assert_close, notebook_from_page, run_notebook
 
 PAGE = "app_pages/pretrained.py"
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
@@ -15,7 +15,7 @@ LINKS = [{}, {"text": "The dog ran home", "layer": "3", "head": "7"},
 
 
 @pytest.mark.parametrize("link", LINKS, ids=["defaults", "the dog ran home, 3.7", "a title, 6.12"])
-def test_the_notebook_recomputes_the_view(kernel, link):  # noqa: F811
+def test_the_notebook_recomputes_the_view(kernel, link):
     name, text = notebook_from_page(PAGE, **link)
     assert name == "pretrained.ipynb"
     found = run_notebook(text, kernel, ["tokens", "attention", "chosen"])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core.scaling import scaling_example, score_sweep
-from tests.helpers.notebooks import assert_close, kernel, notebook_from_page, run_notebook  # noqa: F401
+from tests.helpers.notebooks import assert_close, notebook_from_page, run_notebook
 
 PAGE = "app_pages/scaled_attention.py"
 NAMES = ["Q", "K", "V", "scores", "weights", "output", "max_weight", "entropy", "jacobian", "sweep"]
@@ -14,7 +14,7 @@ LINKS = [{}, {"d_k": "1024", "scaled": "false"}, {"seed": "5", "seq_len": "3", "
 
 
 @pytest.mark.parametrize("link", LINKS, ids=["defaults", "unscaled d_k 1024", "seed 5, T 3, d_k 2"])
-def test_the_notebook_recomputes_the_view(kernel, link):  # noqa: F811
+def test_the_notebook_recomputes_the_view(kernel, link):
     name, text = notebook_from_page(PAGE, **link)
     assert name == "scaled_attention.ipynb"
     found = run_notebook(text, kernel, NAMES + ["reference"])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core.lookup import compare_lookups, fruit_dictionary
-from tests.helpers.notebooks import assert_close, kernel, notebook_from_page, run_notebook  # noqa: F401
+from tests.helpers.notebooks import assert_close, notebook_from_page, run_notebook
 
 PAGE = "app_pages/soft_lookup.py"
 NAMES = ["scores", "hard_weights", "hard_result", "soft_weights", "soft_result", "weighted_values",
@@ -16,7 +16,7 @@ LINKS = [{}, {"query": "very sweet", "temp": "0.01"}, {"query": "sweet and sour"
 
 
 @pytest.mark.parametrize("link", LINKS, ids=["defaults", "very sweet, cold", "sweet and sour, hot"])
-def test_the_notebook_recomputes_the_view(kernel, link):  # noqa: F811
+def test_the_notebook_recomputes_the_view(kernel, link):
     name, text = notebook_from_page(PAGE, **link)
     assert name == "soft_lookup.ipynb"
     found = run_notebook(text, kernel, NAMES)

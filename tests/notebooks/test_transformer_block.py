@@ -12,7 +12,7 @@ from core.deep_stack import StackConfig, depth_sweep
 from core.transformer_block import block_input, block_weights, ffn_permutation_check, transformer_block
 from notebooks import settings_of
 from notebooks.values import NotWritableError
-from tests.helpers.notebooks import assert_close, kernel, notebook_from_page, run_notebook  # noqa: F401
+from tests.helpers.notebooks import assert_close, notebook_from_page, run_notebook
 
 PAGE = "app_pages/transformer_block.py"
 DEFAULTS = {"seed": "0", "d_model": "4", "heads": "1", "act": "ReLU", "ln": "post-LN (the paper)", "layers": "24",
@@ -41,7 +41,7 @@ def attribute(obj: object, path: str) -> object:
 
 @pytest.mark.parametrize("link", LINKS, ids=["defaults", "pre-LN, GELU, d_model 8, no residual or norm, 5 layers",
                                              "d_model 12, 3 heads, residual off at 24 layers"])
-def test_the_notebook_recomputes_the_view(kernel, link):  # noqa: F811
+def test_the_notebook_recomputes_the_view(kernel, link):
     name, text = notebook_from_page(PAGE, **link)
     assert name == "transformer_block.ipynb"
     found = run_notebook(text, kernel, ["X", *WEIGHTS, *STAGES, *SWEEP, "ffn_of_shuffled", "shuffled_ffn",

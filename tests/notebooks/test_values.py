@@ -84,3 +84,14 @@ def test_checking_a_state_imports_no_nbformat():
                        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('nbformat', 'jsonschema',"
                        " 'fastjsonschema')))")
     assert out.strip() == "[]"
+
+
+def test_a_setting_that_chose_the_cells_is_listed_in_the_header_and_not_set_in_the_first_cell():
+    """The worked example's stage revealed chose its cells: setting it in the first cell would change nothing."""
+    settings = settings_of("worked_example", {"seed": 0, "tokens": ["a", "b"], "X": [[1.0], [0.0]],
+                                              "reveal": "raw scores"})
+    nb = build_notebook("worked_example", settings)
+    header, code = nb.cells[0].source, [c.source for c in nb.cells if c.cell_type == "code"]
+    assert "- `reveal` = `'raw scores'` (it chose this notebook's cells" in header
+    assert "reveal" not in code[0] and "seed = 0" in code[0]
+    assert not any("scaled_scores" in source for source in code)
