@@ -202,6 +202,19 @@ def test_new_settings_cost_is_measured_per_slider():
     assert "median over sliders" in solo_table(figures)
 
 
+def test_new_settings_steps_the_pages_asked_for_by_their_url_paths():
+    from benchmarks.new_settings import HOME, chosen_pages, page_medians
+
+    hashes = {"": "h0", "multi_head": "h1", "transformer_block": "h2"}
+    assert chosen_pages(hashes, None) == hashes
+    assert chosen_pages(hashes, ["transformer_block", HOME]) == {"": "h0", "transformer_block": "h2"}
+    with pytest.raises(ValueError, match="no page multihead; the pages are: home, multi_head, transformer_block"):
+        chosen_pages(hashes, ["multihead"])
+    figures = {"multi_head: seed": {"cpu_ms": 10.0}, "multi_head: heads": {"cpu_ms": 30.0},
+               "multi_head: d_k": {"cpu_ms": 12.0}, "(home): seed": {"cpu_ms": 5.0}}
+    assert page_medians(figures) == {"multi_head": 12.0, "(home)": 5.0}
+
+
 def test_a_first_visit_is_measured_on_every_page_with_a_session_kept_open():
     """One new student after another opens each page while another session stays open: CPU per visit, by page."""
     from benchmarks.first_visits import first_visit_cpu, visit_table
