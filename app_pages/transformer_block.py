@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import streamlit as st
 
-from core.block_reference import torch_block_outputs, torch_encoder_layer
+from core.block_reference import empty_encoder_layer, torch_block_outputs, torch_encoder_layer
 from core.deep_stack import DepthSweep, StackConfig, depth_sweep, stack_block
 from core.multihead_steps import divisors, nearest_divisor
 from core.reference import max_abs_diff
@@ -31,6 +31,7 @@ from ui.chart_names import ChartName, value_range
 from ui.charts import transformer_block as charts
 from ui.display import show_chart
 from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source, static_table
+from ui.lending import lender
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.url_state import bound_choice, bound_select_slider, bound_slider, bound_toggle, seed_slider
@@ -81,7 +82,8 @@ def torch_parity(seed: int, d_model: int, n_heads: int, d_ff: int, activation: s
     these settings, unmasked, and its weights)."""
     x = _block.input
     kw = dict(activation=activation, placement=placement)
-    plain, masked = torch_block_outputs(x, _weights, n_heads, causal=(False, True), **kw)
+    with lender(empty_encoder_layer).borrow(d_model, n_heads, d_ff, **kw) as layer:  # one layer per shape, reloaded
+        plain, masked = torch_block_outputs(x, _weights, n_heads, causal=(False, True), layer=layer, **kw)
     ours_masked = transformer_block(x, _weights, n_heads, causal=True, **kw).output
     return max_abs_diff(_block.output, plain), max_abs_diff(ours_masked, masked)
 
