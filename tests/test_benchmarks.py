@@ -130,6 +130,14 @@ def test_a_hall_on_a_running_server_refuses_what_needs_a_server_of_its_own(hall_
             one_hall(students=1, minutes=0.01, arrival_s=0.1, seed=0, server=hall_server, **extra)
 
 
+def test_a_pinned_hall_has_one_process_outside_any_box():
+    from benchmarks.load import one_hall
+
+    for extra in ({"processes": 2}, {"box": True}, {"machines": 2, "processes": 2}):
+        with pytest.raises(ValueError, match="pinned hall"):
+            one_hall(students=1, minutes=0.01, arrival_s=0.1, seed=0, pin="0", **extra)
+
+
 def test_a_hall_on_several_machines_spreads_its_processes_evenly_and_refuses_what_it_cannot_do(monkeypatch):
     """`--machines`: the processes are spread evenly over the machines (`devtools.hosts`), whose nginx the hall reads
     as a cluster of its own; an uneven spread, Cloud's box or a poll round is refused before anything starts."""
