@@ -282,6 +282,16 @@ def test_the_idle_poll_benchmark_times_a_round_and_the_votes_reaching_every_scre
     assert figures["store_matches_students"] and figures["totals_agree"]
 
 
+def test_the_memory_benchmarks_class_can_be_put_on_chosen_pages():
+    from benchmarks.memory import class_pages
+
+    hashes = {"": "h0", "exercise": "h1", "multi_head": "h2", "transformer_block": "h3"}
+    assert class_pages(hashes) == ["", "multi_head", "transformer_block"]
+    assert class_pages(hashes, ["transformer_block"]) == ["transformer_block"]
+    with pytest.raises(ValueError, match="no page nowhere"):
+        class_pages(hashes, ["nowhere"])
+
+
 def test_the_memory_benchmark_sums_the_whole_process_tree():
     import os
     import subprocess
