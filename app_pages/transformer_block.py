@@ -282,7 +282,7 @@ def placement_section(seed: int, d_model: int, n_heads: int, d_ff: int, activati
             "The original paper normalises after each residual sum (post-LN). GPT-2 and nearly every later model "
             "normalise the sub-layer's input instead (pre-LN), so the residual stream itself is never normalised "
             "inside the block: x passes through untouched, plus the updates.",
-            r"\begin{gathered}" + r" \\[4pt] ".join(formulas) + r"\end{gathered}")
+            r"\begin{aligned}&" + r" \\[4pt] &".join(formulas) + r"\end{aligned}")  # the lines left-aligned
     lengths = {name: np.linalg.norm(block_at(seed, d_model, n_heads, d_ff, activation, name)[0].output, axis=1)
                for name in ("post", "pre")}
     st.caption(f"The block's output rows are {fmt(lengths['post'])} long with post-LN (the last LN sets each "
