@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import streamlit as st
 
-from core.block_reference import torch_block_outputs, torch_encoder_layer
+from core.block_reference import empty_encoder_layer, torch_block_outputs, torch_encoder_layer
 from core.deep_stack import DepthSweep, StackConfig, depth_sweep, stack_block
 from core.multihead_steps import divisors, nearest_divisor
 from core.reference import max_abs_diff
@@ -31,6 +31,7 @@ from ui.chart_names import ChartName, value_range
 from ui.charts import transformer_block as charts
 from ui.display import show_chart
 from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source, static_table
+from ui.lending import lender
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.url_state import bound_choice, bound_select_slider, bound_slider, bound_toggle, seed_slider
@@ -62,6 +63,9 @@ def block_at(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str,
 #: The deep stack: the lesson's three tokens at the lesson's width (d_model 4, one head, d_ff 16), from a fixed
 #: seed, so that only its depth, its switches, the activation and the norms' placement change what it shows.
 STACK_SEED, STACK_D_MODEL, STACK_HEADS, STACK_D_FF = 0, 4, 1, 16
+MAX_STACKED = 24
+#: The stack's controls' defaults, by URL key.
+STACK_DEFAULTS = {"layers": MAX_STACKED, "residual": True, "norm": True}
 
 
 @shared_cache(512)
@@ -72,14 +76,16 @@ def sweep_at(activation: str, placement: str, depth: int, residual: bool, norm: 
 
 
 @shared_cache(128)
-def torch_parity(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str,
-                 placement: str) -> tuple[float, float]:
-    """max |ours − nn.TransformerEncoderLayer| without and with a causal mask."""
-    x, weights = block_input(d_model), block_weights(seed, d_model, d_ff)
+def torch_parity(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str, placement: str,
+                 _block: BlockSteps, _weights: BlockWeights) -> tuple[float, float]:
+    """max |ours − nn.TransformerEncoderLayer| without and with a causal mask (`_block`, `_weights`: the block at
+    these settings, unmasked, and its weights)."""
+    x = _block.input
     kw = dict(activation=activation, placement=placement)
-    theirs = torch_block_outputs(x, weights, n_heads, causal=(False, True), **kw)
-    return tuple(max_abs_diff(transformer_block(x, weights, n_heads, causal=c, **kw).output, t)
-                 for c, t in zip((False, True), theirs, strict=True))
+    with lender(empty_encoder_layer).borrow(d_model, n_heads, d_ff, **kw) as layer:  # one layer per shape, reloaded
+        plain, masked = torch_block_outputs(x, _weights, n_heads, causal=(False, True), layer=layer, **kw)
+    ours_masked = transformer_block(x, _weights, n_heads, causal=True, **kw).output
+    return max_abs_diff(_block.output, plain), max_abs_diff(ours_masked, masked)
 
 
 @shared_cache(128)
@@ -120,17 +126,22 @@ introduction(
 def page_body() -> None:
     seed, d_model, n_heads, d_ff, activation, placement = block_controls()
     block, weights = block_at(seed, d_model, n_heads, d_ff, activation, placement)
-    model_section()
     stages_section(block, block_specs(seed, d_model, n_heads, d_ff, activation, placement, block, weights), seed)
     placement_section(seed, d_model, n_heads, d_ff, activation, placement)
-    sweep = stack_section(activation, placement)
+    deep_stack(activation, placement)
     perm = per_position_section(seed, d_model, d_ff, activation, weights)
-    torch_section(seed, d_model, n_heads, d_ff, activation, placement)
-    gradient_quiz(sweep)
-    c = sweep.config
+    torch_section(seed, d_model, n_heads, d_ff, activation, placement, block, weights)
+    depth, residual, norm = stack_switches()
     offer_notebook("transformer_block", seed=seed, d_model=d_model, heads=n_heads, d_ff=d_ff, act=activation,
-                   ln=placement, layers=c.depth, residual=c.residual, norm=c.norm, perm=list(perm))
+                   ln=placement, layers=depth, residual=residual, norm=norm, perm=list(perm))
     show_source(transformer_block, layer_norm, feed_forward, torch_encoder_layer, stack_block, depth_sweep)
+
+
+@page_fragment
+def deep_stack(activation: str, placement: str) -> None:
+    """Section 3 and the question on it: a fragment nested in the page's, since the stack's own controls change
+    nothing else on the page (a step of them reruns this part alone)."""
+    gradient_quiz(stack_section(activation, placement))
 
 
 def block_controls() -> tuple[int, int, int, int, str, str]:
@@ -234,8 +245,6 @@ def stages_section(block: BlockSteps, specs: dict[str, dict], seed: int) -> None
         title, text, formula = STAGES[name]
         section(f"1.{number} · {title}", text, formula.replace("{sub}", rf"\operatorname{{{sub}}}"))
         show_chart(specs[name], alt=stage_name(name, block))
-        if name.startswith("norm"):
-            norm_caption(block.norm_1 if name == "norm_1" else block.norm_2)
 
 
 def stage_name(name: str, block: BlockSteps) -> ChartName:
@@ -249,28 +258,31 @@ def stage_name(name: str, block: BlockSteps) -> ChartName:
             "ffn": f"the hidden layer, {t} tokens by {block.ffn.hidden.shape[1]} units, and the FFN's output",
             "add_2": "the stream, the FFN's output and their sum",
             "norm_2": "each row's mean and variance, the normalised rows and the rows after gamma and beta"}[name]
-    return ChartName(f"Heatmaps of {what}, {t} tokens by {d_model} dimensions",
-                     f"Result values {value_range(shown)}.")
+    numbers = f"Result values {value_range(shown)}."
+    if name.startswith("norm"):  # what the chart shows of the norm, in the same caption
+        numbers += " " + norm_sentence(block.norm_1 if name == "norm_1" else block.norm_2)
+    return ChartName(f"Heatmaps of {what}, {t} tokens by {d_model} dimensions", numbers)
 
 
-def norm_caption(ln: LayerNormSteps) -> None:
+def norm_sentence(ln: LayerNormSteps) -> str:
     """What the normalised rows' means and variances are, computed."""
     z = ln.normalised
-    st.caption(f"Before γ and β every row has mean {np.abs(z.mean(axis=1)).max():.1e} at most (0 up to rounding) "
-               f"and variance {z.var(axis=1).min():.5f} to {z.var(axis=1).max():.5f}: σ² / (σ² + ε), 1 less ε's "
-               f"share. The rows' own variances were {', '.join(f'{v:.3f}' for v in ln.var)}.")
+    return (f"Before γ and β every row has mean {np.abs(z.mean(axis=1)).max():.1e} at most (0 up to rounding) "
+            f"and variance {z.var(axis=1).min():.5f} to {z.var(axis=1).max():.5f}: σ² / (σ² + ε), 1 less ε's "
+            f"share. The rows' own variances were {', '.join(f'{v:.3f}' for v in ln.var)}.")
 
 
 def placement_section(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str, placement: str) -> None:
     """Section 2: post-LN against pre-LN, each formula, and what each does to the stream."""
+    chosen = {"post": "post-LN", "pre": "pre-LN"}
+    formulas = [rf"\text{{{chosen[name]}}}:\quad {formula}" + (r"\;\blacktriangleleft\ \text{shown}"
+                                                              if name == placement else "")
+                for name, formula in (("post", POST_FORMULA), ("pre", PRE_FORMULA))]
     section("2 · Post-LN or pre-LN",
             "The original paper normalises after each residual sum (post-LN). GPT-2 and nearly every later model "
             "normalise the sub-layer's input instead (pre-LN), so the residual stream itself is never normalised "
-            "inside the block: x passes through untouched, plus the updates.")
-    chosen = {"post": "post-LN", "pre": "pre-LN"}
-    for name, formula in (("post", POST_FORMULA), ("pre", PRE_FORMULA)):
-        marker = r"\;\blacktriangleleft\ \text{shown}" if name == placement else ""
-        st.latex(rf"\text{{{chosen[name]}}}:\quad {formula}{marker}")
+            "inside the block: x passes through untouched, plus the updates.",
+            r"\begin{aligned}&" + r" \\[4pt] &".join(formulas) + r"\end{aligned}")  # the lines left-aligned
     lengths = {name: np.linalg.norm(block_at(seed, d_model, n_heads, d_ff, activation, name)[0].output, axis=1)
                for name in ("post", "pre")}
     st.caption(f"The block's output rows are {fmt(lengths['post'])} long with post-LN (the last LN sets each "
@@ -293,10 +305,11 @@ def stack_section(activation: str, placement: str) -> DepthSweep:
             "did, and how alike the tokens have become. Right: the gradient that reaches each block's weights "
             "from the loss L = Σ R ⊙ y (R a fixed random direction), by autograd through the whole stack.")
     with controls_row():
-        depth = int(bound_slider("Blocks stacked", "layers", 1, 24, 24,
-                                 help="How many blocks the stack has (1 to 24)."))
-        residual = bound_toggle("Residual connections", "residual", True, help="x + F(x) in every block, or F(x).")
-        norm = bound_toggle("Layer norms", "norm", True, help="LayerNorm in every block, or none.")
+        depth = int(bound_slider("Blocks stacked", "layers", 1, MAX_STACKED, STACK_DEFAULTS["layers"],
+                                 help=f"How many blocks the stack has (1 to {MAX_STACKED})."))
+        residual = bound_toggle("Residual connections", "residual", STACK_DEFAULTS["residual"],
+                                help="x + F(x) in every block, or F(x).")
+        norm = bound_toggle("Layer norms", "norm", STACK_DEFAULTS["norm"], help="LayerNorm in every block, or none.")
     sweep = sweep_at(activation, placement, depth, residual, norm)
     show_chart(sweep_spec((activation, placement, depth, residual, norm), sweep),
                alt=ChartName(f"Three line charts against depth, 1 to {depth} blocks: the stream's and the updates' "
@@ -304,6 +317,13 @@ def stack_section(activation: str, placement: str) -> DepthSweep:
                              sweep_numbers(sweep)))
     stack_findings(sweep)
     return sweep
+
+
+def stack_switches() -> tuple[int, bool, bool]:
+    """The stack's depth, residual and norm switches as its fragment last drew them (its defaults before)."""
+    return (int(st.session_state.get("layers", STACK_DEFAULTS["layers"])),
+            bool(st.session_state.get("residual", STACK_DEFAULTS["residual"])),
+            bool(st.session_state.get("norm", STACK_DEFAULTS["norm"])))
 
 
 def sweep_numbers(sweep: DepthSweep) -> str:
@@ -361,7 +381,8 @@ def per_position_section(seed: int, d_model: int, d_ff: int, activation: str,
     return perm
 
 
-def torch_section(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str, placement: str) -> None:
+def torch_section(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str, placement: str,
+                  block: BlockSteps, weights: BlockWeights) -> None:
     """The same block through torch.nn.TransformerEncoderLayer."""
     section("5 · Cross-check with PyTorch's own block",
             f"The same X and weights through `torch.nn.TransformerEncoderLayer({d_model}, {n_heads}, "
@@ -369,7 +390,7 @@ def torch_section(seed: int, d_model: int, n_heads: int, d_ff: int, activation: 
             "batch_first=True)` in **float64**, once as it is and once with a causal mask (`is_causal=True`), "
             "against our NumPy block with the same mask. PyTorch holds the weights transposed "
             "(`linear1.weight` = W₁ᵀ, …) and the attention's biases at 0.")
-    plain, causal = torch_parity(seed, d_model, n_heads, d_ff, activation, placement)
+    plain, causal = torch_parity(seed, d_model, n_heads, d_ff, activation, placement, block, weights)
     with st.container(horizontal=True):
         st.metric("max |NumPy − PyTorch|, no mask", f"{plain:.1e}")
         st.metric("max |NumPy − PyTorch|, causal mask", f"{causal:.1e}")
@@ -392,4 +413,5 @@ def gradient_quiz(sweep: DepthSweep) -> None:
     )
 
 
+model_section()  # no control changes it: outside the page's fragment, drawn on a full run only
 page_body()

@@ -98,7 +98,7 @@ from poll.presenter_key import PRESENTER_KEY_ENV
 def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile: Path | None = None,
              processes: int = 1, regime: str = "notch", poll_round: bool = False, steps: int = 0,
              box: bool = False, front_end: bool = False, server: AppServer | None = None,
-             machines: int = 1) -> dict:
+             machines: int = 1, pin: str | None = None) -> dict:
     """One run: `students` on one `streamlit run` process, or on `processes` of them behind nginx
     (`devtools.cluster`), stepping as `regime` says (`REGIMES`). CPU is summed over the app processes; RSS is
     the largest process's peak. With `poll_round`, a lecturer in presenter mode has a round of the class poll open
@@ -110,9 +110,12 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
     each a network namespace of its own, behind one nginx, the poll on PostgreSQL in another (`devtools.hosts`, as
     root), outside any box and without a poll round (its store is not this process's to open). With `server`, the
     hall runs on that running process and leaves it running: one process, outside any box, its poll store the one it
-    was started with, so without `poll_round` or `profile`."""
-    if server is not None and (processes != 1 or box or poll_round or profile is not None):
-        raise ValueError("a hall on a running server has one process, no box, no poll round and no profile")
+    was started with, so without `poll_round` or `profile`. With `pin`, the one process runs under ``taskset -c pin``
+    (the students do not)."""
+    if server is not None and (processes != 1 or box or poll_round or profile is not None or pin is not None):
+        raise ValueError("a hall on a running server has one process, no box, no poll round, no profile and no pin")
+    if pin is not None and (processes != 1 or box or machines > 1):
+        raise ValueError("a pinned hall has one process, outside Cloud's box, on one machine")
     if machines > 1 and (processes % machines or box or poll_round):
         raise ValueError(f"a hall on {machines} machines spreads its processes evenly over them, outside any box, "
                          "without a poll round")
@@ -126,7 +129,8 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
     with tempfile.TemporaryDirectory() as poll_data:
         env = {"ATTENTION_POLL_DATA_DIR": poll_data, "ATTENTION_PRESENTER_KEY": POLL_KEY}
         with Box() if box else contextlib.nullcontext() as cloud:
-            server = AppServer(env=env, box=cloud) if processes == 1 else Cluster(processes, env=env)
+            server = (AppServer(env=env, box=cloud, prefix=["taskset", "-c", pin] if pin is not None else ())
+                      if processes == 1 else Cluster(processes, env=env))
             if poll_round:
                 hall = dataclasses.replace(hall, poll_data=Path(poll_data))
             return _one_hall(server, cloud, hall, seed, profile, processes, machine_speed_s)
@@ -274,7 +278,8 @@ def main() -> None:
                         help="storm: students pressing Train, each at a setting of their own (--students browse)")
     parser.add_argument("--train-pages", nargs="+", choices=TRAIN_PAGES, default=["decoder"],
                         help="storm: the pages the trainers are spread over")
-    parser.add_argument("--pin", help="storm: run the server under taskset -c PIN (e.g. 0: one core)")
+    parser.add_argument("--pin", help="run the server under taskset -c PIN (e.g. 0: one core): the storm's, and a hall's "
+                                      "one process")
     parser.add_argument("--train-steps", type=int, help="storm: the trainers' training steps (default: the pages')")
     parser.add_argument("--deadline", type=float, default=DEADLINE_S,
                         help="storm: seconds after which the trainings still going are given up")
@@ -313,7 +318,8 @@ def main() -> None:
             runs[layout_name(regime, n, args.machines)].append(
                 one_hall(args.students, args.minutes, args.arrival, seed, profile, processes=n, regime=regime,
                          poll_round=args.poll_round, steps=args.steps, box=args.box,
-                         front_end=args.front_end, machines=args.machines))
+                         front_end=args.front_end, machines=args.machines,
+                         pin=args.pin if n == 1 and not args.box and args.machines == 1 else None))
     summaries = {name: summary_of(r) for name, r in runs.items()}
     print(f"{args.students} students, {args.minutes:g} min, arriving within {args.arrival:g} s, "
           f"{args.repeats} repeat(s), medians; Python {platform.python_version()}, {os.cpu_count()} CPUs")

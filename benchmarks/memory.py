@@ -1,6 +1,7 @@
 """Memory as Streamlit Community Cloud counts it: the app's whole process tree, under one lecturer and under a class.
 
-    python -m benchmarks.memory [--students 60] [--minutes 2] [--hog-pairs 3] [--out benchmarks/memory_results.json]
+    python -m benchmarks.memory [--students 60] [--minutes 2] [--hog-pairs 3] [--pages transformer_block]
+                                [--out benchmarks/memory_results.json]
 
 Cloud limits an app's container, so everything the server starts counts: the server, the checker's warm worker
 (`exercise.zygote`, a second Python with PyTorch) and the children it forks, one per "Check my code". A sampler reads
@@ -40,11 +41,13 @@ import platform
 import random
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 
 import core.exercise_solution as solution
+from benchmarks.new_settings import chosen_pages
 from benchmarks.protocol import Student, page_hashes, run_coroutine
 from benchmarks.students import empty_results, student_session
 from devtools.appserver import AppServer
@@ -181,14 +184,20 @@ async def lecturer(url: str, hashes: dict[str, str], steps: int) -> list[str]:
     return outcome
 
 
+def class_pages(hashes: dict[str, str], pages: Sequence[str] | None = None) -> list[str]:
+    """The url paths the class's slider students are spread over: every page but the exercise (whose students press
+    "Check my code" instead), or only those of `pages` (`benchmarks.new_settings.chosen_pages`)."""
+    return sorted(p for p in chosen_pages(hashes, pages) if p != "exercise")
+
+
 async def a_class(url: str, hashes: dict[str, str], students: int, minutes: float, hog_pairs: int,
-                  seed: int) -> list[str]:
-    """`students` stepping sliders as in `benchmarks.load`, `students` checks of the solution, `hog_pairs` pairs of
-    hogs pressing at the same moment; all within `minutes`."""
+                  seed: int, pages: Sequence[str] | None = None) -> list[str]:
+    """`students` stepping sliders as in `benchmarks.load` (on `pages` only, if given), `students` checks of the
+    solution, `hog_pairs` pairs of hogs pressing at the same moment; all within `minutes`."""
     rng = random.Random(seed)
     run_s = minutes * 60
     end_at = time.monotonic() + run_s
-    pages = sorted(p for p in hashes if p != "exercise")
+    pages = class_pages(hashes, pages)
     results = empty_results()
     outcome: list[str] = []
     checks = [press_check(url, hashes["exercise"], SOLUTION + f"\nprint('student {k}')\n",
@@ -201,7 +210,8 @@ async def a_class(url: str, hashes: dict[str, str], students: int, minutes: floa
     return outcome + [f"slider session failed: {f}" for f in results["failed"]]
 
 
-def measure(scenario: str, students: int, minutes: float, hog_pairs: int, steps: int, seed: int) -> dict:
+def measure(scenario: str, students: int, minutes: float, hog_pairs: int, steps: int, seed: int,
+            pages: Sequence[str] | None = None) -> dict:
     """One scenario on a fresh server, sampled from its start to its end."""
     with AppServer() as server:
         peaks = Peaks()
@@ -213,7 +223,7 @@ def measure(scenario: str, students: int, minutes: float, hog_pairs: int, steps:
         if scenario == "lecturer":
             outcome = run_coroutine(lecturer(server.url, hashes, steps))
         else:
-            outcome = run_coroutine(a_class(server.url, hashes, students, minutes, hog_pairs, seed))
+            outcome = run_coroutine(a_class(server.url, hashes, students, minutes, hog_pairs, seed, pages))
         time.sleep(2 * SAMPLE_S)
         stop.set()
         sampler.join()
@@ -250,9 +260,11 @@ def main() -> None:
     parser.add_argument("--hog-pairs", type=int, default=3)
     parser.add_argument("--lecturer-steps", type=int, default=3, help="slider steps per page for the lecturer")
     parser.add_argument("--scenarios", nargs="+", choices=("lecturer", "class"), default=["lecturer", "class"])
+    parser.add_argument("--pages", nargs="+", help="class: the url paths of the pages its slider students are spread "
+                                                   "over (home: the landing page); default: every page but the exercise")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/memory_results.json"))
     args = parser.parse_args()
-    runs = [measure(s, args.students, args.minutes, args.hog_pairs, args.lecturer_steps, seed=0)
+    runs = [measure(s, args.students, args.minutes, args.hog_pairs, args.lecturer_steps, seed=0, pages=args.pages)
             for s in args.scenarios]
     print(f"Python {platform.python_version()}, {os.cpu_count()} CPUs; class: {args.students} students stepping "
           f"sliders and {args.students} checks over {args.minutes:g} min, {args.hog_pairs} pairs of hogs")

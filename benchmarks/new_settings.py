@@ -1,12 +1,25 @@
 """One student alone on a fresh server, every step to a setting the server has never computed: the server's CPU
 and the wall time per step, for each slider of every page (`python -m benchmarks.load` and `benchmarks.floor`
-report it). A page's first visit is made before, so what it imports then is not counted."""
+report it). A page's first visit is made before, so what it imports then is not counted.
+
+    python -m benchmarks.new_settings [--pages transformer_block multi_head] [--steps 8] [--seeds 0 1 2]
+                                      [--profile FILE]
+
+On its own it measures the pages named (their url paths; ``home`` for the landing page), one fresh server per seed,
+and prints each run's table and the medians over the runs. With ``--profile FILE``, py-spy samples the server
+while the students step (not during the first visits) into FILE and FILE.idle (`benchmarks.profiling`);
+``python -m benchmarks.load --summarise FILE --thread ...`` sums it.
+"""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import random
 import statistics
 import time
+from collections.abc import Sequence
+from pathlib import Path
 
 from benchmarks.protocol import (
     RunSeen,
@@ -19,22 +32,44 @@ from benchmarks.protocol import (
     run_coroutine,
     train_before_class,
 )
+from benchmarks.profiling import Sampler
+from benchmarks.timing import python_loop_s
 from devtools.appserver import AppServer
 
 #: Server CPU for a step to a setting never computed, median over the pages' sliders (issue #33).
 NEW_SETTING_CPU_MS = 20.0
 
 
-def new_settings_cpu(steps_per_slider: int = 8, seed: int = 0) -> dict[str, dict[str, float]]:
-    """One student alone on a fresh server: on every page, each slider in turn makes `steps_per_slider` steps to
-    values it has not had before (every other slider where the earlier ones left it), so each step asks for a
-    setting the server has never computed. For each slider: the server's CPU and the wall time per step.
-    Every page is visited once first, so that what a page imports on its first visit is not counted."""
-    with AppServer() as server:
-        hashes = page_hashes(server.url)
+#: The landing page's url path is empty; on the command line it is called this.
+HOME = "home"
+
+
+def chosen_pages(hashes: dict[str, str], pages: Sequence[str] | None) -> dict[str, str]:
+    """The pages of `hashes` (url path -> page script hash) whose url paths are in `pages` (`HOME` for the
+    landing page), or all of them for None. Raises ValueError naming the pages there are, for a page not among them."""
+    if pages is None:
+        return hashes
+    wanted = {"" if p == HOME else p for p in pages}
+    if unknown := wanted - set(hashes):
+        known = ", ".join(sorted(p or HOME for p in hashes))
+        raise ValueError(f"no page {', '.join(sorted(p or HOME for p in unknown))}; the pages are: {known}")
+    return {path: h for path, h in hashes.items() if path in wanted}
+
+
+def new_settings_cpu(steps_per_slider: int = 8, seed: int = 0, pages: Sequence[str] | None = None,
+                     profile: Path | None = None) -> dict[str, dict[str, float]]:
+    """One student alone on a fresh server: on every page (or those whose url paths are in `pages`), each slider in
+    turn makes `steps_per_slider` steps to values it has not had before (every other slider where the earlier ones
+    left it), so each step asks for a setting the server has never computed. For each slider: the server's CPU and
+    the wall time per step. Every page is visited once first, so that what a page imports on its first visit is not
+    counted, nor what the first visits import in the background (`quiet`). With `profile`, py-spy samples the server while the student steps (`benchmarks.profiling.Sampler`)."""
+    with AppServer() as server, contextlib.ExitStack() as sampling:
+        hashes = chosen_pages(page_hashes(server.url), pages)
         train_before_class(server.url, hashes)
         page_sliders(server.url, hashes)
         pid = server.proc.pid
+        quiet(pid)
+        sampler = None if profile is None else sampling.enter_context(Sampler(pid, profile))
 
         async def one_page(path: str, page_hash: str, rng: random.Random) -> dict[str, dict[str, float]]:
             student = Student(server.url, page_hash, rng)
@@ -61,7 +96,24 @@ def new_settings_cpu(steps_per_slider: int = 8, seed: int = 0) -> dict[str, dict
         async def every_page() -> dict[str, dict[str, float]]:
             rng = random.Random(seed)
             return {k: v for path, h in sorted(hashes.items()) for k, v in (await one_page(path, h, rng)).items()}
-        return run_coroutine(every_page())
+        figures = run_coroutine(every_page())
+        if sampler is not None:  # py-spy writes its files when the process it samples exits
+            server.stop()
+            sampler.wait(60)
+        return figures
+
+
+def quiet(pid: int, window_s: float = 4.0, idle_share: float = 0.05, timeout_s: float = 60.0) -> bool:
+    """Wait until the process `pid` uses less than `idle_share` of a core over `window_s`, at most `timeout_s`:
+    whether it did. The imports the first visits start in the background (`ui.warmup.import_in_background`) wait
+    3 s before they begin, so a window longer than that sees them."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        before = cpu_s(pid)
+        time.sleep(window_s)
+        if cpu_s(pid) - before < idle_share * window_s:
+            return True
+    return False
 
 
 async def step_to_a_new_value(student: Student, name: str, visited: set[float], rng: random.Random) -> RunSeen | None:
@@ -94,4 +146,39 @@ def solo_table(per_slider: dict[str, dict[str, float]]) -> str:
     wall = statistics.median(f["wall_ms"] for f in per_slider.values())
     lines.append(f"  {'median over sliders':<34}{cpu:>8.1f}{wall:>9.1f}  target: CPU <= {NEW_SETTING_CPU_MS:g}")
     return "\n".join(lines)
+
+
+def page_medians(per_slider: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Each page's median CPU a step over its sliders (page: its url path, as `new_settings_cpu` names it)."""
+    by_page: dict[str, list[float]] = {}
+    for name, f in per_slider.items():
+        by_page.setdefault(name.split(": ")[0], []).append(f["cpu_ms"])
+    return {page: statistics.median(cpu) for page, cpu in by_page.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.new_settings", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", nargs="+", help=f"url paths of the pages to step ({HOME}: the landing page); "
+                                                   "default: every page")
+    parser.add_argument("--steps", type=int, default=8, help="steps to new values per slider")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0],
+                        help="one fresh server per seed, each stepping to other random values")
+    parser.add_argument("--profile", type=Path, help="sample the server of the first seed with py-spy into this file")
+    args = parser.parse_args()
+    runs = []
+    for k, seed in enumerate(args.seeds):
+        loop_s = python_loop_s()
+        figures = new_settings_cpu(args.steps, seed, args.pages, args.profile if k == 0 else None)
+        runs.append(figures)
+        medians = ", ".join(f"{page} {ms:.1f}" for page, ms in page_medians(figures).items())
+        print(f"seed {seed} (python loop {loop_s} s): page medians, CPU ms a step: {medians}")
+        print(solo_table(figures), flush=True)
+    if len(runs) > 1:
+        print(f"Medians over {len(runs)} runs:")
+        print(solo_table({name: {k: statistics.median(run[name][k] for run in runs if name in run)
+                                 for k in ("cpu_ms", "wall_ms")} for name in runs[0]}))
+
+
+if __name__ == "__main__":
+    main()
 

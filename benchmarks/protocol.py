@@ -355,7 +355,8 @@ TRAINED_BEFORE_CLASS = {"decoder": "Train"}
 
 def train_before_class(url: str, hashes: dict[str, str], tries: int = 1) -> None:
     """Press each page's train button at its default settings, as a lecturer does before class, so that students
-    find the controls that follow it. Behind nginx each try may reach another process: `tries` of them."""
+    find the controls that follow it (those of them among `hashes`). Behind nginx each try may reach another
+    process: `tries` of them."""
 
     async def press(page_hash: str, label: str) -> None:
         student = Student(url, page_hash, random.Random(0))
@@ -371,7 +372,7 @@ def train_before_class(url: str, hashes: dict[str, str], tries: int = 1) -> None
 
     async def every_page() -> None:
         for path, label in TRAINED_BEFORE_CLASS.items():
-            for _ in range(tries):
+            for _ in range(tries if path in hashes else 0):
                 await press(hashes[path], label)
     run_coroutine(every_page())
 

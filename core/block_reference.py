@@ -24,19 +24,28 @@ from core._checks import as_float_array
 from core.transformer_block import ACTIVATIONS, LN_EPS, PLACEMENTS, BlockWeights
 
 
-def torch_encoder_layer(weights: BlockWeights, n_heads: int, *, activation: str = "relu", placement: str = "post",
+def empty_encoder_layer(d_model: int, n_heads: int, d_ff: int, *, activation: str = "relu", placement: str = "post",
                         dtype: torch.dtype = torch.float64) -> nn.TransformerEncoderLayer:
-    """A ``TransformerEncoderLayer(d_model, n_heads, d_ff, dropout=0, batch_first=True)`` holding `weights`."""
+    """A ``TransformerEncoderLayer(d_model, n_heads, d_ff, dropout=0, batch_first=True)`` in eval mode, its
+    parameters left uninitialised (for `load_block_weights`): nothing drawn from PyTorch's random generator."""
     if activation not in ACTIVATIONS or placement not in PLACEMENTS:
         raise ValueError(f"activation must be one of {ACTIVATIONS} and placement one of {PLACEMENTS}, "
                          f"got {activation!r} and {placement!r}.")
-    d_model = weights.d_model
     if d_model % n_heads:
         raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}.")
-    # skip_init: every parameter is overwritten below, so PyTorch's random initialisation would be thrown away
-    layer = skip_init(nn.TransformerEncoderLayer, d_model, n_heads, dim_feedforward=weights.d_ff, dropout=0.0,
+    # skip_init: every parameter is overwritten by `load_block_weights`, so a random initialisation would be thrown away
+    layer = skip_init(nn.TransformerEncoderLayer, d_model, n_heads, dim_feedforward=d_ff, dropout=0.0,
                       activation=activation, layer_norm_eps=LN_EPS, batch_first=True,
                       norm_first=placement == "pre", dtype=dtype)
+    return layer.eval()
+
+
+def load_block_weights(layer: nn.TransformerEncoderLayer, weights: BlockWeights) -> nn.TransformerEncoderLayer:
+    """Copy `weights` into `layer` (of their d_model and d_ff), transposed as PyTorch holds them; returns `layer`."""
+    d_model = weights.d_model
+    if (layer.linear1.in_features, layer.linear1.out_features) != (d_model, weights.d_ff):
+        raise ValueError(f"a layer of d_model {layer.linear1.in_features} and d_ff {layer.linear1.out_features} "
+                         f"cannot hold weights of d_model {d_model} and d_ff {weights.d_ff}.")
     in_proj = np.concatenate([weights.W_q.T, weights.W_k.T, weights.W_v.T], axis=0)  # -> (3 d_model, d_model)
     copies = {
         layer.self_attn.in_proj_weight: in_proj, layer.self_attn.in_proj_bias: np.zeros(3 * d_model),
@@ -48,16 +57,29 @@ def torch_encoder_layer(weights: BlockWeights, n_heads: int, *, activation: str 
     }
     with torch.no_grad():
         for param, value in copies.items():
-            param.copy_(torch.tensor(np.asarray(value), dtype=dtype))
-    return layer.eval()
+            param.copy_(torch.tensor(np.asarray(value), dtype=param.dtype))
+    return layer
+
+
+def torch_encoder_layer(weights: BlockWeights, n_heads: int, *, activation: str = "relu", placement: str = "post",
+                        dtype: torch.dtype = torch.float64) -> nn.TransformerEncoderLayer:
+    """A ``TransformerEncoderLayer(d_model, n_heads, d_ff, dropout=0, batch_first=True)`` holding `weights`."""
+    layer = empty_encoder_layer(weights.d_model, n_heads, weights.d_ff, activation=activation, placement=placement,
+                                dtype=dtype)
+    return load_block_weights(layer, weights)
 
 
 def torch_block_outputs(x: np.ndarray, weights: BlockWeights, n_heads: int, *, activation: str = "relu",
-                        placement: str = "post", causal: tuple[bool, ...] = (False, True)) -> list[np.ndarray]:
+                        placement: str = "post", causal: tuple[bool, ...] = (False, True),
+                        layer: nn.TransformerEncoderLayer | None = None) -> list[np.ndarray]:
     """``TransformerEncoderLayer`` (float64) on ``x`` ``(T, d_model)`` with `weights`, once per entry of `causal`
-    (a causal mask where True): one layer built, run as often as asked."""
+    (a causal mask where True): one layer, run as often as asked. `layer`: an `empty_encoder_layer` of these
+    sizes, activation and placement to load the weights into (it then holds them), instead of a new one."""
     x = as_float_array(x, "x", min_ndim=2)
-    layer = torch_encoder_layer(weights, n_heads, activation=activation, placement=placement)
+    if layer is None:
+        layer = torch_encoder_layer(weights, n_heads, activation=activation, placement=placement)
+    else:
+        load_block_weights(layer, weights)
     xt = torch.tensor(x, dtype=torch.float64).unsqueeze(0)  # (T, d_model) -> (1, T, d_model): a batch of one
     outputs = []
     for masked in causal:

@@ -130,6 +130,14 @@ def test_a_hall_on_a_running_server_refuses_what_needs_a_server_of_its_own(hall_
             one_hall(students=1, minutes=0.01, arrival_s=0.1, seed=0, server=hall_server, **extra)
 
 
+def test_a_pinned_hall_has_one_process_outside_any_box():
+    from benchmarks.load import one_hall
+
+    for extra in ({"processes": 2}, {"box": True}, {"machines": 2, "processes": 2}):
+        with pytest.raises(ValueError, match="pinned hall"):
+            one_hall(students=1, minutes=0.01, arrival_s=0.1, seed=0, pin="0", **extra)
+
+
 def test_a_hall_on_several_machines_spreads_its_processes_evenly_and_refuses_what_it_cannot_do(monkeypatch):
     """`--machines`: the processes are spread evenly over the machines (`devtools.hosts`), whose nginx the hall reads
     as a cluster of its own; an uneven spread, Cloud's box or a poll round is refused before anything starts."""
@@ -202,6 +210,19 @@ def test_new_settings_cost_is_measured_per_slider():
     assert "median over sliders" in solo_table(figures)
 
 
+def test_new_settings_steps_the_pages_asked_for_by_their_url_paths():
+    from benchmarks.new_settings import HOME, chosen_pages, page_medians
+
+    hashes = {"": "h0", "multi_head": "h1", "transformer_block": "h2"}
+    assert chosen_pages(hashes, None) == hashes
+    assert chosen_pages(hashes, ["transformer_block", HOME]) == {"": "h0", "transformer_block": "h2"}
+    with pytest.raises(ValueError, match="no page multihead; the pages are: home, multi_head, transformer_block"):
+        chosen_pages(hashes, ["multihead"])
+    figures = {"multi_head: seed": {"cpu_ms": 10.0}, "multi_head: heads": {"cpu_ms": 30.0},
+               "multi_head: d_k": {"cpu_ms": 12.0}, "(home): seed": {"cpu_ms": 5.0}}
+    assert page_medians(figures) == {"multi_head": 12.0, "(home)": 5.0}
+
+
 def test_a_first_visit_is_measured_on_every_page_with_a_session_kept_open():
     """One new student after another opens each page while another session stays open: CPU per visit, by page."""
     from benchmarks.first_visits import first_visit_cpu, visit_table
@@ -259,6 +280,16 @@ def test_the_idle_poll_benchmark_times_a_round_and_the_votes_reaching_every_scre
     assert figures["vote_to_presenter"]["reached"] == 3
     assert figures["presenter_total"] == figures["store_total"] == figures["students_own_total"] == 3
     assert figures["store_matches_students"] and figures["totals_agree"]
+
+
+def test_the_memory_benchmarks_class_can_be_put_on_chosen_pages():
+    from benchmarks.memory import class_pages
+
+    hashes = {"": "h0", "exercise": "h1", "multi_head": "h2", "transformer_block": "h3"}
+    assert class_pages(hashes) == ["", "multi_head", "transformer_block"]
+    assert class_pages(hashes, ["transformer_block"]) == ["transformer_block"]
+    with pytest.raises(ValueError, match="no page nowhere"):
+        class_pages(hashes, ["nowhere"])
 
 
 def test_the_memory_benchmark_sums_the_whole_process_tree():

@@ -148,6 +148,10 @@ LOCAL_WIDGETS = {
     "worked_example-token": LocalWidget("", pick_radio("Explain the output of token", "cat"), "token",
                                         ("Explain the output of token",), "text{cat}"),
     "worked_example-quiz": LocalWidget("", answer_quiz, None, ("From the scaled scores alone", "Reveal"), "Reveal"),
+    "transformer_block-layers": LocalWidget(
+        "transformer_block", step_slider("Blocks stacked", "ArrowLeft"), "layers",
+        ("3 · Why the residual, and why the norm", "Blocks stacked", "Residual connections", "Layer norms",
+         "23 blocks, post-LN", "Reveal"), "23 blocks, residual on"),
     "training-ckpt": LocalWidget("training?steps=50", step_slider("Checkpoint", "ArrowLeft"), "ckpt",
                                  ("1 · Learning curves", "2 · Attention, checkpoint by checkpoint",
                                   "3 · Try your own input", "Checkpoint (training step)", "Your digits"),
@@ -184,6 +188,31 @@ def test_a_widget_of_one_section_reruns_only_that_section(page, app_url, case):
         assert case.url_key in parse_qs(urlparse(page.url).query)
         link = page.locator(SHARE_LINK).inner_text().strip()
         assert parse_qs(urlparse(link).query) == parse_qs(urlparse(page.url).query), "the share link is behind"
+
+
+def test_the_whole_blocks_picture_of_the_model_is_not_sent_again_on_a_step(page, app_url):
+    """No control changes the picture of the whole model at the top of the whole-block page: a step of the block's
+    seed sends the block's stages again, and not that picture, its heading or its links."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    frames: list[bytes] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload)))
+    open_page(page, app_url, "transformer_block")
+    assert "0 · Where attention lives" in sent_names(frames)
+    frames.clear()
+    before = page.url
+    page.locator(SLIDER).first.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("(before) => location.href !== before", arg=before)
+    page.wait_for_timeout(400)
+    settle(page)
+    assert exceptions(page) == []
+    names = sent_names(frames)
+    assert "1 · The lesson's three tokens through one block" in names, "the step was not answered"
+    assert "0 · Where attention lives" not in names
+    kinds = [m.delta.new_element.WhichOneof("type") for m in (ForwardMsg.FromString(f) for f in frames
+                                                              if isinstance(f, bytes)) if m.WhichOneof("type") == "delta"]
+    assert "page_link" not in kinds, "the links beside the model's picture were sent again"
 
 
 #: Each chart's drawing surface (an SVG, or a canvas for the many-celled charts) and what it shows.

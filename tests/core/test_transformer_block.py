@@ -10,7 +10,13 @@ import torch
 import torch.nn.functional as F
 
 from core import worked_example
-from core.block_reference import torch_block_output, torch_encoder_layer
+from core.block_reference import (
+    empty_encoder_layer,
+    load_block_weights,
+    torch_block_output,
+    torch_block_outputs,
+    torch_encoder_layer,
+)
 from core.transformer_block import (
     ACTIVATIONS,
     GPT2_SMALL,
@@ -49,6 +55,29 @@ def test_the_causal_mask_changes_every_row_but_the_first():
     np.testing.assert_array_equal(np.triu(masked.attention.weights[0], 1), 0)  # no weight on a later token
     np.testing.assert_allclose(masked.output[-1], plain[-1], atol=1e-12)  # the last token sees everything anyway
     assert np.abs(masked.output[1] - plain[1]).max() > 1e-3
+
+
+def test_one_layer_reloaded_gives_each_settings_own_block():
+    """A layer lent from setting to setting (the page keeps one per shape) holds only the last weights given."""
+    layer = empty_encoder_layer(8, 2, 32, activation="gelu", placement="pre")
+    x = block_input(8)
+    for seed in (1, 2, 1):
+        weights = block_weights(seed, 8, 32)
+        reused = torch_block_outputs(x, weights, 2, activation="gelu", placement="pre", layer=layer)
+        fresh = torch_block_outputs(x, weights, 2, activation="gelu", placement="pre")
+        for a, b in zip(reused, fresh, strict=True):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(layer.linear2.weight.detach().numpy(), weights.W_2.T)
+    with pytest.raises(ValueError, match="cannot hold weights of d_model 4 and d_ff 16"):
+        load_block_weights(layer, block_weights(0, 4, 16))
+
+
+def test_an_empty_layer_draws_nothing_from_torchs_random_generator():
+    torch.manual_seed(5)
+    expected = torch.rand(3)
+    torch.manual_seed(5)
+    empty_encoder_layer(16, 4, 64)
+    assert torch.equal(torch.rand(3), expected)
 
 
 def test_the_torch_layer_holds_our_weights_transposed():

@@ -146,7 +146,7 @@ def test_the_norms_caption_quotes_the_normalised_rows():
     at = run_page(PAGE)
     block = transformer_block(block_input(4), block_weights(0, 4, 16), 1)
     z = block.norm_1.normalised
-    caption = next(c.value for c in at.caption if c.value.startswith("Before γ and β"))
+    caption = next(c.value for c in at.caption if "Before γ and β" in c.value)
     assert f"variance {z.var(axis=1).min():.5f} to {z.var(axis=1).max():.5f}" in caption
     assert ", ".join(f"{v:.3f}" for v in block.norm_1.var) in caption
 
@@ -173,6 +173,25 @@ def test_the_diagram_links_every_page_it_names():
         "Output probabilities: a decoder that writes")} == {
         "Tokens and their attention: the worked example": "", "Embedding + positional encoding": "positional_encoding",
         "Multi-head attention": "multi_head", "Output probabilities: a decoder that writes": "decoder"}
+
+
+def in_order(node) -> list:
+    """Every element under `node`, in the order the page draws them."""
+    found = []
+    for child in getattr(node, "children", {}).values():
+        found.append(child)
+        found += in_order(child)
+    return found
+
+
+def test_the_picture_of_the_whole_model_is_at_the_top_above_the_controls():
+    at = run_page(PAGE)
+    drawn = in_order(at.main)
+    heading = next(i for i, e in enumerate(drawn) if e.type == "markdown" and e.value.startswith("## "))
+    assert drawn[heading].value.startswith("## 0 · Where attention lives")
+    assert drawn[heading + 1].type == "vega_lite_chart"  # the picture right under its heading
+    first_control = next(i for i, e in enumerate(drawn) if e.type in ("slider", "select_slider"))
+    assert heading < first_control
 
 
 def test_the_shuffle_names_the_lessons_tokens_in_their_new_order():
