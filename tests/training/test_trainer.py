@@ -4,6 +4,8 @@ Training runs here are very short (tens of steps, tiny models): they check the m
 resumption, snapshot shapes), never the wall time.
 """
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 import torch
@@ -86,19 +88,27 @@ def test_on_step_reports_progress_and_can_stop():
     assert all(b.elapsed_s >= a.elapsed_s for a, b in zip(seen, seen[1:], strict=False))
 
 
-def test_adam_matches_torch_optim_step_for_step():
+def beside_torch_optim(make: Callable[[], nn.Module], loss: Callable[[nn.Module], torch.Tensor],
+                       steps: int) -> tuple[nn.Module, nn.Module]:
+    """Two copies of `make()`'s model after `steps` steps down `loss`, ours with `Adam`, theirs with
+    ``torch.optim.Adam``; each parameter of ours is checked against theirs."""
     torch.manual_seed(0)
-    ours, theirs = nn.Linear(5, 3), nn.Linear(5, 3)
+    ours, theirs = make(), make()
     theirs.load_state_dict(ours.state_dict())
     opt_ours, opt_theirs = Adam(ours.parameters(), lr=3e-2), torch.optim.Adam(theirs.parameters(), lr=3e-2)
-    x, y = torch.randn(16, 5), torch.randn(16, 3)
-    for _ in range(25):
+    for _ in range(steps):
         for model, opt in ((ours, opt_ours), (theirs, opt_theirs)):
             opt.zero_grad()
-            nn.functional.mse_loss(model(x), y).backward()
+            loss(model).backward()
             opt.step()
     for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    return ours, theirs
+
+
+def test_adam_matches_torch_optim_step_for_step():
+    x, y = torch.randn(16, 5), torch.randn(16, 3)
+    ours, _ = beside_torch_optim(lambda: nn.Linear(5, 3), lambda model: nn.functional.mse_loss(model(x), y), 25)
     assert not torch.equal(ours.weight, nn.Linear(5, 3).weight)  # it did move
 
 
@@ -141,20 +151,12 @@ def test_adam_gives_the_very_numbers_of_a_step_taken_one_parameter_at_a_time():
 
 
 def test_adam_skips_a_parameter_without_a_gradient_like_torch_optim():
-    torch.manual_seed(0)
-    ours, theirs = nn.ModuleList([nn.Linear(4, 2), nn.Linear(4, 2)]), nn.ModuleList([nn.Linear(4, 2), nn.Linear(4, 2)])
-    theirs.load_state_dict(ours.state_dict())
-    opt_ours, opt_theirs = Adam(ours.parameters(), lr=3e-2), torch.optim.Adam(theirs.parameters(), lr=3e-2)
     x, y = torch.randn(8, 4), torch.randn(8, 2)
-    for _ in range(10):
-        for model, opt in ((ours, opt_ours), (theirs, opt_theirs)):
-            opt.zero_grad()
-            nn.functional.mse_loss(model[0](x), y).backward()  # the second layer is not used: no gradient
-            opt.step()
-    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
-        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
-    assert torch.equal(ours[1].weight, theirs[1].weight)  # untouched on both sides
-    assert not torch.equal(ours[0].weight, theirs[1].weight)
+    torch.manual_seed(0)
+    before = nn.ModuleList([nn.Linear(4, 2), nn.Linear(4, 2)])
+    ours, _ = beside_torch_optim(lambda: nn.ModuleList([nn.Linear(4, 2), nn.Linear(4, 2)]),
+                                 lambda model: nn.functional.mse_loss(model[0](x), y), 10)  # the second layer unused
+    assert torch.equal(ours[1].weight, before[1].weight) and not torch.equal(ours[0].weight, before[0].weight)
 
 
 def test_adam_steps_every_parameter_at_once():
