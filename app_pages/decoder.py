@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from decoder.baselines import Quality, quality
+from decoder.baselines import Predictor, Quality, grammar_predictor, quality
 from decoder.config import CONTEXT, DecoderConfig
 from decoder.cost import pass_multiply_adds, step_costs
 from decoder.language import ADJECTIVES, ANIMALS, PLACES, SPECIES, all_sentences, split
@@ -69,9 +69,15 @@ def trained_model(config: DecoderConfig, _run: DecoderRun) -> Decoder:
     return inference_model(config, _run.state)
 
 
+@shared_cache(1)
+def language_grammar() -> Predictor:
+    """The grammar's next-word probabilities: one language, so one table for every setting and session."""
+    return grammar_predictor()
+
+
 @shared_cache(8)
 def model_quality(config: DecoderConfig, _model: Decoder) -> Quality:
-    return quality(_model, split(config.held_out_share, config.seed))
+    return quality(_model, split(config.held_out_share, config.seed), language_grammar())
 
 
 @shared_cache(256)

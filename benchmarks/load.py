@@ -301,7 +301,7 @@ def main() -> None:
     storms = {}
     if "storm" in args.regimes:  # the train storm has figures of its own (`benchmarks.train_storm`)
         storms = main_storm(args.trainers, args.students, tuple(args.train_pages), args.repeats, args.pin,
-                            args.deadline, args.train_steps)
+                            args.deadline, args.train_steps, args.profile)
         args.out.write_text(json.dumps({"args": vars(args) | {"out": str(args.out)}, "storms": storms}, indent=2,
                                        default=str))
         args.regimes = [r for r in args.regimes if r != "storm"]

@@ -19,18 +19,22 @@ tree (RSS and PSS, sampled as in `benchmarks.memory`). With ``--pin CPU`` the se
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import re
 import statistics
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import websockets
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from benchmarks.memory import Peaks, sample_tree
+from benchmarks.profiling import Sampler
 from benchmarks.protocol import Student, cpu_s, page_hashes, run_coroutine
 from benchmarks.students import empty_results, record
 from benchmarks.timing import percentile
@@ -42,11 +46,13 @@ TRAIN_PAGES = ("decoder", "training")
 NOT_BROWSED = (*TRAIN_PAGES, "exercise")
 STEPS_PER_VISIT = 3
 DEADLINE_S = 900.0  # a storm that has not ended by then is reported as it stands (`--deadline`)
+#: The trained page's metric whose help gives the run's CPU seconds ("…; 2.4 s of CPU in the training thread.").
+TRAINING_METRIC, TRAINING_CPU = "Training time", re.compile(r"([0-9.]+) s of CPU")
 PROGRESS_PREFIX = "step "  # a progress bar's text while training (the line's reads "Waiting in line: …")
 STORM_KEYS = ["trainers", "finished", "trained_p50_s", "trained_max_s", "line_wait_p50_s", "line_wait_max_s",
               "silence_max_s", "others_step_p50_ms", "others_step_p95_ms", "others_open_p50_s", "others_open_p95_s",
-              "others_steps", "server_cpu_share", "tree_rss_peak_mb", "tree_pss_peak_mb", "exceptions",
-              "failed_sessions", "python_loop_s"]
+              "others_steps", "training_cpu_s", "server_cpu_s", "server_cpu_share", "tree_rss_peak_mb",
+              "tree_pss_peak_mb", "exceptions", "failed_sessions", "python_loop_s"]
 STORM_TARGETS = {"trained_max_s": 60.0, "others_step_p95_ms": 1000.0, "others_open_p95_s": 1.0,
                  "tree_pss_peak_mb": 2700.0}
 
@@ -60,6 +66,7 @@ class Training:
     trained_s: float | None = None  # the run that trained it ended (if the page then says "Trained")
     silence_s: float = 0.0  # the longest time without a message from the server
     places: list[str] = field(default_factory=list)  # the line's sentences drawn
+    cpu_s: float | None = None  # the run's CPU seconds in its training thread, as the trained page says
 
 
 async def train_one(url: str, page_hash: str, page: str, query: dict[str, str], arrive_s: float, results: dict,
@@ -89,10 +96,17 @@ async def train_one(url: str, page_hash: str, page: str, query: dict[str, str], 
                 elif text.startswith("Waiting in line"):
                     training.places.append(text)
 
+        def trained(_at: float, fm: ForwardMsg) -> None:
+            if fm.WhichOneof("type") == "delta" and fm.delta.new_element.WhichOneof("type") == "metric":
+                metric = fm.delta.new_element.metric
+                found = TRAINING_CPU.search(metric.help) if metric.label == TRAINING_METRIC else None
+                if found:
+                    training.cpu_s = float(found.group(1))
+
         _, seen = await student.rerun(fragment, heard)
         ended = time.perf_counter() - pressed
         record(results, seen, page_hash)
-        _, seen = await student.rerun()  # the page again, as the student's next step shows it
+        _, seen = await student.rerun(heard=trained)  # the page again, as the student's next step shows it
         record(results, seen, page_hash)
         if "Trained" in seen.widgets:
             training.trained_s = ended
@@ -134,19 +148,21 @@ async def browse(url: str, hashes: list[str], rng: random.Random, arrive_s: floa
 
 def one_storm(trainers: int, others: int, pages: tuple[str, ...] = ("decoder",), seed: int = 0,
               pin: str | None = None, arrival_s: float = 5.0, deadline_s: float = DEADLINE_S,
-              steps: int | None = None) -> dict:
+              steps: int | None = None, profile: Path | None = None) -> dict:
     """One storm on a fresh server (pinned to CPU `pin` if given), the trainers followed for `deadline_s` at most,
-    each at its page's defaults but its seed (and `steps` training steps, if given): the figures of `STORM_KEYS`."""
+    each at its page's defaults but its seed (and `steps` training steps, if given): the figures of `STORM_KEYS`.
+    With `profile`, py-spy samples the server into that file (`benchmarks.profiling.Sampler`)."""
     from benchmarks.timing import python_loop_s
 
     machine_speed_s = python_loop_s()
     with tempfile.TemporaryDirectory() as poll_data, AppServer(
             env={"ATTENTION_POLL_DATA_DIR": poll_data},
-            prefix=["taskset", "-c", pin] if pin is not None else ()) as server:
+            prefix=["taskset", "-c", pin] if pin is not None else ()) as server, contextlib.ExitStack() as sampling:
+        profiler = None if profile is None else sampling.enter_context(Sampler(server.proc.pid, profile))
         peaks, stop = Peaks(), threading.Event()
-        sampler = threading.Thread(target=sample_tree, args=(server.proc.pid, peaks, stop, time.monotonic()),
-                                   daemon=True)
-        sampler.start()
+        memory = threading.Thread(target=sample_tree, args=(server.proc.pid, peaks, stop, time.monotonic()),
+                                  daemon=True)
+        memory.start()
         hashes = page_hashes(server.url)
         browsed = [h for path, h in sorted(hashes.items()) if path not in NOT_BROWSED]
         rng = random.Random(seed)
@@ -169,13 +185,20 @@ def one_storm(trainers: int, others: int, pages: tuple[str, ...] = ("decoder",),
 
         cpu_before, started = cpu_s(server.proc.pid), time.monotonic()
         run_coroutine(storm())
-        cpu_share = (cpu_s(server.proc.pid) - cpu_before) / (time.monotonic() - started)
+        cpu_used = cpu_s(server.proc.pid) - cpu_before
+        cpu_share = cpu_used / (time.monotonic() - started)
         stop.set()
-        sampler.join()
-    return storm_figures(trainings, results, trainers, cpu_share, peaks) | {"python_loop_s": machine_speed_s}
+        memory.join()
+        if profiler is not None:  # py-spy writes its files when the process it samples exits
+            server.stop()
+            profiler.wait(60)
+    return storm_figures(trainings, results, trainers, cpu_used, cpu_share, peaks) | {"python_loop_s": machine_speed_s}
 
 
-def storm_figures(trainings: list[Training], results: dict, trainers: int, cpu_share: float, peaks: Peaks) -> dict:
+def storm_figures(trainings: list[Training], results: dict, trainers: int, cpu_used: float, cpu_share: float,
+                  peaks: Peaks) -> dict:
+    """The figures of `STORM_KEYS`; `cpu_used` is the server's CPU seconds over the storm, `cpu_share` the same a
+    second of it."""
     trained = [t.trained_s for t in trainings if t.trained_s is not None]
     waits = [t.first_step_s for t in trainings if t.first_step_s is not None]
     mb = 1024 * 1024
@@ -188,7 +211,8 @@ def storm_figures(trainings: list[Training], results: dict, trainers: int, cpu_s
         "others_step_p95_ms": percentile(results["step_s"], 0.95) * 1e3,
         "others_open_p50_s": percentile(results["first_visit_s"], 0.5),
         "others_open_p95_s": percentile(results["first_visit_s"], 0.95),
-        "others_steps": len(results["step_s"]), "server_cpu_share": cpu_share,
+        "others_steps": len(results["step_s"]), "training_cpu_s": sum(t.cpu_s or 0.0 for t in trainings),
+        "server_cpu_s": cpu_used, "server_cpu_share": cpu_share,
         "tree_rss_peak_mb": peaks.tree_rss / mb, "tree_pss_peak_mb": peaks.tree_pss / mb,
         "exceptions": results["exceptions"], "failed_sessions": len(results["failed"]),
         "failures": results["failed"][:5], "exception_texts": sorted(set(results["exception_texts"]))[:5],
@@ -214,9 +238,11 @@ def storm_table(summaries: dict[str, dict]) -> str:
 
 
 def main_storm(trainers: int, others: int, pages: tuple[str, ...], repeats: int, pin: str | None,
-               deadline_s: float = DEADLINE_S, steps: int | None = None) -> dict:
-    """`repeats` storms, printed as medians: what `python -m benchmarks.load --regimes storm` runs."""
-    runs = [one_storm(trainers, others, pages, seed, pin, deadline_s=deadline_s, steps=steps)
+               deadline_s: float = DEADLINE_S, steps: int | None = None, profile: Path | None = None) -> dict:
+    """`repeats` storms, printed as medians: what `python -m benchmarks.load --regimes storm` runs (the first
+    one sampled into `profile`, if given)."""
+    runs = [one_storm(trainers, others, pages, seed, pin, deadline_s=deadline_s, steps=steps,
+                      profile=profile if seed == 0 else None)
             for seed in range(repeats)]
     name = f"storm, {trainers} on {'+'.join(pages)}{'' if steps is None else f' ({steps} steps)'}, {others} others"
     print(f"{name}, {repeats} repeat(s), medians" + (f", server pinned to CPU {pin}" if pin is not None else ""))

@@ -21,7 +21,7 @@ import torch
 
 from decoder.language import TOKEN_ID, VOCABULARY, Corpus, all_sentences
 from decoder.model import Decoder
-from decoder.trainer import Scores, next_word_logits, score
+from decoder.trainer import Scores, next_word_logits, scores_of
 from training.trainer import deterministic_torch
 
 Predictor = Callable[[tuple[str, ...]], np.ndarray]  # the words so far -> p(next word) over VOCABULARY
@@ -86,10 +86,11 @@ class Quality:
     bigram_context: float
 
 
-def quality(model: Decoder, corpus: Corpus) -> Quality:
-    """Score `model` on `corpus`'s held-out sentences beside the bigram and grammar predictors."""
+def quality(model: Decoder, corpus: Corpus, grammar: Predictor | None = None) -> Quality:
+    """Score `model` on `corpus`'s held-out sentences beside the bigram and grammar predictors (`grammar`: the
+    language's `grammar_predictor`, if one is at hand: it is the same for every corpus)."""
     sentences = corpus.held_out_sentences
-    bigram, grammar = bigram_predictor(sentences), grammar_predictor()
+    bigram, grammar = bigram_predictor(sentences), grammar or grammar_predictor()
     with deterministic_torch(), torch.no_grad():
         logits, targets = next_word_logits(model, torch.as_tensor(corpus.held_out))  # (N, T-1, V), (N, T-1)
     model_right = (logits.argmax(-1) == targets).numpy()  # (N, T-1)
@@ -101,8 +102,6 @@ def quality(model: Decoder, corpus: Corpus) -> Quality:
                 context += 1
                 model_hits += int(model_right[row, t - 1])
                 bigram_hits += int(np.argmax(bigram(prefix)) == target)
-    with deterministic_torch():
-        model_scores = score(model, corpus.held_out)
-    return Quality(model_scores, score_predictor(bigram, sentences),
+    return Quality(scores_of(logits, targets), score_predictor(bigram, sentences),
                    score_predictor(grammar, sentences), context, model_hits / max(context, 1),
                    bigram_hits / max(context, 1))

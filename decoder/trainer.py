@@ -86,13 +86,18 @@ def next_word_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=PAD_ID)  # (B*T, V)
 
 
-@torch.no_grad()
-def score(model: Decoder, ids: np.ndarray) -> Scores:
-    """Next-word loss and accuracy of `model` on the padded sentences `ids` ``(N, T)``."""
-    logits, targets = next_word_logits(model, torch.as_tensor(ids))
+def scores_of(logits: torch.Tensor, targets: torch.Tensor) -> Scores:
+    """Next-word loss and accuracy of `logits` ``(N, T-1, vocab)`` on `targets` ``(N, T-1)``, over the targets that
+    are words."""
     words = targets != PAD_ID  # (N, T-1)
     right = (logits.argmax(-1) == targets) & words
     return Scores(float(next_word_loss(logits, targets)), float(right.sum() / words.sum()))
+
+
+@torch.no_grad()
+def score(model: Decoder, ids: np.ndarray) -> Scores:
+    """Next-word loss and accuracy of `model` on the padded sentences `ids` ``(N, T)``."""
+    return scores_of(*next_word_logits(model, torch.as_tensor(ids)))
 
 
 def checkpoint_schedule(config: DecoderConfig) -> list[int]:

@@ -422,6 +422,7 @@ def test_the_train_storm_follows_every_training_to_the_end_and_sees_the_line():
     assert figures["finished"] == 2 and figures["by_page"] == {"decoder": 2}
     assert figures["places_seen"] >= 1 and figures["line_wait_max_s"] > 0
     assert figures["trained_p50_s"] <= figures["trained_max_s"] and figures["tree_pss_peak_mb"] > 0
+    assert 0 < figures["training_cpu_s"] < figures["server_cpu_s"]  # the runs' own, read from the trained page
     printed = storm_table({"storm": storm_summary([figures])})
     assert all(k in printed for k in STORM_KEYS)
 

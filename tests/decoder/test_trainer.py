@@ -33,3 +33,19 @@ def test_a_run_is_reproducible_however_it_is_chunked():
         chunked.run(max_seconds=0.0)  # one step per call
     assert chunked.result.train_loss == whole.train_loss
     assert [s.loss for s in chunked.result.held_out] == [s.loss for s in whole.held_out]
+
+
+def test_quality_runs_the_model_once_and_takes_the_grammar_it_is_given(monkeypatch):
+    """The held-out logits serve both the scores and the words that need context; a grammar at hand (the same for
+    every corpus) is used rather than built again."""
+    import decoder.baselines as baselines
+
+    config = DecoderConfig(steps=5, n_checkpoints=1)
+    model, corpus = inference_model(config, train_decoder(config).state), split(config.held_out_share, config.seed)
+    built = quality(model, corpus)
+    grammar = baselines.grammar_predictor()
+    passes = []
+    model.register_forward_hook(lambda *_: passes.append(1))
+    monkeypatch.setattr(baselines, "grammar_predictor", lambda: pytest.fail("the grammar was built again"))
+    assert quality(model, corpus, grammar) == built
+    assert len(passes) == 1

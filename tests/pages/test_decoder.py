@@ -177,6 +177,20 @@ def test_training_lets_the_class_s_waiting_steps_go_between_its_chunks(monkeypat
     assert not at.exception and chunks
 
 
+def test_the_grammar_s_table_is_built_once_for_every_setting(monkeypatch):
+    """The grammar's next-word table depends on the language alone: two settings trained and scored, one table."""
+    import decoder.baselines
+
+    built = []
+    grammar = decoder.baselines.grammar_predictor
+    monkeypatch.setattr(decoder.baselines, "grammar_predictor", lambda: built.append(1) or grammar())
+    for seed in ("71", "72"):  # short settings no other test trains
+        at = open_page(steps="100", seed=seed)
+        at.button(key="train").click().run()
+        assert not at.exception and any(m.label == "Held-out perplexity" for m in at.metric)
+    assert len(built) <= 1
+
+
 def test_the_formula_keeps_the_temperature_out_of_the_models_probability_and_the_terms_are_defined(trained):
     """p(x_{t+1} | x_≤t) is the model's softmax(z_t); τ only shapes what is drawn. Logits, the nucleus and perplexity
     are defined in the page's text (not only in tooltips), perplexity with the held-out numbers of the metrics."""

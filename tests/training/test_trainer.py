@@ -4,6 +4,8 @@ Training runs here are very short (tens of steps, tiny models): they check the m
 resumption, snapshot shapes), never the wall time.
 """
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 import torch
@@ -86,20 +88,89 @@ def test_on_step_reports_progress_and_can_stop():
     assert all(b.elapsed_s >= a.elapsed_s for a, b in zip(seen, seen[1:], strict=False))
 
 
-def test_adam_matches_torch_optim_step_for_step():
+def beside_torch_optim(make: Callable[[], nn.Module], loss: Callable[[nn.Module], torch.Tensor],
+                       steps: int) -> tuple[nn.Module, nn.Module]:
+    """Two copies of `make()`'s model after `steps` steps down `loss`, ours with `Adam`, theirs with
+    ``torch.optim.Adam``; each parameter of ours is checked against theirs."""
     torch.manual_seed(0)
-    ours, theirs = nn.Linear(5, 3), nn.Linear(5, 3)
+    ours, theirs = make(), make()
     theirs.load_state_dict(ours.state_dict())
     opt_ours, opt_theirs = Adam(ours.parameters(), lr=3e-2), torch.optim.Adam(theirs.parameters(), lr=3e-2)
-    x, y = torch.randn(16, 5), torch.randn(16, 3)
-    for _ in range(25):
+    for _ in range(steps):
         for model, opt in ((ours, opt_ours), (theirs, opt_theirs)):
             opt.zero_grad()
-            nn.functional.mse_loss(model(x), y).backward()
+            loss(model).backward()
             opt.step()
     for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    return ours, theirs
+
+
+def test_adam_matches_torch_optim_step_for_step():
+    x, y = torch.randn(16, 5), torch.randn(16, 3)
+    ours, _ = beside_torch_optim(lambda: nn.Linear(5, 3), lambda model: nn.functional.mse_loss(model(x), y), 25)
     assert not torch.equal(ours.weight, nn.Linear(5, 3).weight)  # it did move
+
+
+def one_at_a_time_adam(params: list[nn.Parameter], lr: float, t: int, m: list[torch.Tensor],
+                       v: list[torch.Tensor]) -> None:
+    """Adam's step `t` written one parameter after another, as `Adam` did before it kept a flat vector."""
+    bias1, bias2 = 1 - 0.9**t, 1 - 0.999**t
+    with torch.no_grad():
+        for p, m_p, v_p in zip(params, m, v, strict=True):
+            if p.grad is None:
+                continue
+            m_p.mul_(0.9).add_(p.grad, alpha=0.1)
+            v_p.mul_(0.999).addcmul_(p.grad, p.grad, value=0.001)
+            p.addcdiv_(m_p, (v_p.sqrt() / bias2**0.5).add_(1e-8), value=-lr / bias1)
+
+
+def two_models(n_layers: int) -> tuple[nn.Module, nn.Module]:
+    torch.manual_seed(0)
+    ours = nn.Sequential(*(nn.Linear(6, 6) for _ in range(n_layers)), nn.Linear(6, 2))
+    theirs = nn.Sequential(*(nn.Linear(6, 6) for _ in range(n_layers)), nn.Linear(6, 2))
+    theirs.load_state_dict(ours.state_dict())
+    return ours, theirs
+
+
+def test_adam_gives_the_very_numbers_of_a_step_taken_one_parameter_at_a_time():
+    """Updating every parameter at once through one flat vector changes no bit of a run (runs stay the same runs)."""
+    ours, theirs = two_models(3)
+    opt = Adam(ours.parameters(), lr=3e-2)
+    params = list(theirs.parameters())
+    m, v = [torch.zeros_like(p) for p in params], [torch.zeros_like(p) for p in params]
+    x, y = torch.randn(16, 6), torch.randn(16, 2)
+    for t in range(1, 31):
+        opt.descend(nn.functional.mse_loss(ours(x), y))
+        for p in params:
+            p.grad = None
+        nn.functional.mse_loss(theirs(x), y).backward()
+        one_at_a_time_adam(params, 3e-2, t, m, v)
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_adam_skips_a_parameter_without_a_gradient_like_torch_optim():
+    x, y = torch.randn(8, 4), torch.randn(8, 2)
+    torch.manual_seed(0)
+    before = nn.ModuleList([nn.Linear(4, 2), nn.Linear(4, 2)])
+    ours, _ = beside_torch_optim(lambda: nn.ModuleList([nn.Linear(4, 2), nn.Linear(4, 2)]),
+                                 lambda model: nn.functional.mse_loss(model[0](x), y), 10)  # the second layer unused
+    assert torch.equal(ours[1].weight, before[1].weight) and not torch.equal(ours[0].weight, before[0].weight)
+
+
+def test_adam_steps_every_parameter_at_once():
+    """A step's arithmetic does not grow with the number of parameters: one update of a flat vector of them all
+    (only the views that gather the gradients into it do)."""
+    def ops_in_a_step(n_layers: int) -> int:
+        model, _ = two_models(n_layers)
+        opt = Adam(model.parameters(), lr=1e-2)
+        model(torch.randn(4, 6)).sum().backward()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            opt.step()
+        return sum(e.count for e in prof.key_averages() if e.key.startswith("aten::") and e.key != "aten::view")
+
+    assert ops_in_a_step(8) == ops_in_a_step(1)
 
 
 def test_training_never_imports_torch_dynamo():
