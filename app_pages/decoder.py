@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from core.embeddings import tokenize
 from decoder.baselines import Predictor, Quality, grammar_predictor, quality
 from decoder.config import CONTEXT, DecoderConfig
 from decoder.cost import pass_multiply_adds, step_costs
@@ -410,9 +411,10 @@ def page_body() -> None:
 
 
 def offer_run_notebook(config: DecoderConfig, prompt: tuple[str, ...] | list[str], sampling: Sampling,
-                       draw_seed: int, n_words: int) -> None:
-    """The run as a notebook that trains it again and writes `n_words` words after `prompt` as the page does."""
-    offer_notebook("decoder", n_layers=config.n_layers, n_heads=config.n_heads, steps=config.steps, seed=config.seed,
+                       draw_seed: int, n_words: int, rejected: str = "") -> None:
+    """The run as a notebook that trains it again and writes `n_words` words after `prompt` as the page does
+    (`rejected`: why the prompt typed was refused, the notebook then saying it writes after the last valid one)."""
+    offer_notebook("decoder", rejected=rejected, n_layers=config.n_layers, n_heads=config.n_heads, steps=config.steps, seed=config.seed,
                    d_model=config.d_model, lr=config.lr, batch=config.batch, held_out_share=config.held_out_share,
                    n_checkpoints=config.n_checkpoints, prompt=list(prompt), temperature=sampling.temperature,
                    top_k=sampling.top_k, top_p=sampling.top_p, draw_seed=draw_seed, n_words=n_words)
@@ -423,7 +425,9 @@ def writing(config: DecoderConfig, model: Decoder) -> None:
     """Sections 3 to 5 and the quiz, a fragment nested in the page's: a sampling knob or a click on Next word
     changes nothing above it, so it reruns only this part."""
     text, prompt, sampling, draw_seed = writing_section(config, model)
-    offer_run_notebook(config, prompt, sampling, draw_seed, len(text.ids) - text.n_prompt)
+    typed = lower_case(tokenize(str(st.session_state.get("prompt", " ".join(prompt)))))
+    offer_run_notebook(config, prompt, sampling, draw_seed, len(text.ids) - text.n_prompt,
+                       rejected="" if tuple(typed) == tuple(prompt) else "the prompt typed could not be read")
     attention_section(config, model, text)
     cache_section(config, model, text)
     next_word_quiz(prompt, text, draw_seed)

@@ -4,6 +4,8 @@ baselines, and writes the page's text with the same next-word probabilities."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -17,7 +19,8 @@ from notebooks import build_notebook, settings_of
 from notebooks.decoder import CONTEXT as NOTEBOOK_CONTEXT
 from notebooks.decoder import WORDS as NOTEBOOK_WORDS
 from notebooks.values import NotWritableError
-from tests.helpers.notebooks import assert_close, page_and_notebook, run_notebook
+from tests.helpers.notebooks import (NOTEBOOK, assert_close, download, page_and_notebook, recorded_downloads,
+                                     run_notebook)
 from ui.shared_runs import shared_runs
 
 PAGE = "app_pages/decoder.py"
@@ -106,3 +109,16 @@ def test_the_notebook_s_sampling_chooses_as_the_page_does_at_every_setting():
 
 def test_the_prompt_s_check_knows_the_language_s_words_and_positions():
     assert NOTEBOOK_WORDS == set(WORDS) and NOTEBOOK_CONTEXT == CONTEXT
+
+
+def test_a_prompt_the_page_refused_is_named_and_the_last_valid_one_written():
+    """Trained, a prompt with a word outside the language is refused on the page: the notebook writes after the
+    last valid prompt, as the page does, and says in its note that the prompt typed could not be read."""
+    at, _, _ = page_and_notebook(PAGE, press=("train",), steps="100", prompt="the dogs")
+    with recorded_downloads() as files:
+        at.text_input(key="prompt").set_value("the cow").run()
+        assert not at.exception and any("cow" in e.value for e in at.error)
+        _, text = download(at, files, NOTEBOOK)
+    cells = ["".join(c["source"]) for c in json.loads(text)["cells"]]
+    assert any(c.startswith("> **Note:**") and "the prompt typed could not be read" in c for c in cells)
+    assert "prompt = ['the', 'dogs']" in "\n".join(cells)
