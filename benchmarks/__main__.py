@@ -1,6 +1,7 @@
 """Benchmark the app: server-side reruns, slider-to-repaint in the browser, cold start, memory.
 
-    python -m benchmarks [--repeats 7] [--cold-starts 3] [--no-browser] [--out benchmarks/results.json]
+    python -m benchmarks [--repeats 7] [--cold-starts 3] [--no-browser] [--room-students 300]
+                         [--out benchmarks/results.json]
 
 Prints a table and writes the figures as JSON. Run it on an otherwise idle machine; the
 figures are medians. Nothing here asserts on time: targets are reported, not enforced.
@@ -204,6 +205,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--no-browser", action="store_true")
     ap.add_argument("--cold-starts", type=int, default=3, help="cold starts measured (median reported)")
+    ap.add_argument("--room-students", type=int, default=300,
+                    help="students of the class round's room on two processes and PostgreSQL (0: skip it)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results.json"))
     args = ap.parse_args()
 
@@ -230,6 +233,14 @@ def main() -> None:
     m = result["exercise_round"]["median"]["cpu_ms"]
     print(f"Recording a check in the exercise's class round (SQLite, 300 students x 3 checks): server CPU p50 "
           f"{m['p50']} ms, p95 {m['p95']} ms (budget {exercise_round.TARGET_CPU_MS:g} ms)")
+
+    if args.room_students:
+        from benchmarks import exercise_room
+
+        print(f"The class round's room: {args.room_students} students pressing Check my code 3 times over 180 s, "
+              "twice (no round, then a round open), on 2 processes behind nginx and PostgreSQL:", flush=True)
+        result["exercise_room"] = exercise_room.measure(args.room_students, 3, 180.0)
+        print("  " + exercise_room.report(result["exercise_room"]))
 
     print("\n| page | rerun default (ms) | rerun heaviest (ms) | bare page (ms) | ratio | repaint (ms) |"
           " repaint, first step (ms) |")

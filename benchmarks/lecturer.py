@@ -24,17 +24,30 @@ QUESTION = Question(quiz=QUIZ, text="Benchmark: which option?", options=("one", 
 
 
 class Presenter(Student):
-    """The lecturer's browser in presenter mode: unlocks the panel with the key, then reruns the panel on the
-    interval the server announced, noting each count of answers it showed."""
+    """The lecturer's browser in presenter mode: unlocks the panel of `quiz` (a quiz, or the store's page of the
+    exercise's class round) with the key, then reruns the panel on the interval the server announced, noting each
+    number every metric showed (`shown`; `counts`: the poll's "Answered")."""
 
-    def __init__(self, url: str, page_hash: str, key: str) -> None:
+    def __init__(self, url: str, page_hash: str, key: str, quiz: str = QUIZ) -> None:
         super().__init__(url, page_hash, random.Random(0))
         self.query = {"present": "true"}
         self.key = key
+        self.quiz = quiz
         self.key_field = ""
-        self.timer: tuple[str, float] | None = None  # the panel's fragment id and interval
-        self.counts: list[tuple[float, int]] = []  # (time.monotonic(), "Answered")
+        self.panel = ""  # the panel's fragment: the one drawing `quiz`'s key field
+        self.timers: dict[str, float] = {}  # a fragment with a timer -> its interval
+        self.unlock = ""  # `quiz`'s "Unlock the class poll" button
+        self.shown: dict[str, list[tuple[float, int]]] = {}  # a metric's label -> (time.monotonic(), number)
         self.exceptions = 0
+
+    @property
+    def timer(self) -> tuple[str, float]:
+        """The panel's fragment id and interval."""
+        return self.panel, self.timers[self.panel]
+
+    @property
+    def counts(self) -> list[tuple[float, int]]:
+        return self.shown.get("Answered", [])
 
     async def open_page(self) -> None:
         await self.connect()
@@ -44,24 +57,26 @@ class Presenter(Student):
             raw = await raw_recv(*args, **kwargs)
             fm = ForwardMsg.FromString(raw)
             if fm.WhichOneof("type") == "auto_rerun":
-                self.timer = (fm.auto_rerun.fragment_id, fm.auto_rerun.interval)
+                self.timers[fm.auto_rerun.fragment_id] = fm.auto_rerun.interval
             elif fm.WhichOneof("type") == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 element = fm.delta.new_element
                 which = element.WhichOneof("type")
-                if which == "text_input" and element.text_input.id.endswith(f"poll_key_{QUIZ}"):
-                    self.key_field = element.text_input.id
-                elif which == "metric" and element.metric.label == "Answered":
-                    self.counts.append((time.monotonic(), int(element.metric.body)))
+                if which == "text_input" and element.text_input.id.endswith(f"poll_key_{self.quiz}"):
+                    self.key_field, self.panel = element.text_input.id, fm.delta.fragment_id
+                elif which == "button" and element.button.form_id == f"poll_key_form_{self.quiz}":
+                    self.unlock = element.button.id
+                elif which == "metric" and element.metric.body.isdigit() and fm.delta.fragment_id == self.panel:
+                    self.shown.setdefault(element.metric.label, []).append((time.monotonic(),
+                                                                            int(element.metric.body)))
                 elif which == "exception":
                     self.exceptions += 1
             return raw
 
         self.ws.recv = recv
-        _, seen = await self.rerun()
-        unlock_id, fragment_id = seen.widgets["Unlock the class poll"]
+        await self.rerun()
         self.extra_states = [WidgetState(id=self.key_field, string_value=self.key),
-                             WidgetState(id=unlock_id, trigger_value=True)]
-        await self.rerun(fragment_id)
+                             WidgetState(id=self.unlock, trigger_value=True)]
+        await self.rerun(self.panel)
 
     async def tick_until(self, end_at: float, seen_through: Callable[[], bool] = lambda: False) -> None:
         """Rerun the panel on its interval until `end_at` (a late tick goes at once, as a browser's timer does), or

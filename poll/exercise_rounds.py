@@ -53,7 +53,7 @@ class CheckResult:
 @dataclass(frozen=True)
 class ExerciseRound:
     """One round of the exercise on a page. Results are recorded while `closed_at` is None; `shown_at` is set once
-    the lecturer showed the class its summary. Times are aware datetimes in UTC."""
+    the lecturer showed the class its summary, and None again once it was hidden. Times are aware datetimes in UTC."""
 
     id: str
     page: str
@@ -139,6 +139,11 @@ class ExerciseRoundStore(Protocol):
 
     def show_exercise_round(self, round_id: str) -> ExerciseRound:
         """Mark the current round `round_id` shown to the class (its summary on every student's page)."""
+        ...
+
+    def hide_exercise_round(self, round_id: str) -> ExerciseRound:
+        """Take the current round `round_id`'s summary off the students' pages again (not shown; again: no
+        change)."""
         ...
 
     def exercise_round(self, page: str) -> ExerciseRound | None:

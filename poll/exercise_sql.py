@@ -104,12 +104,17 @@ class SqlExerciseRounds(ABC):
     def show_exercise_round(self, round_id: str) -> ExerciseRound:
         return self._mark(round_id, "shown_at = COALESCE(shown_at, ?)")
 
-    def _mark(self, round_id: str, assignment: str) -> ExerciseRound:
+    def hide_exercise_round(self, round_id: str) -> ExerciseRound:
+        return self._mark(round_id, "shown_at = NULL", timed=False)
+
+    def _mark(self, round_id: str, assignment: str, timed: bool = True) -> ExerciseRound:
+        """Change the current round `round_id` by `assignment` (given the time as its one parameter if `timed`)."""
         round_id = checked_round_id(round_id)
 
         def operation(cur: Cursor) -> ExerciseRound:
             _current_for_update(cur, round_id)
-            cur.execute(f"UPDATE exercise_rounds SET {assignment} WHERE id = ?", (self._clock(), round_id))
+            cur.execute(f"UPDATE exercise_rounds SET {assignment} WHERE id = ?",
+                        (self._clock(), round_id) if timed else (round_id,))
             cur.execute(f"SELECT {ROUND_COLUMNS} FROM exercise_rounds WHERE id = ?", (round_id,))
             return _round_of(cur.fetchone())
 

@@ -435,3 +435,23 @@ def test_the_class_rounds_benchmark_counts_every_record_it_times(tmp_path):
     (run,) = found["runs"]
     assert run["records"] == 36 and run["exact"] and found["exact"]
     assert set(found["median"]) == {"cpu_ms", "wall_ms"} and found["target_cpu_ms"] == 5.0
+
+
+def test_the_class_round_room_benchmark_sees_every_check_on_the_panel(tmp_path):
+    """`benchmarks.exercise_room` on two processes behind nginx and SQLite, four students checking twice: every
+    check answered in both phases, each student's first check of the round and each pass reached the lecturer's
+    panel, and the panel's last counts equal the store's, which hold every check of the round."""
+    from benchmarks.exercise_room import measure
+    from devtools.cluster import INSTALL_HINT, nginx_binary
+
+    if nginx_binary() is None:
+        pytest.skip(INSTALL_HINT)
+    found = measure(students=4, checks=2, spread_s=4.0, processes=2, sqlite=True)
+    assert found["exceptions"] == 0
+    assert found["no_round"]["checks"] == found["round"]["checks"] == 8
+    assert found["no_round"]["answer"]["reached"] == found["round"]["answer"]["reached"] == 8
+    assert found["first_check_to_panel"]["reached"] == found["first_check_to_panel"]["of"] == 4
+    assert found["pass_to_panel"]["reached"] == found["pass_to_panel"]["of"] == 4
+    assert found["panel"] == {"Checked": 4, "Pass now": 4}
+    assert found["store"] == {"Checked": 4, "Pass now": 4, "attempts": 8}
+    assert found["exact"]

@@ -4,7 +4,7 @@ Behind the poll's presenter key (the same field, the same throttle: `ui.poll_pre
 opens a round and sees the room's code at a glance: how many checked, how many pass now, the checks a first pass
 took (median and spread), and the latest results that do not pass as bars, largest first, each labelled with the
 checker's one-line explanation. "Show the class" puts the share who pass and the three most common mistakes on every
-student's page; "New round" counts from zero (the round before is kept); "Download results" is the signed CSV route.
+student's page, and "Hide from the class" takes them off again; "New round" counts from zero (the round before is kept); "Download results" is the signed CSV route.
 
 The panel is a fragment that reruns on a timer, every `PRESENTER_EVERY_S`: one session. It reads the round and its
 rows only when the page's version moved (a recorded result moves it), through the process's `VersionCache`.
@@ -87,10 +87,14 @@ def _buttons(current: ExerciseRound) -> None:
     close.button("Close the round", key="exround_close", on_click=_act, args=("close", current.id),
                  disabled=not current.is_open, icon=":material/stop_circle:",
                  help="Checks are no longer counted; the counts stay.")
-    show.button("Show the class", key="exround_show", on_click=_act, args=("show", current.id),
-                disabled=current.is_shown, type="primary", icon=":material/visibility:",
-                help=f"Every student's page shows the share who pass and the {SHOWN_MISTAKES} most common mistakes, "
-                     "with their explanations: counts only, never a name or code.")
+    if current.is_shown:
+        show.button("Hide from the class", key="exround_hide", on_click=_act, args=("hide", current.id),
+                    icon=":material/visibility_off:", help="The students' pages no longer show the class's summary.")
+    else:
+        show.button("Show the class", key="exround_show", on_click=_act, args=("show", current.id), type="primary",
+                    icon=":material/visibility:",
+                    help=f"Every student's page shows the share who pass and the {SHOWN_MISTAKES} most common "
+                         "mistakes, with their explanations: counts only, never a name or code.")
     again.button("New round", key="exround_new", on_click=_act, args=("open", None), icon=":material/replay:",
                  help="Counts from zero (this round is kept, and in the download).")
     with download:
@@ -105,7 +109,8 @@ def _act(action: str, round_id: str | None) -> None:
     store = services().store
     try:
         {"open": lambda: store.open_exercise_round(PAGE), "close": lambda: store.close_exercise_round(round_id),
-         "show": lambda: store.show_exercise_round(round_id)}[action]()
+         "show": lambda: store.show_exercise_round(round_id),
+         "hide": lambda: store.hide_exercise_round(round_id)}[action]()
     except PollError as error:
         st.session_state[_SAID] = f"Not done: {error}"
         return

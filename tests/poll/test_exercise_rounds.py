@@ -128,6 +128,20 @@ def test_showing_a_round_marks_it_and_every_record_moves_the_version(store):
     assert shown.is_shown and shown.is_open and store.exercise_round(PAGE).is_shown
 
 
+def test_a_shown_round_can_be_hidden_again_and_its_watchers_see_it(store):
+    opened = store.open_exercise_round(PAGE)
+    store.show_exercise_round(opened.id)
+    before = store.version(PAGE)
+    hidden = store.hide_exercise_round(opened.id)
+    assert not hidden.is_shown and hidden.is_open and not store.exercise_round(PAGE).is_shown
+    assert store.version(PAGE) > before
+    assert store.hide_exercise_round(opened.id) == hidden  # again: no change
+    assert store.show_exercise_round(opened.id).is_shown
+    store.open_exercise_round(PAGE)
+    with pytest.raises(StaleRoundError):
+        store.hide_exercise_round(opened.id)
+
+
 def test_no_code_and_no_token_is_stored_and_the_csv_numbers_the_students(store, database_url):
     opened = store.open_exercise_round(PAGE)
     a, b = students(store, 2)

@@ -204,6 +204,23 @@ def test_the_class_is_shown_the_share_and_the_three_most_common_mistakes_without
         assert not [line for line in source.splitlines() if len(line.strip()) > 12 and line.strip() in shown]
 
 
+def test_the_lecturer_can_hide_the_classs_summary_again():
+    teacher = open_round()
+    at = student()
+    check(at, NO_SCALE)
+    tick(teacher)
+    teacher.button(key="exround_show").click().run()
+    tick(at)
+    assert any("The class so far" in m.value for m in at.markdown)
+    tick(teacher)
+    teacher.button(key="exround_hide").click().run()
+    assert not teacher.exception and not [b for b in teacher.button if b.key == "exround_hide"]
+    assert [b for b in teacher.button if b.key == "exround_show"]
+    tick(at)
+    assert not any("The class so far" in m.value or "most common" in m.value for m in at.markdown)
+    assert any("Class round 1 is open" in m.value for m in at.markdown)
+
+
 def test_the_database_away_pauses_the_count_and_loses_no_check(monkeypatch):
     open_round()
     at = student()
