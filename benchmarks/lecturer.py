@@ -34,7 +34,7 @@ class Presenter(Student):
         self.key = key
         self.quiz = quiz
         self.key_field = ""
-        self.panel = ""  # the panel's fragment: the one drawing `quiz`'s key field
+        self.panel_fragment = ""  # the panel's fragment: the one drawing `quiz`'s key field
         self.timers: dict[str, float] = {}  # a fragment with a timer -> its interval
         self.unlock = ""  # `quiz`'s "Unlock the class poll" button
         self.shown: dict[str, list[tuple[float, int]]] = {}  # a metric's label -> (time.monotonic(), number)
@@ -43,7 +43,7 @@ class Presenter(Student):
     @property
     def timer(self) -> tuple[str, float]:
         """The panel's fragment id and interval."""
-        return self.panel, self.timers[self.panel]
+        return self.panel_fragment, self.timers[self.panel_fragment]
 
     @property
     def counts(self) -> list[tuple[float, int]]:
@@ -62,10 +62,11 @@ class Presenter(Student):
                 element = fm.delta.new_element
                 which = element.WhichOneof("type")
                 if which == "text_input" and element.text_input.id.endswith(f"poll_key_{self.quiz}"):
-                    self.key_field, self.panel = element.text_input.id, fm.delta.fragment_id
+                    self.key_field, self.panel_fragment = element.text_input.id, fm.delta.fragment_id
                 elif which == "button" and element.button.form_id == f"poll_key_form_{self.quiz}":
                     self.unlock = element.button.id
-                elif which == "metric" and element.metric.body.isdigit() and fm.delta.fragment_id == self.panel:
+                elif which == "metric" and element.metric.body.isdigit() \
+                        and fm.delta.fragment_id == self.panel_fragment:
                     self.shown.setdefault(element.metric.label, []).append((time.monotonic(),
                                                                             int(element.metric.body)))
                 elif which == "exception":
@@ -76,7 +77,7 @@ class Presenter(Student):
         await self.rerun()
         self.extra_states = [WidgetState(id=self.key_field, string_value=self.key),
                              WidgetState(id=self.unlock, trigger_value=True)]
-        await self.rerun(self.panel)
+        await self.rerun(self.panel_fragment)
 
     async def tick_until(self, end_at: float, seen_through: Callable[[], bool] = lambda: False) -> None:
         """Rerun the panel on its interval until `end_at` (a late tick goes at once, as a browser's timer does), or

@@ -4,7 +4,8 @@ Behind the poll's presenter key (the same field, the same throttle: `ui.poll_pre
 opens a round and sees the room's code at a glance: how many checked, how many pass now, the checks a first pass
 took (median and spread), and the latest results that do not pass as bars, largest first, each labelled with the
 checker's one-line explanation. "Show the class" puts the share who pass and the three most common mistakes on every
-student's page, and "Hide from the class" takes them off again; "New round" counts from zero (the round before is kept); "Download results" is the signed CSV route.
+student's page, and "Hide from the class" takes them off again; "New round" counts from zero (the round before is
+kept); "Download results" is the signed CSV route.
 
 The panel is a fragment that reruns on a timer, every `PRESENTER_EVERY_S`: one session. It reads the round and its
 rows only when the page's version moved (a recorded result moves it), through the process's `VersionCache`.

@@ -123,7 +123,7 @@ class RoutedPresenter(Presenter):
         deadline = time.monotonic() + seconds
         while True:
             await asyncio.sleep(1.0)
-            await self.rerun(self.panel, heard)
+            await self.rerun(self.panel_fragment, heard)
             if time.monotonic() > deadline or self.last() == (students, passed):
                 return
 
