@@ -76,7 +76,7 @@ def _round_view(current: ExerciseRound | None, summary: RoundSummary | None) -> 
         labels = [result_line(result) for result, _ in summary.not_passing]
         counts = [n for _, n in summary.not_passing]
         show_chart(part_spec(mistakes_part(labels, counts, n_bars=len(labels))), export=False,
-                   alt=counts_name("What the room's code gets wrong now", labels, counts))
+                   alt=counts_name("The room's mistakes now", labels, counts))
     if current.is_shown:
         st.caption(f"Every student's page shows the share who pass and the {SHOWN_MISTAKES} most common mistakes:")
         show_summary(summary)

@@ -113,3 +113,6 @@ def test_a_lecturer_and_three_students_over_two_processes(round_cluster, browser
     panel(phone).get_by_role("button", name="New round").wait_for(timeout=REACHES_MS)
     phone.wait_for_timeout(1500)
     shoot(phone, screenshot_dir, "presenter-phone", panel(phone))
+    drawn = panel(phone).locator("[data-testid=stVegaLiteChart] :is(canvas, svg.marks)").first.bounding_box()
+    inside = panel(phone).locator("[data-testid=stExpanderDetails]").bounding_box()
+    assert drawn["x"] + drawn["width"] <= inside["x"] + inside["width"]  # the mistakes' chart fits: no sideways scroll

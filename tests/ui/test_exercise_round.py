@@ -107,7 +107,7 @@ def stored_rows():
 
 
 def mistakes_table(at: AppTest) -> dict[str, int]:
-    found = [frames for spec, frames in chart_specs(at) if "gets wrong now" in str(spec)]
+    found = [frames for spec, frames in chart_specs(at) if "mistakes now" in str(spec)]
     if not found:
         return {}
     table = next(iter(found[0].values()))
