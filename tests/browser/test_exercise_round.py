@@ -3,8 +3,8 @@ processes behind nginx, each check run by the real sandbox of the process that s
 
 The lecturer unlocks the panel with the poll's key and opens a round; the students write their function and press
 Check my code; the panel's counts reach the lecturer from both processes (checked, passing, the mistake's bar); Show
-the class puts the share and the mistakes on every student's page (the phone's too), with no code in it. With
-SCREENSHOT_DIR set, the screens are saved.
+the class puts the share and the mistakes on every student's page (the phone's too), with no code in it, and Hide
+takes them away again. On a phone the panel's chart fits the screen. With SCREENSHOT_DIR set, the screens are saved.
 """
 
 from __future__ import annotations
@@ -105,6 +105,10 @@ def test_a_lecturer_and_three_students_over_two_processes(round_cluster, browser
         assert "No scaling" in box and "(2 students)" in box and "def " not in box and "torch" not in box
     shoot(students[1], screenshot_dir, "student-shown")
     shoot(students[2], screenshot_dir, "student-phone-shown")
+    panel(lecturer).get_by_role("button", name="Hide from the class").click()
+    for s in students:  # each student's watcher takes the summary away again
+        s.get_by_text("The class so far:").wait_for(state="detached", timeout=REACHES_MS)
+    panel(lecturer).get_by_role("button", name="Show the class").wait_for(timeout=REACHES_MS)
     for s in [lecturer, *students]:
         assert not s.get_by_test_id("stException").count()
     phone = open_page(browser, round_cluster, a1, "?present=true", viewport=PHONE)
