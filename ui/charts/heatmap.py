@@ -228,17 +228,20 @@ def cells_encoding(x_title: str, y_title: str, value_format: str, extra_tooltips
                                y=alt.Y(field="row", type="ordinal", sort=None, title=y_title), tooltip=tooltip)
 
 
+def colour_scale(signed: bool) -> alt.Scale:
+    """The diverging scale centred at 0 for a signed matrix, the sequential one for weights, each over the domain
+    its data holds (`domain_from_data`)."""
+    if signed:
+        return alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0)
+    return alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=domain_from_data())
+
+
 def cell_layer(signed: bool, emphasis: Mapping[str, Any], legend_length: int, select: str | None) -> alt.Chart:
     """The cells, coloured by value on the diverging scale centred at 0 (`signed`) or the sequential one, its domain
     read from the data; faded and outlined by `emphasis_encoding`'s `emphasis`; a click on one selects its ``i`` and
     ``j`` as `select`."""
-    scale = (
-        alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0)
-        if signed
-        else alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=domain_from_data())
-    )
     encoding: dict[str, Any] = dict(
-        color=alt.Color(field="value", type="quantitative", scale=scale, title=None,
+        color=alt.Color(field="value", type="quantitative", scale=colour_scale(signed), title=None,
                         legend=alt.Legend(orient="right", gradientLength=legend_length)),
     )
     encoding.update(emphasis)
