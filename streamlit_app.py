@@ -14,17 +14,36 @@ from ui.warmup import import_in_background, lifespan
 def main() -> None:
     """The router and the app-wide sidebar: one visitor's run of the app."""
     # Imported here, not at the top: the server's own import of this file must stay light (see `ui.warmup`).
-    from ui.accessibility import scroll_boxes
     from ui.display import prepare_altair
-    from ui.layout import link_slot
-    from ui.navigation import page_links
     from ui.patches import install
-    from ui.url_state import bound_toggle, ignored_query_params, opened_link
+    from ui.url_state import ignored_query_params, opened_link
 
     st.set_page_config(page_title="Attention, interactively", page_icon="🧮", layout="wide")
     install()  # the library patches: applied by the process's first run, a lookup afterwards
     prepare_altair()
 
+    sections = page_sections()
+    # Streamlit's own page list is not a correct list for screen readers: the sidebar draws the same sections.
+    page = st.navigation(sections, position="hidden")
+    incoming = opened_link()  # before any widget runs: what the link asked for
+    sidebar(sections, page)
+
+    notices = st.container()
+    page.run()
+
+    # Written on full runs only: a page's later steps rerun just its fragment, so the notice says what the page
+    # opened with.
+    for key, used in ignored_query_params(incoming).items():
+        notices.info(f"The link's value for `{key}` could not be used here, so the page opened with `{used}` instead.",
+                     icon=":material/link_off:")
+
+    # Most pages cross-check against PyTorch, which takes seconds to import: load it in the background, starting
+    # a few seconds after the first page was sent, so the browser draws that page first (docs/performance.md).
+    import_in_background("torch", "core.reference", delay_s=3.0)
+
+
+def page_sections() -> dict[str, list[st.Page]]:
+    """Every page of the app, by the sidebar's section, each section in the order a student reads it."""
     # In the lesson's order, the worked example first: it is the landing page ("/"), and the first link of the
     # sidebar is the page a visitor lands on. The encoder/decoder split comes before the mask, which the lesson
     # introduces inside the decoder.
@@ -49,11 +68,15 @@ def main() -> None:
         st.Page("app_pages/attention_cost.py", title="What attention costs", icon=":material/speed:"),
         st.Page("app_pages/decoder.py", title="A decoder that writes", icon=":material/edit_note:"),
     ]
+    return {"The lesson": lesson, "Build this": build, "Beyond the lesson": beyond}
 
-    sections = {"The lesson": lesson, "Build this": build, "Beyond the lesson": beyond}
-    # Streamlit's own page list is not a correct list for screen readers: the sidebar draws the same sections.
-    page = st.navigation(sections, position="hidden")
-    incoming = opened_link()  # before any widget runs: what the link asked for
+
+def sidebar(sections: dict[str, list[st.Page]], page: st.Page) -> None:
+    """The app-wide sidebar: the page links, the app's name, presenter mode and the share link's slot."""
+    from ui.accessibility import scroll_boxes
+    from ui.layout import link_slot
+    from ui.navigation import page_links
+    from ui.url_state import bound_toggle
 
     with st.sidebar:
         page_links(sections, current=page)
@@ -65,19 +88,6 @@ def main() -> None:
         st.caption("Copy link to this view")
         link_slot()  # filled in by the page (`ui.layout.page_fragment`), so it follows the page's own reruns
         scroll_boxes()  # a chart or formula wider than a phone scrolls in its own box, never the page
-
-    notices = st.container()
-    page.run()
-
-    # Written on full runs only: a page's later steps rerun just its fragment, so the notice says what the page
-    # opened with.
-    for key, used in ignored_query_params(incoming).items():
-        notices.info(f"The link's value for `{key}` could not be used here, so the page opened with `{used}` instead.",
-                     icon=":material/link_off:")
-
-    # Most pages cross-check against PyTorch, which takes seconds to import: load it in the background, starting
-    # a few seconds after the first page was sent, so the browser draws that page first (docs/performance.md).
-    import_in_background("torch", "core.reference", delay_s=3.0)
 
 
 if __name__ == "__main__":  # a visitor's run

@@ -9,22 +9,17 @@ import pandas as pd
 import streamlit as st
 
 from cost.measure import (
-    CONTEXT_LIMITS,
     MEMORY_SOURCE,
     METHODS,
-    MODEL_SHAPES,
-    SOURCES,
     CostRun,
-    context_table,
     fit_slopes,
-    format_bytes,
     fused_attention,
     loglog_slope,
     measure_attention_cost,
     naive_torch_attention,
     predicted_bytes,
-    weight_matrix_bytes,
 )
+from cost.sizes import CONTEXT_LIMITS, MODEL_SHAPES, SOURCES, context_table, format_bytes, weight_matrix_bytes
 from ui.chart_names import ChartName
 from ui.charts import attention_cost as charts
 from ui.display import show_chart

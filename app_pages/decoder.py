@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import streamlit as st
 
@@ -36,6 +38,7 @@ from ui.quiz import predict_then_reveal
 from ui.shared_runs import SharedRuns, shared_runs
 from ui.take_home import offer_notebook
 from ui.url_state import bound_select_slider, bound_slider, seed_slider, tokens_input
+from ui.wording import decoder as wording
 from ui.work_line import LINE
 
 #: The link that makes this page's rerun slowest: `python -m benchmarks` times it (read from this source).
@@ -141,15 +144,13 @@ def language_section() -> None:
 def model_controls() -> DecoderConfig:
     with controls_row():
         n_layers = int(bound_select_slider("Layers", "layers", [1, 2], 2, help="Masked attention + MLP blocks."))
-        n_heads = int(bound_select_slider("Heads H", "heads", [1, 2, 4], 2,
-                                          help="Attention heads per layer; d_model = 32, so d_k = 32 / H."))
-        steps = int(bound_select_slider("Training steps", "steps", STEPS, 500,
-                                        help="Adam steps, each on 32 training sentences drawn at random."))
+        n_heads = int(bound_select_slider("Heads H", "heads", [1, 2, 4], 2, help="Attention heads per layer; "
+                                          f"d_model = {DecoderConfig.d_model}, so d_k = {DecoderConfig.d_model} / H."))
+        steps = int(bound_select_slider("Training steps", "steps", STEPS, 500, help=f"Adam steps, each on "
+                                        f"{DecoderConfig.batch} training sentences drawn at random."))
         seed = seed_slider(lesson_seed=False)
     config = DecoderConfig(n_layers=n_layers, n_heads=n_heads, steps=steps, seed=seed)
-    st.caption(f"{n_parameters(config.architecture, config):,} trainable numbers: d_model = {config.d_model}, "
-               f"d_k = {config.d_model // n_heads}, {CONTEXT} positions; Adam at learning rate {config.lr:g} on "
-               f"batches of {config.batch} sentences, {steps} times. Same settings and seed, same run.")
+    st.caption(wording.model_size(config, n_parameters(config.architecture, config)))
     whole_block_link("Each of its layers is the whole Transformer block, pre-LN, with ReLU and d_ff = 4 · d_model, "
                      "its attention under a causal mask.")
     return config
@@ -158,7 +159,8 @@ def model_controls() -> DecoderConfig:
 def train_section(config: DecoderConfig) -> DecoderRun | None:
     """Section 2: train (or find) the shared run of `config`; its curves and what it reached."""
     section("2 · Training", "Each step shows the decoder whole training sentences. Masked self-attention lets "
-            "every position see only itself and the words before it, so one pass scores its guess of every next word at once.",
+            "every position see only itself and the words before it, so one pass scores its guess of every next "
+            "word at once.",
             r"\mathcal{L} = -\frac{1}{N}\sum_{t} \log p(x_{t+1} \mid x_{\le t})")
     trainer = RUNS.existing(config)
     done = trainer is not None and trainer.result.complete
@@ -200,25 +202,11 @@ def quality_metrics(run: DecoderRun, q: Quality, config: DecoderConfig) -> None:
     train_steps, train = run.windowed_train_loss(max(1, config.steps // 25))
     show_chart(part_spec(charts.loss_curves_part(steps, held, train_steps, train, q.bigram.loss, q.grammar.loss)),
                alt=ChartName(f"Line chart of the next-word loss over {config.steps} training steps, with the "
-                             "bigram's and the grammar's loss as dashed rules",
-                             f"Held-out loss {held[-1]:.3f} at step {steps[-1]}; bigram {q.bigram.loss:.3f}, "
-                             f"grammar {q.grammar.loss:.3f}."))
+                             "bigram's and the grammar's loss as dashed rules", wording.final_losses(run, q)))
     with st.container(horizontal=True):
-        st.metric("Held-out perplexity", f"{q.model.perplexity:.2f}", border=True,
-                  help=f"exp(loss): the best bigram model gets {q.bigram.perplexity:.2f}, the grammar itself "
-                       f"{q.grammar.perplexity:.2f}, the least anything can.")
-        st.metric("Held-out next-word accuracy", f"{q.model.accuracy:.1%}", border=True,
-                  help=f"Bigram {q.bigram.accuracy:.1%}, grammar {q.grammar.accuracy:.1%}: many next words are a free "
-                       "choice of the language, so nothing gets them all.")
-        st.metric("Words that need context", f"{q.model_context:.1%}", border=True,
-                  help=f"The {q.context_words} held-out words the grammar fixes but the previous word does not "
-                       f"(it/they, the sound, sleeps/sleep). The best bigram gets {q.bigram_context:.1%}.")
-        st.metric("Training time", f"{run.elapsed_s:.1f} s", border=True,
-                  help=f"Wall time on this server; {run.cpu_s:.1f} s of CPU in the training thread.")
-    st.caption(f"**Perplexity** is exp(loss): a model as unsure, on average, as a fair choice among N words has "
-               f"perplexity N. Held out, this decoder's is {q.model.perplexity:.2f}, the best bigram model's "
-               f"{q.bigram.perplexity:.2f}, and the grammar's own {q.grammar.perplexity:.2f}, the least anything can "
-               "reach.")
+        for label, value, explained in wording.quality_metrics(q, run.elapsed_s, run.cpu_s):
+            st.metric(label, value, border=True, help=explained)
+    st.caption(wording.perplexity(q))
 
 
 def sampling_controls() -> tuple[Sampling, int]:
@@ -304,32 +292,22 @@ def writing_section(config: DecoderConfig, model: Decoder) -> tuple[Written, tup
 def next_word_chart(config: DecoderConfig, prompt: tuple[str, ...], sampling: Sampling, draw_seed: int,
                     n_words: int, text: Written) -> None:
     step = text.pending
-    chosen = WORDS[step.choice]
-    cut = [WORDS[i] for i in np.flatnonzero(step.cut_by_k | step.cut_by_p) if step.probs[i] >= 0.005]
     show_chart(next_word_spec(config, prompt, sampling, draw_seed, n_words, text),
                alt=ChartName(f"Bar chart of the {charts.TOP_WORDS} likeliest next words' probabilities",
-                             f"Likeliest “{WORDS[int(np.argmax(step.probs))]}” at {step.probs.max():.2f}; "
-                             f"drawn: “{chosen}”."))
-    how = ("greedy: at τ = 0 the likeliest word is always taken" if sampling.temperature == 0
-           else f"uniform draw {step.draw:.3f} from the seed")
-    st.caption(f"Next word drawn: **{chosen}** ({how}). "
-               + (f"Cut off: {', '.join(cut)}." if cut else "Nothing likely was cut off."))
+                             wording.likeliest_and_drawn(step)))
+    st.caption(wording.word_drawn(step, sampling))
 
 
 def attention_section(config: DecoderConfig, model: Decoder, text: Written) -> None:
     """Section 4: the attention of every word of the text, and the three ways of computing its logits agree."""
     section("4 · Where each word looked",
             "Row t is the position that chose word t + 1; its weights cover the words up to it, itself included, "
-            "and none after (the mask). Computed in one masked pass over the whole text, they equal what each step saw while "
-            "writing.")
+            "and none after (the mask). Computed in one masked pass over the whole text, they equal what each "
+            "step saw while writing.")
     spec, maps, logits = text_spec(config, text.ids, model)
     n = len(text.ids)
-    newest = maps[:, :, -1, :]  # (L, H, T): the last word's query over every word
-    show_chart(spec, alt=ChartName(
-        f"Attention maps of every layer and head over the text's {n} words",
-        f"The last word “{WORDS[text.ids[-1]]}” looks most at " + "; ".join(
-            f"layer {layer + 1} head {h + 1}: “{WORDS[text.ids[int(np.argmax(newest[layer, h]))]]}”"
-            for layer in range(newest.shape[0]) for h in range(newest.shape[1])) + "."))
+    show_chart(spec, alt=ChartName(f"Attention maps of every layer and head over the text's {n} words",
+                                   wording.where_the_last_word_looks(maps, text.ids)))
     above = float(np.abs(np.triu(maps, k=1)).max()) if n > 1 else 0.0
     c1, c2 = st.columns(2)
     c1.metric("max weight on a later word", f"{above:.1f}", help="Exactly 0: the mask hides the future.")
@@ -364,21 +342,11 @@ def cache_section(config: DecoderConfig, model: Decoder, text: Written) -> None:
         "multiply-adds with cache": [c.with_cache for c in costs],
         "without cache": [c.without_cache for c in costs],
     }, {"multiply-adds with cache": "{:,}", "without cache": "{:,}"})
-    with_cache, without = sum(c.with_cache for c in costs), sum(c.without_cache for c in costs)
-    st.caption(f"In all: {with_cache:,} multiply-adds with the cache, {without:,} without "
-               f"({without / with_cache:.1f} times as many). Matrix products only; counted per pass as "
-               f"`pass_multiply_adds`, checked against PyTorch's own count.")
+    st.caption(wording.cache_totals(costs))
     if st.button("Measure both on this server", key="measure_cache", icon=":material/timer:",
                  help="Writes this text's logits both ways, five times each, and reports the median."):
         timings = {way: median_seconds(model, text.ids, way) for way in ("cached", "recomputed")}
-        ways = every_way(model, text.ids)
-        st.caption(f"Median of 5: {timings['cached'] * 1e3:.2f} ms with the cache, "
-                   f"{timings['recomputed'] * 1e3:.2f} ms without, for {len(text.ids)} positions (a text this "
-                   "short is dominated by PyTorch's fixed cost per call; the count above is what grows). The "
-                   "logits agree: max |cached − one pass| = "
-                   f"{np.abs(ways['cached'] - ways['whole']).max():.1e}, max |recomputed − one pass| = "
-                   f"{np.abs(ways['recomputed'] - ways['whole']).max():.1e}.")
-
+        st.caption(wording.cache_timings(timings, every_way(model, text.ids), len(text.ids)))
 
 
 def next_word_quiz(prompt: tuple[str, ...], text: Written, draw_seed: int) -> None:
@@ -388,13 +356,8 @@ def next_word_quiz(prompt: tuple[str, ...], text: Written, draw_seed: int) -> No
     with fixed_slot():
         if cold is not None:
             options = sorted(WORDS[i] for i in options_around(cold.probs, cold.choice, 4))  # hold the word drawn
-            answer = WORDS[cold.choice]
-            predict_then_reveal(
-                f"At temperature 0.1, which word does the decoder write after “{' '.join(prompt)}”?", options,
-                answer, f"“{answer}”, drawn with probability {cold.final[cold.choice]:.1%}: at τ = 0.1 the logits "
-                        "are multiplied by 10 before the softmax, so the likeliest word, "
-                        f"“{WORDS[int(np.argmax(cold.probs))]}”, takes {cold.probs.max():.1%} of the probability.",
-                key="decoder_next")
+            predict_then_reveal(f"At temperature 0.1, which word does the decoder write after “{' '.join(prompt)}”?",
+                                options, WORDS[cold.choice], wording.cold_answer(cold), key="decoder_next")
 
 
 @page_fragment
@@ -414,10 +377,9 @@ def offer_run_notebook(config: DecoderConfig, prompt: tuple[str, ...] | list[str
                        draw_seed: int, n_words: int, rejected: str = "") -> None:
     """The run as a notebook that trains it again and writes `n_words` words after `prompt` as the page does
     (`rejected`: why the prompt typed was refused, the notebook then saying it writes after the last valid one)."""
-    offer_notebook("decoder", rejected=rejected, n_layers=config.n_layers, n_heads=config.n_heads, steps=config.steps, seed=config.seed,
-                   d_model=config.d_model, lr=config.lr, batch=config.batch, held_out_share=config.held_out_share,
-                   n_checkpoints=config.n_checkpoints, prompt=list(prompt), temperature=sampling.temperature,
-                   top_k=sampling.top_k, top_p=sampling.top_p, draw_seed=draw_seed, n_words=n_words)
+    offer_notebook("decoder", rejected=rejected, **dataclasses.asdict(config), prompt=list(prompt),
+                   temperature=sampling.temperature, top_k=sampling.top_k, top_p=sampling.top_p,
+                   draw_seed=draw_seed, n_words=n_words)
 
 
 @page_fragment

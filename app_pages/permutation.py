@@ -33,6 +33,7 @@ HEAVIEST_LINK = {"pe": "true"}
 
 DEFAULT_TEXT = "the cat sat on the mat"
 D_MODEL, N_HEADS = 16, 4  # the lesson's nn.MultiheadAttention(embed_dim=16, num_heads=4)
+MAX_WORDS = 16  # the longest sentence the box takes
 PERM_KEY = "perm"
 SHUFFLES = "_perm_shuffles"  # how many times Shuffle was pressed: the seed of the next shuffle
 LAST_T = "_perm_last_t"  # the sentence length the permutation box was last valid for
@@ -78,8 +79,9 @@ introduction(
 @page_fragment
 def page_body() -> None:
     with controls_row():
-        tokens = tokens_input("Sentence", "text", DEFAULT_TEXT, max_tokens=16,
-                              help="Up to 16 words separated by spaces. A repeated word gets the same embedding.")
+        tokens = tokens_input("Sentence", "text", DEFAULT_TEXT, max_tokens=MAX_WORDS,
+                              help=f"Up to {MAX_WORDS} words separated by spaces. A repeated word gets the same "
+                                   "embedding.")
         seed = seed_slider(lesson_seed=False)
     perm, add_pe = permutation_controls(len(tokens))
     offer_notebook("permutation", text=" ".join(tokens), seed=seed, perm=perm, pe=add_pe)

@@ -206,20 +206,9 @@ def _one_hall(running: contextlib.AbstractContextManager[AppServer | Cluster], b
         if sampler is not None:  # py-spy writes its files when the process it samples exits
             server.stop()
             sampler.wait(60)
-        steps = results["step_s"]
         return {
-            "regime": regime, "processes": processes, "app_pids": pids, "students": students, "steps": len(steps),
-            "step_p50_ms": percentile(steps, 0.5) * 1e3, "step_p95_ms": percentile(steps, 0.95) * 1e3,
-            "step_max_ms": max(steps, default=float("nan")) * 1e3,
-            "wait_p50_ms": percentile(results["wait_s"], 0.5) * 1e3,
-            "wait_p95_ms": percentile(results["wait_s"], 0.95) * 1e3,
-            "steps_per_s": len(steps) / max(busy_s, 1e-9),
-            "server_cpu_share": cpu_used / max(busy_s, 1e-9), "clients_cpu_share": clients_cpu / max(busy_s, 1e-9),
-            "box_throttled_s": throttled,
-            "first_visit_p50_s": percentile(results["first_visit_s"], 0.5),
-            "first_visit_p95_s": percentile(results["first_visit_s"], 0.95),
-            "front_end_mb_per_visit": results["front_end_bytes"] / max(1, len(results["first_visit_s"])) / 1e6,
-            "cpu_ms_per_step": cpu_used / max(1, len(steps) + students) * 1e3,
+            "regime": regime, "processes": processes, "app_pids": pids, "students": students,
+            **_step_figures(results, students, busy_s, cpu_used, clients_cpu, throttled),
             "rss_mb": rss_mb,
             "exceptions": results["exceptions"], "failed_sessions": len(results["failed"]),
             "interrupted_runs": results["interrupted_runs"],
@@ -232,6 +221,27 @@ def _one_hall(running: contextlib.AbstractContextManager[AppServer | Cluster], b
             "poll_round_open": poll_data is not None, "presenter_ticks": results.get("presenter_ticks", 0),
             "python_loop_s": machine_speed_s,
         }
+
+
+def _step_figures(results: dict, students: int, busy_s: float, cpu_used: float, clients_cpu: float,
+                  throttled: float) -> dict:
+    """The hall's steps, waits and first visits as percentiles, and the CPU the server and the clients took over the
+    `busy_s` the steps lasted (`throttled`: the box's throttled seconds)."""
+    steps = results["step_s"]
+    return {
+        "steps": len(steps),
+        "step_p50_ms": percentile(steps, 0.5) * 1e3, "step_p95_ms": percentile(steps, 0.95) * 1e3,
+        "step_max_ms": max(steps, default=float("nan")) * 1e3,
+        "wait_p50_ms": percentile(results["wait_s"], 0.5) * 1e3,
+        "wait_p95_ms": percentile(results["wait_s"], 0.95) * 1e3,
+        "steps_per_s": len(steps) / max(busy_s, 1e-9),
+        "server_cpu_share": cpu_used / max(busy_s, 1e-9), "clients_cpu_share": clients_cpu / max(busy_s, 1e-9),
+        "box_throttled_s": throttled,
+        "first_visit_p50_s": percentile(results["first_visit_s"], 0.5),
+        "first_visit_p95_s": percentile(results["first_visit_s"], 0.95),
+        "front_end_mb_per_visit": results["front_end_bytes"] / max(1, len(results["first_visit_s"])) / 1e6,
+        "cpu_ms_per_step": cpu_used / max(1, len(steps) + students) * 1e3,
+    }
 
 
 async def open_poll_round(url: str, hashes: dict[str, str], data: Path, end_at: float, results: dict) -> asyncio.Task:
@@ -254,6 +264,24 @@ async def open_poll_round(url: str, hashes: dict[str, str], data: Path, end_at: 
 
 REGIMES = ("notch", "jump", "link", "storm")
 def main() -> None:
+    args = _parser().parse_args()
+    if args.summarise:
+        summarise(args.summarise, thread=args.thread)
+        return
+    storms = {}
+    if "storm" in args.regimes:  # the train storm has figures of its own (`benchmarks.train_storm`)
+        storms = main_storm(args.trainers, args.students, tuple(args.train_pages), args.repeats, args.pin,
+                            args.deadline, args.train_steps, args.profile)
+        args.out.write_text(json.dumps({"args": vars(args) | {"out": str(args.out)}, "storms": storms}, indent=2,
+                                       default=str))
+        args.regimes = [r for r in args.regimes if r != "storm"]
+        if not args.regimes:
+            return
+    runs, solo = _halls(args)
+    _report(args, runs, solo, storms)
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.load", description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=60)
     parser.add_argument("--minutes", type=float, default=2.0)
@@ -294,19 +322,12 @@ def main() -> None:
                              "first visit in Chromium fetched), as a browser that has never opened the app does")
     parser.add_argument("--summarise", type=Path, help="print where a profile's samples went, then exit")
     parser.add_argument("--thread", default="", help="with --summarise: only this kind of thread, e.g. MainThread")
-    args = parser.parse_args()
-    if args.summarise:
-        summarise(args.summarise, thread=args.thread)
-        return
-    storms = {}
-    if "storm" in args.regimes:  # the train storm has figures of its own (`benchmarks.train_storm`)
-        storms = main_storm(args.trainers, args.students, tuple(args.train_pages), args.repeats, args.pin,
-                            args.deadline, args.train_steps, args.profile)
-        args.out.write_text(json.dumps({"args": vars(args) | {"out": str(args.out)}, "storms": storms}, indent=2,
-                                       default=str))
-        args.regimes = [r for r in args.regimes if r != "storm"]
-        if not args.regimes:
-            return
+    return parser
+
+
+def _halls(args: argparse.Namespace) -> tuple[dict[str, list[dict]], list[dict[str, dict[str, float]]]]:
+    """Every regime and layout's halls, `args.repeats` times, alternating; and one student alone before each
+    round of them."""
     columns = [(r, n) for r in args.regimes for n in args.processes]
     runs: dict[str, list[dict]] = {layout_name(r, n, args.machines): [] for r, n in columns}
     solo: list[dict[str, dict[str, float]]] = []
@@ -320,6 +341,12 @@ def main() -> None:
                          poll_round=args.poll_round, steps=args.steps, box=args.box,
                          front_end=args.front_end, machines=args.machines,
                          pin=args.pin if n == 1 and not args.box and args.machines == 1 else None))
+    return runs, solo
+
+
+def _report(args: argparse.Namespace, runs: dict[str, list[dict]], solo: list[dict[str, dict[str, float]]],
+            storms: dict) -> None:
+    """Print the medians of every layout's halls and of one student alone, and write every run to `args.out`."""
     summaries = {name: summary_of(r) for name, r in runs.items()}
     print(f"{args.students} students, {args.minutes:g} min, arriving within {args.arrival:g} s, "
           f"{args.repeats} repeat(s), medians; Python {platform.python_version()}, {os.cpu_count()} CPUs")

@@ -50,7 +50,7 @@ from benchmarks.protocol import ANSWER_TIMEOUT_S, HttpConnection, Student, cpu_s
 from benchmarks.timing import python_loop_s
 from devtools.appserver import AppServer
 from devtools.cluster import Cluster
-from poll import open_store
+from poll import Counts, open_store
 from ui.poll_watch import WATCH_KEY_PREFIX
 
 #: The students vote within this many seconds of the round's opening; the reveal comes 5 s after.
@@ -208,6 +208,37 @@ def reach(class_: list[WatchingStudent], text: bytes, since: float) -> dict:
     return quantiles([s.first_seen[text] - since for s in class_ if text in s.first_seen], len(class_))
 
 
+async def votes_of(student: WatchingStudent, opened_at: float, rng: random.Random, vote_spread_s: float,
+                   changers: float) -> None:
+    """`student` votes at a moment drawn within `vote_spread_s` of `opened_at`, once the round is on their screen;
+    a `changers` share of students votes a second time, for another option."""
+    options = list(QUESTION.options)
+    times = sorted(opened_at + rng.uniform(0, vote_spread_s) for _ in range(2 if rng.random() < changers else 1))
+    for at, option in zip(times, rng.sample(options, len(times)), strict=True):
+        await asyncio.sleep(max(0.0, at - time.monotonic()))
+        while "send" not in student.vote_widgets and time.monotonic() < opened_at + vote_spread_s + 10:
+            await asyncio.sleep(0.1)  # a student votes once the round is on the screen
+        await student.vote(option)
+
+
+def vote_figures(class_: list[WatchingStudent], lecturer: Presenter, counts: Counts) -> dict:
+    """How long a vote took to its screen and to the presenter's count, and whether the presenter's last count,
+    the store's `counts` and the students' own record of their last recorded votes agree."""
+    votes = [v for s in class_ for v in s.votes]
+    last = [next((v.option for v in reversed(s.votes) if v.recorded_at is not None), None) for s in class_]
+    own_record = {o: sum(choice == o for choice in last) for o in counts.options}
+    return {"votes": len(votes), "votes_not_recorded": sum(v.recorded_at is None for v in votes),
+            "vote_to_screen": quantiles([v.recorded_at - v.sent_at for v in votes if v.recorded_at], len(votes)),
+            "vote_to_presenter": quantiles(to_presenter(class_, lecturer.counts),
+                                           sum(choice is not None for choice in last)),
+            "presenter_total": lecturer.counts[-1][1] if lecturer.counts else None,
+            "store_total": counts.total, "students_own_total": sum(c is not None for c in last),
+            "store_matches_students": dict(zip(counts.options, counts.votes, strict=True)) == own_record,
+            "totals_agree": (lecturer.counts[-1][1] if lecturer.counts else None) == counts.total
+            == sum(c is not None for c in last) and dict(zip(counts.options, counts.votes, strict=True))
+            == own_record}
+
+
 def one_count(url: str, pids: list[int], page_hash: str, students: int, seconds: float, data: Path, key: str,
               vote_spread_s: float = VOTE_SPREAD_S, changers: float = CHANGERS) -> dict:
     """`students` idle on the page for `seconds` not asking, then for `seconds` asking the watcher's route (the
@@ -222,15 +253,6 @@ def one_count(url: str, pids: list[int], page_hash: str, students: int, seconds:
 
     def cpu() -> float:
         return sum(cpu_s(pid) for pid in pids)
-
-    async def votes_of(student: WatchingStudent, opened_at: float) -> None:
-        options = list(QUESTION.options)
-        times = sorted(opened_at + rng.uniform(0, vote_spread_s) for _ in range(2 if rng.random() < changers else 1))
-        for at, option in zip(times, rng.sample(options, len(times)), strict=True):
-            await asyncio.sleep(max(0.0, at - time.monotonic()))
-            while "send" not in student.vote_widgets and time.monotonic() < opened_at + vote_spread_s + 10:
-                await asyncio.sleep(0.1)  # a student votes once the round is on the screen
-            await student.vote(option)
 
     async def hall() -> dict:
         class_ = [WatchingStudent(url, page_hash, k) for k in range(students)]
@@ -255,7 +277,7 @@ def one_count(url: str, pids: list[int], page_hash: str, students: int, seconds:
             lecturer.tick_until(end_at, lambda: all(REVEALED in s.first_seen for s in class_)))
         opened_at = time.monotonic()
         opened = await asyncio.to_thread(store.open_round, QUIZ, QUESTION)
-        await asyncio.gather(*(votes_of(s, opened_at) for s in class_))
+        await asyncio.gather(*(votes_of(s, opened_at, rng, vote_spread_s, changers) for s in class_))
         await asyncio.sleep(max(0.0, opened_at + reveal_after_s - time.monotonic()))
         revealed_at = time.monotonic()
         await asyncio.to_thread(store.reveal, opened.id)
@@ -265,10 +287,6 @@ def one_count(url: str, pids: list[int], page_hash: str, students: int, seconds:
             await s.ws.close()
         for s in class_:
             s.http.close()
-        votes = [v for s in class_ for v in s.votes]
-        last = [next((v.option for v in reversed(s.votes) if v.recorded_at is not None), None) for s in class_]
-        counts = store.counts(opened.id)
-        own_record = {o: sum(choice == o for choice in last) for o in counts.options}
         return {"students": students, "processes": len(pids), "interval_s": interval,
                 "cpu_pct_no_ticks": 100 * idle_cpu / seconds, "cpu_pct_ticking": 100 * watching_cpu / seconds,
                 "cpu_ms_per_tick": 1000 * (watching_cpu - idle_cpu) / asks if asks else float("nan"),
@@ -276,16 +294,7 @@ def one_count(url: str, pids: list[int], page_hash: str, students: int, seconds:
                 "late_ticks": sum(s.late_asks for s in class_), "fragment_runs_idle": runs_idle,
                 "fragment_runs": sum(s.fragment_runs for s in class_),
                 "open": reach(class_, OPENED, opened_at), "reveal": reach(class_, REVEALED, revealed_at),
-                "votes": len(votes), "votes_not_recorded": sum(v.recorded_at is None for v in votes),
-                "vote_to_screen": quantiles([v.recorded_at - v.sent_at for v in votes if v.recorded_at], len(votes)),
-                "vote_to_presenter": quantiles(to_presenter(class_, lecturer.counts),
-                                               sum(choice is not None for choice in last)),
-                "presenter_total": lecturer.counts[-1][1] if lecturer.counts else None,
-                "store_total": counts.total, "students_own_total": sum(c is not None for c in last),
-                "store_matches_students": dict(zip(counts.options, counts.votes, strict=True)) == own_record,
-                "totals_agree": (lecturer.counts[-1][1] if lecturer.counts else None) == counts.total
-                == sum(c is not None for c in last) and dict(zip(counts.options, counts.votes, strict=True))
-                == own_record,
+                **vote_figures(class_, lecturer, store.counts(opened.id)),
                 "exceptions": sum(s.exceptions for s in class_) + lecturer.exceptions}
 
     return run_coroutine(hall())

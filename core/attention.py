@@ -92,6 +92,28 @@ def scaled_dot_product_attention(
     q = as_float_array(q, "q", min_ndim=2)
     k = as_float_array(k, "k", min_ndim=2)
     v = as_float_array(v, "v", min_ndim=2)
+    batch = _batch_shape(q, k, v)
+    scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else _finite_scale(scale)
+
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported just below, as a ValueError
+        scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
+    if not np.all(np.isfinite(scores)):
+        raise ValueError(
+            f"the attention scores overflowed (q {q.shape}, k {k.shape}, scale {scale}); the inputs are too large."
+        )
+    if mask is not None:
+        target = batch + scores.shape[-2:]  # (..., T_q, T_k)
+        mask = _allowed_keys(mask, target)
+        scores = np.where(mask, np.broadcast_to(scores, target), -np.inf)  # excluded keys -> -inf -> weight 0
+
+    weights = softmax(scores, axis=-1)  # (..., T_q, T_k), rows sum to 1
+    output = weights @ v  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
+    return output, weights
+
+
+def _batch_shape(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[int, ...]:
+    """The leading dimensions `q`, `k` and `v` broadcast to, once Q K^T and A V are known to fit: q and k share d_k,
+    k and v share T_k."""
     d_k = q.shape[-1]
     if k.shape[-1] != d_k:
         raise ValueError(
@@ -104,50 +126,41 @@ def scaled_dot_product_attention(
             f"k has shape {k.shape}, v has shape {v.shape}."
         )
     try:
-        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        return np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
         raise ValueError(
             f"the leading (batch) dimensions of q {q.shape}, k {k.shape} and v {v.shape} do not broadcast."
         ) from None
-    t_q, t_k = q.shape[-2], k.shape[-2]
-    if scale is None:
-        scale = 1.0 / np.sqrt(d_k)
-    elif not np.isfinite(scale):
+
+
+def _finite_scale(scale: float) -> float:
+    if not np.isfinite(scale):
         raise ValueError(f"scale must be a finite number, got {scale!r}.")
+    return scale
 
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported just below, as a ValueError
-        scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
-    if not np.all(np.isfinite(scores)):
+
+def _allowed_keys(mask: np.ndarray, target: tuple[int, ...]) -> np.ndarray:
+    """`mask` broadcast to the scores' shape `target` ``(..., T_q, T_k)``: boolean, True where a query may attend,
+    and at least one key allowed for every query."""
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_:
         raise ValueError(
-            f"the attention scores overflowed (q {q.shape}, k {k.shape}, scale {scale}); the inputs are too large."
+            f"mask must be boolean (True = may attend), got dtype {mask.dtype} with shape {mask.shape}."
         )
-
-    if mask is not None:
-        mask = np.asarray(mask)
-        if mask.dtype != np.bool_:
-            raise ValueError(
-                f"mask must be boolean (True = may attend), got dtype {mask.dtype} with shape {mask.shape}."
-            )
-        target = batch + (t_q, t_k)
-        try:
-            fits = np.broadcast_shapes(mask.shape, target) == target
-        except ValueError:
-            fits = False
-        if not fits:
-            raise ValueError(
-                f"mask of shape {mask.shape} does not broadcast to the scores' shape {target} (..., T_q, T_k)."
-            )
-        scores = np.broadcast_to(scores, target)
-        mask = np.broadcast_to(mask, scores.shape)  # (..., T_q, T_k)
-        empty_rows = ~mask.any(axis=-1)
-        if empty_rows.any():
-            where = tuple(int(i) for i in np.argwhere(empty_rows)[0])
-            raise ValueError(
-                f"mask of shape {mask.shape} lets query row {where} attend to no key at all; "
-                "every query needs at least one allowed key."
-            )
-        scores = np.where(mask, scores, -np.inf)  # excluded keys -> -inf -> weight exactly 0
-
-    weights = softmax(scores, axis=-1)  # (..., T_q, T_k), rows sum to 1
-    output = weights @ v  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
-    return output, weights
+    try:
+        fits = np.broadcast_shapes(mask.shape, target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"mask of shape {mask.shape} does not broadcast to the scores' shape {target} (..., T_q, T_k)."
+        )
+    mask = np.broadcast_to(mask, target)  # (..., T_q, T_k)
+    empty_rows = ~mask.any(axis=-1)
+    if empty_rows.any():
+        where = tuple(int(i) for i in np.argwhere(empty_rows)[0])
+        raise ValueError(
+            f"mask of shape {mask.shape} lets query row {where} attend to no key at all; "
+            "every query needs at least one allowed key."
+        )
+    return mask

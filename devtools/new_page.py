@@ -34,7 +34,7 @@ FILES = {
     "page.py.tmpl": "app_pages/{name}.py",
     "page_test.py.tmpl": "tests/pages/test_{name}.py",
 }
-SECTIONS = ("lesson", "build", "beyond")  # the router's lists, in `main()` of streamlit_app.py
+SECTIONS = ("lesson", "build", "beyond")  # the router's lists, in `page_sections()` of streamlit_app.py
 ABOUT = ("The scaled scores of T random queries and keys beside their softmax, row by row; the class predicts "
          "which key a row weighs most.")
 #: The tests a new page must pass that select every page at once, so ``-k NAME`` alone would miss them.
@@ -97,7 +97,7 @@ def with_router_entry(router: str, page: NewPage) -> str:
     """The router's source with `page` at the end of its `section` list."""
     found = re.search(rf"\n    {page.section} = \[\n(.*?)\n    \]\n", router, flags=re.S)
     if not found:
-        raise ScaffoldError(f"streamlit_app.py: no `{page.section} = [...]` list of pages in main()")
+        raise ScaffoldError(f"streamlit_app.py: no `{page.section} = [...]` list of pages in page_sections()")
     return router[:found.end(1)] + "\n" + page.router_entry() + router[found.end(1):]
 
 

@@ -133,73 +133,71 @@ def _measured(run: RunResult, case: Case, output: np.ndarray, weights: np.ndarra
     return None, None
 
 
+#: The cases that can show a mistake, in the order they are read: the lesson's shape if the function ran on it,
+#: else the square probe, else the worked example (a function for 2-D tensors only).
+SHOWN_BY = ("random", "probe", "worked")
+
+
 def diagnose_with_kind(run: RunResult, cases: tuple[Case, ...]) -> tuple[list[str], str | None]:
     """The diagnoses in words, and the kind of the first (a key of `exercise.mistake_kinds.MISTAKE_LINES`; None
     when nothing was diagnosed). A known mistake of several wrong steps is the kind of its first step; a known step
     together with a structural mistake is `two_mistakes`."""
     by_name = {c.name: c for c in cases}
-    found: list[str] = []
-    kind: str | None = None
-    shown_by = ("random", "probe", "worked")
-    expected = {name: mistaken_attention(by_name[name].Q, by_name[name].K, by_name[name].V) for name in shown_by}
-
-    # Which case shows the mistake: the lesson's shape if the function ran on it, else the square probe, else the
-    # worked example (a function for 2-D tensors only).
-    for name in shown_by:
+    for name in SHOWN_BY:
         res = run.cases.get(name)
-        if res is None or not res.ok or res.output is None:
-            continue
-        exp_out, exp_w = expected[name]
-        weights = res.weights if res.kind == "pair" else None
-        if res.kind == "pair" and same_values(res.output, exp_w) and same_values(res.weights, exp_out):
-            found.append("Output and weights swapped: you return `(weights, output)`; the lesson's order is "
-                         "`(output, weights)`.")
-            kind = "swapped_return"
-            break
-        if same_values(res.output, exp_out):
-            if res.kind == "pair" and res.weights is not None and not same_values(res.weights, exp_w):
-                said = second_value_diagnosis(by_name[name], res.weights)
-                found.append("Your output is right, but " + (said[0].lower() + said[1:] if said else
-                             "the second value you return is not the attention weights: return the weights after the "
-                             "softmax."))
-                kind = "second_value"
-            else:  # right for this d_k: a constant that happens to be √d_k here is still a constant
-                constant = constant_scale_diagnosis((by_name[name], 1 / math.sqrt(np.shape(by_name[name].Q)[-1])),
-                                                    (by_name["worked"], run.cases.get("worked")))
-                found.extend([constant] if constant else [])
-                kind = "constant_scale" if constant else None
-            break
-        case = by_name[name]
-        dropout = dropout_diagnosis(run, case, weights)
-        if dropout is not None:
-            found.append(dropout)
-            kind = "dropout"
-            break
-        # Weights multiplied the wrong way first: the known mistakes explain WᵀV as two (K Qᵀ, softmax over dim=-2).
-        transposed = transposed_diagnosis(case, res.output, weights)
-        mistake = None if transposed else match_mistake(case, res.output)
-        measured_kind, measured = ("transposed", transposed) if transposed else (None, None) if mistake else (
-            _measured(run, case, res.output, weights, by_name["worked"]))
-        # Two mistakes at once are named as the pair that explains them, rather than as three or more known ones.
-        pair = None if measured or (mistake and len(mistake.wrong_parts()) < 3) else pair_diagnosis(
-            run, case, res.output, weights)
-        if pair is not None:
-            found.extend(pair)
-            kind = "two_mistakes"
-        elif mistake is not None:
-            found.extend(mistake.describe())
-            kind = "_".join(mistake.wrong_parts()[0])
-        elif measured is not None:
-            found.append(measured)
-            kind = measured_kind
-        elif same_values(res.output, exp_out, rtol=1e-2, atol=1e-3):
-            found.append("Close, but not within `allclose`'s tolerance: did you compute in lower precision "
-                         f"(float16 / bfloat16)? Your output is {res.output_desc}.")
-            kind = "precision"
-        else:
-            found.append("Your output does not match any of the usual mistakes. Compare each step with the formula: "
-                         "scores `Q @ K.transpose(-2, -1)`, divided by `Q.size(-1) ** 0.5`, `softmax(dim=-1)`, "
-                         "then `@ V`.")
-            kind = "unrecognised"
-        break
-    return found, kind
+        if res is not None and res.ok and res.output is not None:
+            return _diagnose_case(run, by_name[name], res, by_name["worked"])
+    return [], None
+
+
+def _diagnose_case(run: RunResult, case: Case, res: CaseResult, worked: Case) -> tuple[list[str], str | None]:
+    """What `case`'s result `res` shows: its two values swapped, a right output, dropout, or a wrong output."""
+    exp_out, exp_w = mistaken_attention(case.Q, case.K, case.V)
+    weights = res.weights if res.kind == "pair" else None
+    if res.kind == "pair" and same_values(res.output, exp_w) and same_values(res.weights, exp_out):
+        return (["Output and weights swapped: you return `(weights, output)`; the lesson's order is "
+                 "`(output, weights)`."], "swapped_return")
+    if same_values(res.output, exp_out):
+        return _right_output(run, case, res, exp_w, worked)
+    dropout = dropout_diagnosis(run, case, weights)
+    if dropout is not None:
+        return [dropout], "dropout"
+    return _wrong_output(run, case, res, weights, worked, exp_out)
+
+
+def _right_output(run: RunResult, case: Case, res: CaseResult, exp_w: np.ndarray,
+                  worked: Case) -> tuple[list[str], str | None]:
+    """A right output: the second value is not the weights, or the scale is a constant that is √d_k only here."""
+    if res.kind == "pair" and res.weights is not None and not same_values(res.weights, exp_w):
+        said = second_value_diagnosis(case, res.weights)
+        return (["Your output is right, but " + (said[0].lower() + said[1:] if said else
+                 "the second value you return is not the attention weights: return the weights after the softmax.")],
+                "second_value")
+    # right for this d_k: a constant that happens to be √d_k here is still a constant
+    constant = constant_scale_diagnosis((case, 1 / math.sqrt(np.shape(case.Q)[-1])), (worked, run.cases.get("worked")))
+    return ([constant], "constant_scale") if constant else ([], None)
+
+
+def _wrong_output(run: RunResult, case: Case, res: CaseResult, weights: np.ndarray | None, worked: Case,
+                  exp_out: np.ndarray) -> tuple[list[str], str | None]:
+    """A wrong output: a pair of mistakes, a known wrong version, a measured mistake, lower precision, or none."""
+    # Weights multiplied the wrong way first: the known mistakes explain WᵀV as two (K Qᵀ, softmax over dim=-2).
+    transposed = transposed_diagnosis(case, res.output, weights)
+    mistake = None if transposed else match_mistake(case, res.output)
+    measured_kind, measured = ("transposed", transposed) if transposed else (None, None) if mistake else (
+        _measured(run, case, res.output, weights, worked))
+    # Two mistakes at once are named as the pair that explains them, rather than as three or more known ones.
+    pair = None if measured or (mistake and len(mistake.wrong_parts()) < 3) else pair_diagnosis(
+        run, case, res.output, weights)
+    if pair is not None:
+        return list(pair), "two_mistakes"
+    if mistake is not None:
+        return list(mistake.describe()), "_".join(mistake.wrong_parts()[0])
+    if measured is not None:
+        return [measured], measured_kind
+    if same_values(res.output, exp_out, rtol=1e-2, atol=1e-3):
+        return (["Close, but not within `allclose`'s tolerance: did you compute in lower precision "
+                 f"(float16 / bfloat16)? Your output is {res.output_desc}."], "precision")
+    return (["Your output does not match any of the usual mistakes. Compare each step with the formula: "
+             "scores `Q @ K.transpose(-2, -1)`, divided by `Q.size(-1) ** 0.5`, `softmax(dim=-1)`, then `@ V`."],
+            "unrecognised")

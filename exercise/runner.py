@@ -145,46 +145,20 @@ def run_case(fn: Callable[..., Any], case: dict[str, Any]) -> dict[str, Any]:
 
     out: dict[str, Any] = {"stage": "case", "name": case["name"], "ok": False}
     mask = None if case.get("mask") is None else torch.tensor(case["mask"], dtype=torch.float32)
-
-    def call(q: Any, k: Any, v: Any) -> Any:
-        if mask is None:
-            return fn(q, k, v)
-        try:
-            return fn(q, k, v, mask)
-        except Exception as first:  # noqa: BLE001
-            out["mask_note"] = describe_error(first)
-            try:
-                return fn(q, k, v, mask.bool())
-            except Exception:  # noqa: BLE001 - the error to report is the one with the lesson's mask
-                out.pop("mask_note")
-                raise first from None
-
-    def probe_lengths(q: Any, k: Any, v: Any, unbatch: bool) -> None:
-        """Call `fn` on batched q, k, v with the mask's valid lengths, then with a key-padding mask; keep what each
-        call returns, if it returns."""
-        if mask is None:
-            return
-        for key, other in (("as_lengths", valid_lengths(mask, q.shape[0])),
-                           ("as_padding", key_padding(mask, q.shape[0]))):
-            try:
-                result = fn(q, k, v, other)
-            except Exception:  # noqa: BLE001 - the probe only adds a note
-                continue
-            out[key] = split_result(_without_batch(result) if unbatch else result)
-
     q, k, v = (torch.tensor(case[name], dtype=torch.float32) for name in ("Q", "K", "V"))
     try:
         try:
-            result = call(q, k, v)
+            result = _call(fn, (q, k, v), mask, out)
         except Exception as first:  # noqa: BLE001
             if q.dim() != 2:
-                probe_lengths(q, k, v, unbatch=False)
+                _probe_lengths(fn, (q, k, v), mask, out, unbatch=False)
                 raise
+            batched = (q[None], k[None], v[None])  # (1, T, d) in, the 1 taken off again
             try:
-                result = _without_batch(call(q[None], k[None], v[None]))  # (1, T, d) in, the 1 taken off again
+                result = _without_batch(_call(fn, batched, mask, out))
             except Exception as second:  # noqa: BLE001 - the error to report is the one without the batch
                 out["batched_error"] = describe_error(second)
-                probe_lengths(q[None], k[None], v[None], unbatch=True)
+                _probe_lengths(fn, batched, mask, out, unbatch=True)
                 raise first from None
             out["batch_note"] = describe_error(first)
         out.update(split_result(result))
@@ -193,6 +167,36 @@ def run_case(fn: Callable[..., Any], case: dict[str, Any]) -> dict[str, Any]:
         out["error"] = describe_error(exc)
     return out
 
+
+def _call(fn: Callable[..., Any], qkv: tuple[Any, Any, Any], mask: Any, out: dict[str, Any]) -> Any:
+    """``fn(Q, K, V)``, or with `mask`: the lesson's float mask, then once as booleans if that raised (the first
+    error kept in `out` as ``mask_note``); raises the float mask's error if both raised."""
+    if mask is None:
+        return fn(*qkv)
+    try:
+        return fn(*qkv, mask)
+    except Exception as first:  # noqa: BLE001
+        out["mask_note"] = describe_error(first)
+        try:
+            return fn(*qkv, mask.bool())
+        except Exception:  # noqa: BLE001 - the error to report is the one with the lesson's mask
+            out.pop("mask_note")
+            raise first from None
+
+
+def _probe_lengths(fn: Callable[..., Any], qkv: tuple[Any, Any, Any], mask: Any, out: dict[str, Any],
+                   unbatch: bool) -> None:
+    """Call `fn` on batched q, k, v with the mask's valid lengths, then with a key-padding mask; keep in `out` what
+    each call returns, if it returns."""
+    if mask is None:
+        return
+    n = qkv[0].shape[0]
+    for key, other in (("as_lengths", valid_lengths(mask, n)), ("as_padding", key_padding(mask, n))):
+        try:
+            result = fn(*qkv, other)
+        except Exception:  # noqa: BLE001 - the probe only adds a note
+            continue
+        out[key] = split_result(_without_batch(result) if unbatch else result)
 
 
 def _is_pytorchs(result: dict[str, Any], case: dict[str, Any], sdpa: Callable[..., Any]) -> bool:

@@ -1,4 +1,4 @@
-"""`poll`: the class poll's storage and rules (issue #36), without Streamlit or Altair.
+"""`poll`: the class poll's storage and rules, without Streamlit or Altair.
 
 A lecturer opens a page's predict-then-reveal question to the class as a *round*; students vote on it until
 the lecturer locks it; the lecturer reveals the computed answer, may open a new round of the same question,

@@ -1,4 +1,4 @@
-"""The class poll on every predict-then-reveal question (issue #36): what both sides read, and the students' round.
+"""The class poll on every predict-then-reveal question: what both sides read, and the students' round.
 
 `ui.quiz.predict_then_reveal` calls `student_round` above its own quiz, or `ui.poll_presenter.presenter_panel` under
 it in presenter mode. The store's page is the quiz's key: each quiz has its own current round.

@@ -160,8 +160,8 @@ def more_detail(topic: str) -> DeltaGenerator:
 def section(title: str, text: str = "", formula: str = "", *, keep_text: bool = False) -> None:
     r"""A section's heading, explanation and display formula, sent as a single Markdown element.
 
-    Three elements would look the same, but the browser pays for each element on every rerun (a few ms
-    apiece), and a page with six sections redraws eighteen of them on every slider step. The heading is a
+    Three elements would look the same, but the browser pays for each element on every rerun, and a page with
+    six sections would redraw eighteen of them on every slider step (docs/performance.md). The heading is a
     Markdown ``##`` (what ``st.header`` draws); the formula is KaTeX between ``$$``, as in ``st.latex``.
     As with `explain`, presenter mode leaves the explanation to the lecturer, unless `keep_text` (a page's
     text that stays on the projector too, as ``st.markdown`` would).

@@ -7,19 +7,15 @@ import torch
 from cost.measure import (
     MAX_SEQ_LEN,
     METHODS,
-    MODEL_SHAPES,
     CostRun,
     Measurement,
-    context_table,
     core_attention,
     fit_slopes,
-    format_bytes,
     fused_attention,
     loglog_slope,
     measure_attention_cost,
     naive_torch_attention,
     predicted_bytes,
-    weight_matrix_bytes,
 )
 
 
@@ -32,30 +28,11 @@ def test_the_three_implementations_agree():
     np.testing.assert_allclose(fused_attention(tq, tk, tv).numpy(), expected, atol=1e-12)
 
 
-def test_weight_matrix_bytes():
-    assert weight_matrix_bytes(512) == 512 * 512 * 4
-    assert weight_matrix_bytes(131_072, 2) == 32 * 2**30
-    with pytest.raises(ValueError, match="n must be a positive integer"):
-        weight_matrix_bytes(0)
-
-
 def test_predicted_bytes_grow_quadratically_only_for_the_stored_matrix():
     assert 3.8 < predicted_bytes("naive", 2048, 64) / predicted_bytes("naive", 1024, 64) < 4.0
     assert predicted_bytes("fused", 2048, 64) == 2 * predicted_bytes("fused", 1024, 64)
     with pytest.raises(ValueError, match="unknown method 'flash'"):
         predicted_bytes("flash", 8, 4)
-
-
-def test_context_table():
-    rows = context_table([512, 2048], n_layers=6, n_heads=12)
-    assert len(rows) == 4 and [r["dtype"] for r in rows] == ["float16", "float32"] * 2
-    r = rows[1]  # 512, float32
-    assert r["entries per head"] == 512**2 and r["per head"] == 512**2 * 4
-    assert r["per layer"] == 12 * r["per head"] and r["all layers"] == 6 * r["per layer"]
-    assert rows[2]["per head"] == 16 * rows[0]["per head"]  # 4x the length, 16x the memory
-    assert all(len(shape) == 2 for shape in MODEL_SHAPES.values())
-    with pytest.raises(ValueError, match="n_heads"):
-        context_table([512], 6, 0)
 
 
 def test_loglog_slope_recovers_the_exponent():
@@ -141,11 +118,3 @@ def test_fit_slopes_falls_back_to_all_sizes_and_skips_single_points():
     fits = fit_slopes(fake_run([64, 128], 2.0, {"core": 2.0, "naive": 2.0, "fused": 1.0}, memory=False))
     assert fits["core"].n_min == 64 and np.isnan(fits["core"].memory_slope)
     assert fit_slopes(fake_run([64], 2.0, {"core": 2.0, "naive": 2.0, "fused": 1.0})) == {}
-
-
-def test_format_bytes():
-    assert format_bytes(100) == "100 B"
-    assert format_bytes(1536) == "1.5 KiB"
-    assert format_bytes(512**2 * 2) == "512 KiB"
-    assert format_bytes(2**35) == "32 GiB"
-    assert format_bytes(2**52) == "4,096 TiB"

@@ -133,7 +133,8 @@ def page_file(page: str) -> str:
     """The router's file of a page, by name (``"soft_lookup"`` -> ``"app_pages/soft_lookup.py"``)."""
     files = {p.name: p.file for p in router_pages()}
     if page not in files:
-        raise RegistrationError(f"{page}: not in the router; add its st.Page(...) to main() of streamlit_app.py")
+        raise RegistrationError(f"{page}: not in the router; add its st.Page(...) to page_sections() of "
+                                "streamlit_app.py")
     return files[page]
 
 

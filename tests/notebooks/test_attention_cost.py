@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cost.measure import MODEL_SHAPES, context_table, predicted_bytes, weight_matrix_bytes
+from cost.measure import predicted_bytes
+from cost.sizes import MODEL_SHAPES, context_table, weight_matrix_bytes
 from tests.helpers.notebooks import assert_close, notebook_from_page, run_notebook
 
 PAGE = "app_pages/attention_cost.py"

@@ -9,7 +9,8 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cost.measure import CONTEXT_LIMITS, METHODS, MODEL_SHAPES, SOURCES, context_table
+from cost.measure import METHODS
+from cost.sizes import CONTEXT_LIMITS, MODEL_SHAPES, SOURCES, context_table
 from tests.helpers.apptest import APP, chart_specs, markdown_tables
 from tests.helpers.registry import VALID, Case, PageTests, Probe
 

@@ -8,7 +8,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from cost.measure import DTYPE_BYTES, METHODS, CostRun, SlopeFit
+from cost.measure import METHODS, CostRun, SlopeFit
+from cost.sizes import DTYPE_BYTES
 from ui.charts.palette import CATEGORY
 
 
@@ -85,7 +86,7 @@ def measured_chart(result: CostRun, fits: Mapping[str, SlopeFit]) -> alt.HConcat
 def context_chart(context_rows: Sequence[Mapping[str, object]], model_name: str) -> alt.Chart:
     """Memory of the float16 attention weights (per head, per layer, all layers) against the context length.
 
-    `context_rows` are `cost.measure.context_table`'s rows.
+    `context_rows` are `cost.sizes.context_table`'s rows.
     """
     fp16 = [r for r in context_rows if r["dtype"] == "float16"]
     sizes = pd.DataFrame([{"n": r["context"], "GiB": r[col] / 2**30, "series": f"{col} (float16)"}

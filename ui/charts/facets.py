@@ -35,15 +35,17 @@ import altair as alt
 import numpy as np
 
 from ui.charts.facet_parts import calculate, cell_index, cell_values, facet_chart, js_array, panel_cells
-from ui.charts.heatmap import MAX_LABELLED_CELLS, unique_labels
+from ui.charts.heatmap import MAX_LABELLED_CELLS, colour_scale, unique_labels
 from ui.charts.inline_data import Rows
 from ui.charts.palette import DIVERGING_SCHEME, SEQUENTIAL_SCHEME, ink_expr
-from ui.charts.spec import CANVAS, domain_from_data
+from ui.charts.spec import CANVAS
 from ui.charts.template import DataSource, Make, chart_of, part_builder
 from ui.export import LAYOUT_KEY, matrix_layout
 
 #: Cells smaller than this (pixels) get no printed values.
 MIN_LABELLED_CELL = 28
+#: A cell's place on its colour scale, from 0 to 1, in Vega's expressions (the domain ``lo``, ``hi`` is data).
+SCALE_POSITION = "((datum.value - datum.lo) / (datum.hi - datum.lo || 1))"
 #: Pixels between the head blocks of `head_blocks` (fewer pixels when there are many heads).
 HEAD_GAP, HEAD_GAP_MANY = 12, 3
 
@@ -91,20 +93,8 @@ def head_blocks_part(
     are computed in the browser. Exported: every matrix whole, and every head's block of it
     (``"Q · head 2 · dims 4–7"``).
     """
-    if not matrices:
-        raise ValueError("head_blocks needs at least one matrix.")
-    names = list(matrices)
-    mats = [np.asarray(m, dtype=np.float64) for m in matrices.values()]
-    labels = unique_labels(row_labels)
-    for name, m in zip(names, mats, strict=True):
-        if m.ndim != 2 or m.shape[1] % n_heads:
-            raise ValueError(f"{name} must be 2-D with a width divisible by n_heads={n_heads}, got shape {m.shape}.")
-        if m.shape != mats[0].shape or len(labels) != m.shape[0]:
-            raise ValueError(f"{len(labels)} row labels and {name} of shape {m.shape}: every matrix must be "
-                             f"{len(labels)} x d_model, like the first, {mats[0].shape}.")
-    t, d_model = mats[0].shape
-    d_k = d_model // n_heads
-    stack = np.stack(mats)  # (n_matrices, T, d_model)
+    names, stack, labels = _stacked_blocks(matrices, n_heads, row_labels)  # (n_matrices, T, d_model)
+    d_k = stack.shape[2] // n_heads
     only_bright = show_values == "highlighted"
     if only_bright:
         show_values = bool(highlight) and cell_size >= MIN_LABELLED_CELL
@@ -118,50 +108,85 @@ def head_blocks_part(
         calc = dict(matrix=f"{js_array(names)}[datum.m]", row=f"{js_array(labels)}[datum.t]", col="'' + datum.j",
                     head=f"{js_array(heads)}[floor(datum.j / {d_k})]")
         if show_values:
-            calc["ink"] = ink_expr(DIVERGING_SCHEME, "((datum.value - datum.lo) / (datum.hi - datum.lo || 1))")
-
-        dim_labels = cell_size >= 14  # narrower cells: the head headers and the tooltips say which dims they are
-        x = alt.X(field="col", type="ordinal", sort=None, title=None,
-                  axis=alt.Axis(labelAngle=0 if cell_size >= 20 else -90, orient="top", labels=dim_labels,
-                                ticks=dim_labels, labelFontSize=min(11, cell_size - 2)))
-        y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
-        color = alt.Color(field="value", type="quantitative", title=None,
-                          scale=alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0),
-                          legend=alt.Legend(orient="right"))
-        tooltip = [
-            alt.Tooltip(field="matrix", type="nominal", title="matrix"),
-            alt.Tooltip(field="head", type="nominal", title="head"),
-            alt.Tooltip(field="row", type="nominal", title=y_title),
-            alt.Tooltip(field="col", type="nominal", title="dimension"),
-            alt.Tooltip(field="value", type="quantitative", title="value", format=value_format),
-        ]
-        emphasis = None
-        if highlight:
-            bright = np.zeros(stack.shape, dtype=bool)  # (n_matrices, T, d_model)
-            for name, (row_t, h) in highlight.items():
-                bright[names.index(name), row_t, h * d_k:(h + 1) * d_k] = True
-            # the record numbers (1-based, as `cell_index` numbers them) of the bright cells
-            calc["alpha"] = f"indexof({js_array((np.flatnonzero(bright) + 1).tolist())}, datum._n) >= 0 ? 1 : 0.2"
-            calc["edge"] = "datum.alpha == 1 ? 'black' : 'white'"
-            emphasis = {"opacity": alt.Opacity(field="alpha", type="quantitative", scale=None, legend=None),
-                        "stroke": alt.Stroke(field="edge", type="nominal", scale=None, legend=None)}
-        cells = panel_cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, emphasis=emphasis,
-                       show_values=show_values, value_format=value_format, font_size=font_size,
-                       values_where="datum.alpha == 1" if only_bright else None)
-        column = alt.FacetFieldDef(field="head", type="ordinal", sort=heads, title=None,
-                                   header=alt.Header(labelFontSize=11, labelAngle=0 if d_k * cell_size >= 14 else -90))
-        row = (alt.FacetFieldDef(field="matrix", type="nominal", sort=names, title=None,
-                                 header=alt.Header(labelFontSize=14, labelFontWeight="bold", labelAngle=0))
-               if len(names) > 1 else alt.Undefined)
+            calc["ink"] = ink_expr(DIVERGING_SCHEME, SCALE_POSITION)
+        emphasis = _bright_blocks(stack.shape, names, highlight, d_k, calc) if highlight else None
+        cells = panel_cells(x=_dimension_axis(cell_size),
+                            y=alt.Y(field="row", type="ordinal", sort=None, title=y_title),
+                            color=alt.Color(field="value", type="quantitative", title=None, scale=colour_scale(True),
+                                            legend=alt.Legend(orient="right")),
+                            tooltip=_block_tooltip(y_title, value_format), cell_size=cell_size, emphasis=emphasis,
+                            show_values=show_values, value_format=value_format, font_size=font_size,
+                            values_where="datum.alpha == 1" if only_bright else None)
         transform = cell_index(stack.shape, ("m", "t", "j")) + calculate(**calc)
-        layout = matrix_layout(stack.shape, names, labels, [str(j) for j in range(d_model)],
+        layout = matrix_layout(stack.shape, names, labels, [str(j) for j in range(stack.shape[2])],
                                name=title or f"{', '.join(names)} by head",
                                blocks=(d_k, [head_label(h, d_k, width_px=np.inf) for h in range(n_heads)]))
         spacing = {"column": HEAD_GAP_MANY if n_heads > 16 else HEAD_GAP, "row": 8}
-        return facet_chart(data(), transform, cells, alt.FacetMapping(row=row, column=column), title=title,
-                            independent=("x",), spacing=spacing, layout=layout)
+        return facet_chart(data(), transform, cells, _block_facets(names, heads, d_k * cell_size), title=title,
+                           independent=("x",), spacing=spacing, layout=layout)
 
     return [table], make
+
+
+def _stacked_blocks(matrices: Mapping[str, np.ndarray], n_heads: int,
+                    row_labels: Sequence[str]) -> tuple[list[str], np.ndarray, list[str]]:
+    """The matrices' names, the matrices stacked ``(n_matrices, T, d_model)`` and the unique row labels: at least
+    one matrix, all of one shape, T labels, d_model divisible by `n_heads`."""
+    if not matrices:
+        raise ValueError("head_blocks needs at least one matrix.")
+    names = list(matrices)
+    mats = [np.asarray(m, dtype=np.float64) for m in matrices.values()]
+    labels = unique_labels(row_labels)
+    for name, m in zip(names, mats, strict=True):
+        if m.ndim != 2 or m.shape[1] % n_heads:
+            raise ValueError(f"{name} must be 2-D with a width divisible by n_heads={n_heads}, got shape {m.shape}.")
+        if m.shape != mats[0].shape or len(labels) != m.shape[0]:
+            raise ValueError(f"{len(labels)} row labels and {name} of shape {m.shape}: every matrix must be "
+                             f"{len(labels)} x d_model, like the first, {mats[0].shape}.")
+    return names, np.stack(mats), labels
+
+
+def _bright_blocks(shape: tuple[int, ...], names: list[str], highlight: Mapping[str, tuple[int, int]], d_k: int,
+                   calc: dict[str, str]) -> dict[str, Any]:
+    """Add to `calc` the fields ``alpha`` (1 on each highlighted ``(row, head)`` of its matrix, 0.2 elsewhere) and
+    ``edge``; returns the encodings that fade and outline the cells by them."""
+    bright = np.zeros(shape, dtype=bool)  # (n_matrices, T, d_model)
+    for name, (row_t, h) in highlight.items():
+        bright[names.index(name), row_t, h * d_k:(h + 1) * d_k] = True
+    # the record numbers (1-based, as `cell_index` numbers them) of the bright cells
+    calc["alpha"] = f"indexof({js_array((np.flatnonzero(bright) + 1).tolist())}, datum._n) >= 0 ? 1 : 0.2"
+    calc["edge"] = "datum.alpha == 1 ? 'black' : 'white'"
+    return {"opacity": alt.Opacity(field="alpha", type="quantitative", scale=None, legend=None),
+            "stroke": alt.Stroke(field="edge", type="nominal", scale=None, legend=None)}
+
+
+def _dimension_axis(cell_size: int) -> alt.X:
+    """The dimensions along the top; narrower cells than 14 px leave their numbers to the head headers and the
+    tooltips."""
+    dim_labels = cell_size >= 14
+    return alt.X(field="col", type="ordinal", sort=None, title=None,
+                 axis=alt.Axis(labelAngle=0 if cell_size >= 20 else -90, orient="top", labels=dim_labels,
+                               ticks=dim_labels, labelFontSize=min(11, cell_size - 2)))
+
+
+def _block_tooltip(y_title: str, value_format: str) -> list[alt.Tooltip]:
+    return [
+        alt.Tooltip(field="matrix", type="nominal", title="matrix"),
+        alt.Tooltip(field="head", type="nominal", title="head"),
+        alt.Tooltip(field="row", type="nominal", title=y_title),
+        alt.Tooltip(field="col", type="nominal", title="dimension"),
+        alt.Tooltip(field="value", type="quantitative", title="value", format=value_format),
+    ]
+
+
+def _block_facets(names: list[str], heads: list[str], block_px: int) -> alt.FacetMapping:
+    """One facet column per head (its header upright when its block is 14 px wide or more), one row per matrix."""
+    column = alt.FacetFieldDef(field="head", type="ordinal", sort=heads, title=None,
+                               header=alt.Header(labelFontSize=11, labelAngle=0 if block_px >= 14 else -90))
+    row = (alt.FacetFieldDef(field="matrix", type="nominal", sort=names, title=None,
+                             header=alt.Header(labelFontSize=14, labelFontWeight="bold", labelAngle=0))
+           if len(names) > 1 else alt.Undefined)
+    return alt.FacetMapping(row=row, column=column)
 
 
 def head_maps(*args: Any, **options: Any) -> alt.FacetChart:
@@ -206,24 +231,14 @@ def head_maps_part(
         calc = dict(head="'head ' + (datum.h + 1)", row=f"{tokens}[datum.q]", col=f"{tokens}[datum.k]")
         if show_values:
             calc["ink"] = ink_expr(SEQUENTIAL_SCHEME, "datum.value")
-        readable = cell_size >= 9  # below this the token names overlap: tooltips only
-        x = alt.X(field="col", type="ordinal", sort=None, title="key token",
-                  axis=alt.Axis(labelAngle=-90 if t > 4 or cell_size < 20 else 0, labels=readable, ticks=readable))
-        y = alt.Y(field="row", type="ordinal", sort=None, title="query token",
-                  axis=alt.Axis(labels=readable, ticks=readable))
+        x, y = _token_axes(t, cell_size)
         color = alt.Color(field="value", type="quantitative", title="weight",
                           scale=alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=[0.0, 1.0]),
                           legend=alt.Legend(orient="right"))
-        tooltip = [
-            alt.Tooltip(field="head", type="nominal", title="head"),
-            alt.Tooltip(field="row", type="nominal", title="query token"),
-            alt.Tooltip(field="col", type="nominal", title="key token"),
-            alt.Tooltip(field="value", type="quantitative", title="weight", format=".3f"),
-        ]
         params = (None if select is None else
                   [alt.selection_point(name=select, fields=["h", "q", "k"], on="click", clear="dblclick").param])
-        cells = panel_cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, params=params,
-                       show_values=show_values, value_format=value_format, font_size=font_size)
+        cells = panel_cells(x=x, y=y, color=color, tooltip=_map_tooltip(), cell_size=cell_size, params=params,
+                            show_values=show_values, value_format=value_format, font_size=font_size)
         facet = alt.FacetFieldDef(field="head", type="ordinal", sort=[f"head {k + 1}" for k in range(n_heads)],
                                   title=None, header=alt.Header(labelFontSize=12))
         transform = cell_index(w.shape, ("h", "q", "k")) + calculate(**calc)
@@ -234,6 +249,26 @@ def head_maps_part(
                             layout=layout)
 
     return [table], make
+
+
+def _token_axes(t: int, cell_size: int) -> tuple[alt.X, alt.Y]:
+    """Keys along the bottom (upright for at most 4 tokens in cells of 20 px or more), queries down the side; cells
+    narrower than 9 px leave the tokens to the tooltips (their names would overlap)."""
+    readable = cell_size >= 9
+    x = alt.X(field="col", type="ordinal", sort=None, title="key token",
+              axis=alt.Axis(labelAngle=-90 if t > 4 or cell_size < 20 else 0, labels=readable, ticks=readable))
+    y = alt.Y(field="row", type="ordinal", sort=None, title="query token",
+              axis=alt.Axis(labels=readable, ticks=readable))
+    return x, y
+
+
+def _map_tooltip() -> list[alt.Tooltip]:
+    return [
+        alt.Tooltip(field="head", type="nominal", title="head"),
+        alt.Tooltip(field="row", type="nominal", title="query token"),
+        alt.Tooltip(field="col", type="nominal", title="key token"),
+        alt.Tooltip(field="value", type="quantitative", title="weight", format=".3f"),
+    ]
 
 
 def matrix_panels(*args: Any, **options: Any) -> alt.FacetChart:
@@ -264,19 +299,10 @@ def matrix_panels_part(
     and the labels ``panel``, ``row``, ``col`` are computed in the browser. Exported: one matrix
     per panel, under its title, with its own labels.
     """
-    if not panels:
-        raise ValueError("matrix_panels needs at least one panel.")
-    mats = [np.asarray(p[1], dtype=np.float64) for p in panels]
-    for (title, _, rows, cols), m in zip(panels, mats, strict=True):
-        if m.ndim != 2 or (len(rows), len(cols)) != m.shape:
-            raise ValueError(f"panel {title!r}: {len(rows)} row and {len(cols)} column labels for shape {m.shape}.")
-    shapes = {m.shape for m in mats}
-    if len(shapes) != 1:
-        raise ValueError(f"matrix_panels needs matrices of one shape, got {sorted(shapes)}.")
-    (shape,) = shapes
-    stack = np.stack(mats)  # (n_panels, rows, cols)
+    stack = _stacked_panels(panels)  # (n_panels, rows, cols)
+    shape = stack.shape[1:]
     if show_values is None:
-        show_values = mats[0].size <= MAX_LABELLED_CELLS and cell_size >= 22
+        show_values = stack[0].size <= MAX_LABELLED_CELLS and cell_size >= 22
     if domain is None:
         m = float(np.max(np.abs(stack))) or 1.0
         domain = (-m, m) if signed else (0.0, 1.0)
@@ -290,24 +316,15 @@ def matrix_panels_part(
         calc = dict(panel=f"{js_array(titles)}[datum.p]", row=f"{js_array(row_labels)}[datum.p][datum.r]",
                     col=f"{js_array(col_labels)}[datum.p][datum.c]")
         if show_values:  # black or white text, whichever reads better on the cell, as in ui.charts.heatmap
-            t = "((datum.value - datum.lo) / (datum.hi - datum.lo || 1))"
-            calc["ink"] = ink_expr(DIVERGING_SCHEME if signed else SEQUENTIAL_SCHEME, t)
-        scale = (alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0) if signed
-                 else alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=domain_from_data()))
+            calc["ink"] = ink_expr(DIVERGING_SCHEME if signed else SEQUENTIAL_SCHEME, SCALE_POSITION)
         longest = max(len(str(c)) for cols in col_labels for c in cols)
         x = alt.X(field="col", type="ordinal", sort=None, title=x_title,
                   axis=alt.Axis(labelAngle=0 if 7 * longest <= cell_size else -90, orient="top"))
         y = alt.Y(field="row", type="ordinal", sort=None, title=y_title or None)
-        color = alt.Color(field="value", type="quantitative", title=None, scale=scale,
+        color = alt.Color(field="value", type="quantitative", title=None, scale=colour_scale(signed),
                           legend=alt.Legend(orient="right", gradientLength=int(np.clip(shape[0] * cell_size, 60, 200))))
-        tooltip = [
-            alt.Tooltip(field="panel", type="nominal", title="matrix"),
-            alt.Tooltip(field="row", type="nominal", title=y_title or "row"),
-            alt.Tooltip(field="col", type="nominal", title=x_title),
-            alt.Tooltip(field="value", type="quantitative", title="value", format=".3f"),
-        ]
-        cells = panel_cells(x=x, y=y, color=color, tooltip=tooltip, cell_size=cell_size, show_values=show_values,
-                       value_format=value_format, font_size=font_size, shape=shape)
+        cells = panel_cells(x=x, y=y, color=color, tooltip=_panel_tooltip(x_title, y_title), cell_size=cell_size,
+                            show_values=show_values, value_format=value_format, font_size=font_size, shape=shape)
         column = alt.FacetFieldDef(field="panel", type="nominal", sort=titles, title=None,
                                    header=alt.Header(labelFontSize=13, labelFontWeight="bold"))
         transform = cell_index(stack.shape, ("p", "r", "c")) + calculate(**calc)
@@ -317,6 +334,29 @@ def matrix_panels_part(
                             independent=("x", "y"), layout=layout)
 
     return [table], make
+
+
+def _stacked_panels(panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequence[str]]]) -> np.ndarray:
+    """The panels' matrices stacked ``(n_panels, rows, cols)``: at least one, all of one shape, each labelled."""
+    if not panels:
+        raise ValueError("matrix_panels needs at least one panel.")
+    mats = [np.asarray(p[1], dtype=np.float64) for p in panels]
+    for (title, _, rows, cols), m in zip(panels, mats, strict=True):
+        if m.ndim != 2 or (len(rows), len(cols)) != m.shape:
+            raise ValueError(f"panel {title!r}: {len(rows)} row and {len(cols)} column labels for shape {m.shape}.")
+    shapes = {m.shape for m in mats}
+    if len(shapes) != 1:
+        raise ValueError(f"matrix_panels needs matrices of one shape, got {sorted(shapes)}.")
+    return np.stack(mats)
+
+
+def _panel_tooltip(x_title: str, y_title: str) -> list[alt.Tooltip]:
+    return [
+        alt.Tooltip(field="panel", type="nominal", title="matrix"),
+        alt.Tooltip(field="row", type="nominal", title=y_title or "row"),
+        alt.Tooltip(field="col", type="nominal", title=x_title),
+        alt.Tooltip(field="value", type="quantitative", title="value", format=".3f"),
+    ]
 
 
 def _shared_or_each(labels: list[list[str]]) -> list[str] | list[list[str]]:

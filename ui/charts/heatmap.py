@@ -172,9 +172,33 @@ def heatmap_part(
     df = matrix_columns(matrix, row_labels, col_labels)
     extra_tooltips = extra_tooltip_lines(df, extra, np.shape(matrix), value_format)
     emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
-    emphasise = bool(emphasis)
+    colour_columns(df, signed, domain)
+    if title_in_data and title:
+        df["title"] = np.full(len(df["value"]), title, dtype=object)  # read by `title_from_data`
     if show_values is None:
         show_values = len(df["value"]) <= MAX_LABELLED_CELLS
+    legend = legend_length or int(np.clip(cell_size * np.shape(matrix)[0] - 20, 60, 300))
+
+    def make(data: DataSource) -> alt.LayerChart:
+        layers = [cell_layer(signed, emphasis, legend, select)]
+        if show_values:
+            layers.append(value_layer(font_size, value_format))
+        # One constructor call rather than chained `.encode().resolve_scale().properties()`: each of those
+        # deep-copies the chart, re-creating its layers and every encoding object.
+        return alt.LayerChart(
+            layer=layers, data=data(), title=title_from_data() if title_in_data and title else title or alt.Undefined,
+            encoding=cells_encoding(x_title, y_title, value_format, extra_tooltips, slanted_x_labels),
+            resolve=independent_colours(),  # the cell colours' scale is not the text's ink
+            width=alt.Step(cell_size), height=alt.Step(cell_size),
+        )
+
+    return [Rows(df)], make
+
+
+def colour_columns(df: Columns, signed: bool, domain: tuple[float, float] | None) -> None:
+    """Add to `matrix_columns`' `df` what its colours read from the data: ``lo`` and ``hi``, the colour domain
+    (`domain_from_data`: by default ``[-m, m]`` with m the largest ``|value|`` when `signed`, else ``[0, 1]``), and
+    ``ink``, each cell's text colour, black or white, whichever reads better on the cell's colour."""
     if domain is None:
         if signed:
             m = float(np.max(np.abs(df["value"]))) or 1.0
@@ -183,54 +207,54 @@ def heatmap_part(
             domain = (0.0, 1.0)
     lo, hi = domain
     t = (df["value"] - lo) / ((hi - lo) or 1.0)  # position on the colour scale
-    df["ink"] = ink(DIVERGING_SCHEME if signed else SEQUENTIAL_SCHEME, t)  # black or white, whichever reads better
+    df["ink"] = ink(DIVERGING_SCHEME if signed else SEQUENTIAL_SCHEME, t)
     n_cells = len(df["value"])
-    df["lo"], df["hi"] = np.full(n_cells, float(lo)), np.full(n_cells, float(hi))  # read by `domain_from_data`
-    if title_in_data and title:
-        df["title"] = np.full(n_cells, title, dtype=object)  # read by `title_from_data`
-    n_rows = np.shape(matrix)[0]
+    df["lo"], df["hi"] = np.full(n_cells, float(lo)), np.full(n_cells, float(hi))
 
-    def make(data: DataSource) -> alt.LayerChart:
-        scale = (
-            alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0)
-            if signed
-            else alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=domain_from_data())
-        )
-        x_axis = (alt.Axis(labelAngle=-45, orient="top", labelOverlap=False) if slanted_x_labels
-                  else alt.Axis(labelAngle=0, orient="top"))
-        x = alt.X(field="col", type="ordinal", sort=None, title=x_title, axis=x_axis)
-        y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
-        tooltip = [
-            alt.Tooltip(field="row", type="nominal", title=y_title),
-            alt.Tooltip(field="col", type="nominal", title=x_title),
-            alt.Tooltip(field="value", type="quantitative", title="value", format=value_format),
-            *extra_tooltips,
-        ]
-        rect_enc: dict[str, Any] = dict(
-            color=alt.Color(field="value", type="quantitative", scale=scale, title=None,
-                            legend=alt.Legend(orient="right", gradientLength=legend_length or
-                                              int(np.clip(cell_size * n_rows - 20, 60, 300)))),
-        )
-        rect_enc.update(emphasis)
-        rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1 if not emphasise else 2).encode(**rect_enc)
-        if select is not None:
-            rect = rect.add_params(alt.selection_point(name=select, fields=["i", "j"], on="click", clear="dblclick"))
-        layers: list[alt.Chart] = [rect]
-        if show_values:
-            layers.append(
-                alt.Chart().mark_text(fontSize=font_size).encode(
-                    text=alt.Text(field="value", type="quantitative", format=value_format),
-                    # scale=None: the column holds the colours themselves (cheaper than alt.condition)
-                    color=alt.Color(field="ink", type="nominal", scale=None),
-                )
-            )
-        # One constructor call rather than chained `.encode().resolve_scale().properties()`: each of those
-        # deep-copies the chart, re-creating its layers and every encoding object.
-        return alt.LayerChart(
-            layer=layers, data=data(), title=title_from_data() if title_in_data and title else title or alt.Undefined,
-            encoding=alt.FacetedEncoding(x=x, y=y, tooltip=tooltip),
-            resolve=independent_colours(),  # the cell colours' scale is not the text's ink
-            width=alt.Step(cell_size), height=alt.Step(cell_size),
-        )
 
-    return [Rows(df)], make
+def cells_encoding(x_title: str, y_title: str, value_format: str, extra_tooltips: Sequence[alt.Tooltip],
+                   slanted_x_labels: bool) -> alt.FacetedEncoding:
+    """What both layers share: the columns along the top (slanted for long labels), the rows down the side in the
+    printed matrix's order, and the tooltip (the cell's row, column and value, then the `extra` lines)."""
+    x_axis = (alt.Axis(labelAngle=-45, orient="top", labelOverlap=False) if slanted_x_labels
+              else alt.Axis(labelAngle=0, orient="top"))
+    tooltip = [
+        alt.Tooltip(field="row", type="nominal", title=y_title),
+        alt.Tooltip(field="col", type="nominal", title=x_title),
+        alt.Tooltip(field="value", type="quantitative", title="value", format=value_format),
+        *extra_tooltips,
+    ]
+    return alt.FacetedEncoding(x=alt.X(field="col", type="ordinal", sort=None, title=x_title, axis=x_axis),
+                               y=alt.Y(field="row", type="ordinal", sort=None, title=y_title), tooltip=tooltip)
+
+
+def colour_scale(signed: bool) -> alt.Scale:
+    """The diverging scale centred at 0 for a signed matrix, the sequential one for weights, each over the domain
+    its data holds (`domain_from_data`)."""
+    if signed:
+        return alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0)
+    return alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=domain_from_data())
+
+
+def cell_layer(signed: bool, emphasis: Mapping[str, Any], legend_length: int, select: str | None) -> alt.Chart:
+    """The cells, coloured by value on the diverging scale centred at 0 (`signed`) or the sequential one, its domain
+    read from the data; faded and outlined by `emphasis_encoding`'s `emphasis`; a click on one selects its ``i`` and
+    ``j`` as `select`."""
+    encoding: dict[str, Any] = dict(
+        color=alt.Color(field="value", type="quantitative", scale=colour_scale(signed), title=None,
+                        legend=alt.Legend(orient="right", gradientLength=legend_length)),
+    )
+    encoding.update(emphasis)
+    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=2 if emphasis else 1).encode(**encoding)
+    if select is not None:
+        rect = rect.add_params(alt.selection_point(name=select, fields=["i", "j"], on="click", clear="dblclick"))
+    return rect
+
+
+def value_layer(font_size: int, value_format: str) -> alt.Chart:
+    """Each cell's value printed in it, in its ``ink``."""
+    return alt.Chart().mark_text(fontSize=font_size).encode(
+        text=alt.Text(field="value", type="quantitative", format=value_format),
+        # scale=None: the column holds the colours themselves (cheaper than alt.condition)
+        color=alt.Color(field="ink", type="nominal", scale=None),
+    )

@@ -11,11 +11,18 @@ import numpy as np
 
 from core.masking import MaskedAttention
 from ui.charts.arrange import independent_colours, side_by_side
-from ui.charts.heatmap import DIVERGING_SCHEME, emphasis_encoding, extra_tooltip_lines, heatmap_part, matrix_columns
+from ui.charts.heatmap import (
+    DIVERGING_SCHEME,
+    Columns,
+    colour_scale,
+    emphasis_encoding,
+    extra_tooltip_lines,
+    heatmap_part,
+    matrix_columns,
+)
 from ui.charts.inline_data import Rows
 from ui.charts.palette import BAND_TINT, BLUE, REFERENCE_GREY, VERMILLION, ink, ink_on
 from ui.charts.raster import default_domain
-from ui.charts.spec import domain_from_data
 from ui.charts.template import DataSource, Make, chart_of, compose, part_builder, part_spec
 from ui.charts.tooltips import softmax_tooltips
 
@@ -109,25 +116,12 @@ def masked_heatmap_part(
     browser as null), so the colour uses a finite copy ``shade`` and the text a ``label``.
     `extra`, `highlight_rows` and `highlight_cols` work as in `ui.charts.heatmap`.
     """
-    columns = matrix_columns(matrix, labels, labels)
-    v = columns["value"]
-    masked = np.isneginf(v)
-    if np.isnan(v).any() or np.isposinf(v).any():
-        raise ValueError(f"masked_heatmap accepts finite values and -inf only (shape {np.shape(matrix)}).")
-    lo, hi = default_domain(v, signed=True)
-    columns["masked"] = masked
-    columns["shade"] = np.where(masked, 0.0, v)
-    columns["label"] = [("−∞" if mk else format(x, value_format)) for x, mk in zip(v, masked, strict=True)]
-    on_scale = ink(DIVERGING_SCHEME, (columns["shade"] - lo) / (hi - lo))  # black or white, as it reads better
-    columns["ink"] = np.where(masked, ink_on(MASKED_GREY), on_scale)
-    # the colour domain, read by `domain_from_data`
-    columns["lo"], columns["hi"] = np.full(v.size, lo), np.full(v.size, hi)
+    columns = masked_columns(matrix, labels, value_format)
     extra_lines = extra_tooltip_lines(columns, extra, np.shape(matrix), value_format)
     emphasis = emphasis_encoding(columns, highlight_rows, highlight_cols)
     table = Rows(columns)
 
     def make(data: DataSource) -> alt.LayerChart:
-        scale = alt.Scale(scheme=DIVERGING_SCHEME, domain=domain_from_data(), domainMid=0)
         x = alt.X(field="col", type="ordinal", sort=None, title=x_title,
                   axis=alt.Axis(labelAngle=-45, orient="top", labelOverlap=False))
         y = alt.Y(field="row", type="ordinal", sort=None, title=y_title)
@@ -136,7 +130,7 @@ def masked_heatmap_part(
                    alt.Tooltip(field="label", type="nominal", title="value"), *extra_lines]
         rect = alt.Chart().mark_rect(stroke="white", strokeWidth=2 if emphasis else 1).encode(
             color=alt.condition("datum.masked", alt.value(MASKED_GREY),
-                                alt.Color(field="shade", type="quantitative", scale=scale, title=None,
+                                alt.Color(field="shade", type="quantitative", scale=colour_scale(True), title=None,
                                           legend=alt.Legend(orient="right"))),
             **emphasis,
         )
@@ -152,6 +146,25 @@ def masked_heatmap_part(
                               width=alt.Step(cell_size), height=alt.Step(cell_size))
 
     return [table], make
+
+
+def masked_columns(matrix: np.ndarray, labels: Sequence[str], value_format: str) -> Columns:
+    """`matrix_columns` of a matrix of finite values and ``-inf``, with what its cells draw: ``masked``, a finite
+    ``shade`` for the colour (0 where masked), the ``label`` printed ("−∞" where masked), the ``ink`` that reads on
+    the cell, and the colour domain ``lo``, ``hi`` (read by `domain_from_data`)."""
+    columns = matrix_columns(matrix, labels, labels)
+    v = columns["value"]
+    masked = np.isneginf(v)
+    if np.isnan(v).any() or np.isposinf(v).any():
+        raise ValueError(f"masked_heatmap accepts finite values and -inf only (shape {np.shape(matrix)}).")
+    lo, hi = default_domain(v, signed=True)
+    columns["masked"] = masked
+    columns["shade"] = np.where(masked, 0.0, v)
+    columns["label"] = [("−∞" if mk else format(x, value_format)) for x, mk in zip(v, masked, strict=True)]
+    on_scale = ink(DIVERGING_SCHEME, (columns["shade"] - lo) / (hi - lo))  # black or white, as it reads better
+    columns["ink"] = np.where(masked, ink_on(MASKED_GREY), on_scale)
+    columns["lo"], columns["hi"] = np.full(v.size, lo), np.full(v.size, hi)
+    return columns
 
 
 def step_bars(rows: dict[str, np.ndarray], labels: Sequence[str], step: int, **options: Any) -> alt.HConcatChart:

@@ -113,10 +113,6 @@ def sweep_part(
         raise ValueError(f"active series {active!r} is not one of {names}.")
 
     def make(data: DataSource) -> alt.FacetChart:
-        domain = [n for n in SERIES_COLORS if n in names] + [n for n in names if n not in SERIES_COLORS]
-        others = [c for c in CATEGORY if c not in SERIES_COLORS.values()]
-        colors = [SERIES_COLORS.get(n) or others[i % len(others)] for i, n in enumerate(domain)]
-        shapes = [SERIES_SHAPES.get(n, "square") for n in domain]
         x = alt.X(field="d_k", type="quantitative", title="d_k (log scale)",
                   scale=alt.Scale(type="log", base=2, domain=[int(d.min()), int(d.max())], nice=False),
                   axis=alt.Axis(values=[int(v) for v in d], format="d"))
@@ -126,37 +122,12 @@ def sweep_part(
                    alt.Tooltip(field="name", type="nominal", title="series"),
                    alt.Tooltip(field="d_k", type="quantitative", title="d_k"),
                    alt.Tooltip(field="value", type="quantitative", title="value", format=y_format)]
-        series = _where(role="series")
-        at_end = current == int(d.max())
         here = _where(role="series", name=active if active is not None else names[0], d_k=current)
-
-        layers = [
-            alt.Chart().transform_filter(_where(role="reference")).mark_line(
-                color=REFERENCE_COLOR, strokeDash=[5, 4], strokeWidth=1.5).encode(
-                y=y, detail=alt.Detail(field="name", type="nominal"), tooltip=tooltip),
-            alt.Chart().transform_filter(_where(role="reference", d_k=int(d.max()))).mark_text(
-                align="right", dx=-2, dy=-7, fontSize=10, color=REFERENCE_COLOR).encode(
-                y=y, text=alt.Text(field="name", type="nominal")),
-            alt.Chart().transform_filter(series).mark_line(strokeWidth=2, point=alt.OverlayMarkDef(
-                filled=True, size=45, opacity=1)).encode(
-                color=alt.Color(field="name", type="nominal", title=None, scale=alt.Scale(domain=domain, range=colors),
-                                legend=alt.Legend(orient="bottom")),
-                shape=alt.Shape(field="name", type="nominal", title=None, scale=alt.Scale(domain=domain, range=shapes),
-                                legend=alt.Legend(orient="bottom")),
-                y=y, tooltip=tooltip),
-            alt.Chart().transform_filter(here).mark_rule(color="black", strokeDash=[2, 2]).encode(
-                tooltip=[alt.Tooltip(field="d_k", type="quantitative", title="current d_k")]),  # no y: full height
-        ]
+        layers = [*_reference_layers(y, tooltip, int(d.max())), _series_layer(names, y, tooltip),
+                  alt.Chart().transform_filter(here).mark_rule(color="black", strokeDash=[2, 2]).encode(
+                      tooltip=[alt.Tooltip(field="d_k", type="quantitative", title="current d_k")])]  # full height
         if active is not None:
-            layers += [
-                alt.Chart().transform_filter(here).mark_point(size=260, strokeWidth=2.5, color="black", filled=False)
-                .encode(y=y, tooltip=tooltip),
-                # printed to the right of the ring, or to its left at the last d_k so it stays inside the plot
-                alt.Chart().transform_filter(here).mark_text(align="right" if at_end else "left",
-                                                             dx=-11 if at_end else 11, dy=-12, fontSize=12,
-                                                             fontWeight="bold")
-                .encode(y=y, text=alt.Text(field="value", type="quantitative", format=y_format)),
-            ]
+            layers += _active_value_layers(here, y, tooltip, y_format, at_end=current == int(d.max()))
         return (
             alt.layer(*layers, data=data())
             .encode(x=x)
@@ -168,6 +139,47 @@ def sweep_part(
         )
 
     return [table], make
+
+
+def _reference_layers(y: alt.Y, tooltip: list[alt.Tooltip], d_max: int) -> list[alt.Chart]:
+    """The references (a theory's curve, a constant) as thin dashed grey lines, each named at the last d_k."""
+    return [
+        alt.Chart().transform_filter(_where(role="reference")).mark_line(
+            color=REFERENCE_COLOR, strokeDash=[5, 4], strokeWidth=1.5).encode(
+            y=y, detail=alt.Detail(field="name", type="nominal"), tooltip=tooltip),
+        alt.Chart().transform_filter(_where(role="reference", d_k=d_max)).mark_text(
+            align="right", dx=-2, dy=-7, fontSize=10, color=REFERENCE_COLOR).encode(
+            y=y, text=alt.Text(field="name", type="nominal")),
+    ]
+
+
+def _series_layer(names: list[str], y: alt.Y, tooltip: list[alt.Tooltip]) -> alt.Chart:
+    """The series as lines with points, told apart by colour and by shape (`SERIES_COLORS`, `SERIES_SHAPES`; any
+    other series in the remaining category colours, as squares)."""
+    domain = [n for n in SERIES_COLORS if n in names] + [n for n in names if n not in SERIES_COLORS]
+    others = [c for c in CATEGORY if c not in SERIES_COLORS.values()]
+    colors = [SERIES_COLORS.get(n) or others[i % len(others)] for i, n in enumerate(domain)]
+    shapes = [SERIES_SHAPES.get(n, "square") for n in domain]
+    return alt.Chart().transform_filter(_where(role="series")).mark_line(strokeWidth=2, point=alt.OverlayMarkDef(
+        filled=True, size=45, opacity=1)).encode(
+        color=alt.Color(field="name", type="nominal", title=None, scale=alt.Scale(domain=domain, range=colors),
+                        legend=alt.Legend(orient="bottom")),
+        shape=alt.Shape(field="name", type="nominal", title=None, scale=alt.Scale(domain=domain, range=shapes),
+                        legend=alt.Legend(orient="bottom")),
+        y=y, tooltip=tooltip)
+
+
+def _active_value_layers(here: str, y: alt.Y, tooltip: list[alt.Tooltip], y_format: str,
+                         at_end: bool) -> list[alt.Chart]:
+    """The active series' value at the current d_k, ringed and printed."""
+    return [
+        alt.Chart().transform_filter(here).mark_point(size=260, strokeWidth=2.5, color="black", filled=False)
+        .encode(y=y, tooltip=tooltip),
+        # printed to the right of the ring, or to its left at the last d_k so it stays inside the plot
+        alt.Chart().transform_filter(here).mark_text(align="right" if at_end else "left", dx=-11 if at_end else 11,
+                                                     dy=-12, fontSize=12, fontWeight="bold")
+        .encode(y=y, text=alt.Text(field="value", type="quantitative", format=y_format)),
+    ]
 
 
 def attention_maps(scores: np.ndarray, weights: np.ndarray, **options: Any) -> alt.HConcatChart:

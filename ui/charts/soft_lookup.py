@@ -72,44 +72,59 @@ def key_space_part(
         keys_data, query_data = data(), data()
         x_enc = alt.X(field="x", type="quantitative", title=x_name, scale=alt.Scale(domain=[lo, hi], nice=False))
         y_enc = alt.Y(field="y", type="quantitative", title=y_name, scale=alt.Scale(domain=[lo, hi], nice=False))
-        tooltip = [
-            alt.Tooltip(field="name", type="nominal", title="key"),
-            alt.Tooltip(field="x", type="quantitative", title=x_name, format=".2f"),
-            alt.Tooltip(field="y", type="quantitative", title=y_name, format=".2f"),
-            alt.Tooltip(field="score", type="quantitative", title="score q·k", format=".3f"),
-            alt.Tooltip(field="weight", type="quantitative", title="soft weight", format=".3f"),
-            alt.Tooltip(field="value", type="quantitative", title=value_name, format=".2f"),
-        ]
-        points = alt.Chart(keys_data).mark_circle(stroke="black", strokeWidth=1, opacity=1).encode(
-            x=x_enc, y=y_enc, tooltip=tooltip,
-            size=alt.Size(field="weight", type="quantitative", scale=alt.Scale(domain=[0, 1], range=[40, 900]),
-                          legend=None),
-            color=alt.Color(field="weight", type="quantitative", title="soft weight",
-                            scale=alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=[0, 1])),
-        )
-        labels = alt.Chart(keys_data).mark_text(align="left", dx=12, dy=-10, fontSize=12).encode(
-            x=x_enc, y=y_enc, text=alt.Text(field="name", type="nominal"), tooltip=tooltip,
-        )
-        query_tooltip = [
-            alt.Tooltip(field="name", type="nominal", title="query"),
-            alt.Tooltip(field="x", type="quantitative", title=x_name, format=".2f"),
-            alt.Tooltip(field="y", type="quantitative", title=y_name, format=".2f"),
-        ]
-        arrow = alt.Chart(query_data).mark_rule(color=QUERY_COLOR, strokeWidth=3).encode(
-            x=alt.X(field="x0", type="quantitative"), y=alt.Y(field="y0", type="quantitative"),
-            x2=alt.X2(field="x"), y2=alt.Y2(field="y"), tooltip=query_tooltip,
-        )
-        head = alt.Chart(query_data).mark_point(shape="diamond", filled=True, size=220, color=QUERY_COLOR).encode(
-            x=x_enc, y=y_enc, tooltip=query_tooltip,
-        )
-        head_label = alt.Chart(query_data).mark_text(align="left", dx=10, dy=14, fontSize=12, fontWeight="bold",
-                                                   color=QUERY_TEXT_COLOR).encode(
-            x=x_enc, y=y_enc, text=alt.Text(field="name", type="nominal"),
-        )
+        arrow, head, head_label = _query_layers(query_data, x_enc, y_enc, dims)
+        points, labels = _key_layers(keys_data, x_enc, y_enc, dims, value_name)
         return alt.layer(arrow, points, labels, head, head_label, title=title or alt.Undefined).properties(
             width=size, height=size)
 
     return Part(key, make, tables)
+
+
+def _key_layers(keys_data: alt.Data, x_enc: alt.X, y_enc: alt.Y, dims: tuple[str, str],
+                value_name: str) -> list[alt.Chart]:
+    """The keys as points sized and coloured by their soft weight (viridis on [0, 1]), each named beside it."""
+    x_name, y_name = dims
+    tooltip = [
+        alt.Tooltip(field="name", type="nominal", title="key"),
+        alt.Tooltip(field="x", type="quantitative", title=x_name, format=".2f"),
+        alt.Tooltip(field="y", type="quantitative", title=y_name, format=".2f"),
+        alt.Tooltip(field="score", type="quantitative", title="score q·k", format=".3f"),
+        alt.Tooltip(field="weight", type="quantitative", title="soft weight", format=".3f"),
+        alt.Tooltip(field="value", type="quantitative", title=value_name, format=".2f"),
+    ]
+    points = alt.Chart(keys_data).mark_circle(stroke="black", strokeWidth=1, opacity=1).encode(
+        x=x_enc, y=y_enc, tooltip=tooltip,
+        size=alt.Size(field="weight", type="quantitative", scale=alt.Scale(domain=[0, 1], range=[40, 900]),
+                      legend=None),
+        color=alt.Color(field="weight", type="quantitative", title="soft weight",
+                        scale=alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=[0, 1])),
+    )
+    labels = alt.Chart(keys_data).mark_text(align="left", dx=12, dy=-10, fontSize=12).encode(
+        x=x_enc, y=y_enc, text=alt.Text(field="name", type="nominal"), tooltip=tooltip,
+    )
+    return [points, labels]
+
+
+def _query_layers(query_data: alt.Data, x_enc: alt.X, y_enc: alt.Y, dims: tuple[str, str]) -> list[alt.Chart]:
+    """The query as an arrow from the origin, its head a diamond, named beside it."""
+    x_name, y_name = dims
+    query_tooltip = [
+        alt.Tooltip(field="name", type="nominal", title="query"),
+        alt.Tooltip(field="x", type="quantitative", title=x_name, format=".2f"),
+        alt.Tooltip(field="y", type="quantitative", title=y_name, format=".2f"),
+    ]
+    arrow = alt.Chart(query_data).mark_rule(color=QUERY_COLOR, strokeWidth=3).encode(
+        x=alt.X(field="x0", type="quantitative"), y=alt.Y(field="y0", type="quantitative"),
+        x2=alt.X2(field="x"), y2=alt.Y2(field="y"), tooltip=query_tooltip,
+    )
+    head = alt.Chart(query_data).mark_point(shape="diamond", filled=True, size=220, color=QUERY_COLOR).encode(
+        x=x_enc, y=y_enc, tooltip=query_tooltip,
+    )
+    head_label = alt.Chart(query_data).mark_text(align="left", dx=10, dy=14, fontSize=12, fontWeight="bold",
+                                                 color=QUERY_TEXT_COLOR).encode(
+        x=x_enc, y=y_enc, text=alt.Text(field="name", type="nominal"),
+    )
+    return [arrow, head, head_label]
 
 
 def lookup_weights_chart(*args: Any, **options: Any) -> alt.LayerChart:
@@ -218,37 +233,46 @@ def temperature_part(
         rule = alt.Chart(now_data).mark_rule(color="black", strokeDash=[2, 2]).encode(
             x=x, tooltip=[alt.Tooltip(field="temperature", type="quantitative", title="current τ")])
 
-        line = alt.Chart(res_data).mark_line(color=LOOKUP_COLORS["soft (softmax)"], strokeWidth=2.5).encode(
-            x=x, y=alt.Y(field="result", type="quantitative", title=f"soft result ({value_name})"),
-            tooltip=[alt.Tooltip(field="temperature", type="quantitative", title="τ", format=".3g"),
-                     alt.Tooltip(field="result", type="quantitative", title="soft result", format=".4f")],
-        )
-        ref_y = alt.Y(field="result", type="quantitative")
-        ref_rules = alt.Chart(refs_data).mark_rule(strokeWidth=1.5).encode(
-            y=ref_y,
-            strokeDash=alt.StrokeDash(field="dash", type="nominal", legend=None,
-                                      scale=alt.Scale(domain=["hard", "average"], range=[[6, 3], [1, 3]])),
-            color=alt.value(LOOKUP_COLORS["hard (argmax)"]),
-            tooltip=[alt.Tooltip(field="label", type="nominal", title="reference")],
-        )
-        ref_text = alt.Chart(refs_data).mark_text(align="left", x=4, dy=-7, fontSize=11,
-                                             color=LOOKUP_COLORS["hard (argmax)"]).encode(
-            y=ref_y, text=alt.Text(field="label", type="nominal"))
-        left = alt.layer(ref_rules, ref_text, line, rule, title="The soft result between hard and average").properties(
-            width=width, height=height)
-
-        w_lines = alt.Chart(w_data).mark_line(strokeWidth=2).encode(
-            x=x, y=alt.Y(field="weight", type="quantitative", title="weight", scale=alt.Scale(domain=[0, 1])),
-            color=alt.Color(field="key", type="nominal", title="key", sort=list(key_names),
-                            scale=alt.Scale(range=list(CATEGORY)), legend=alt.Legend(orient="right")),
-            tooltip=[alt.Tooltip(field="key", type="nominal", title="key"),
-                     alt.Tooltip(field="temperature", type="quantitative", title="τ", format=".3g"),
-                     alt.Tooltip(field="weight", type="quantitative", title="weight", format=".4f")],
-        )
-        right = alt.layer(w_lines, rule, title="Each key's weight").properties(width=width, height=height)
+        left = _result_panel(res_data, refs_data, x, rule, value_name).properties(width=width, height=height)
+        right = _weights_panel(w_data, x, rule, key_names).properties(width=width, height=height)
         return alt.hconcat(left, right, spacing=36).resolve_scale(color="independent")
 
     return Part(key, make, tables)
+
+
+def _result_panel(res_data: alt.Data, refs_data: alt.Data, x: alt.X, rule: alt.Chart,
+                  value_name: str) -> alt.LayerChart:
+    """The soft result against τ, between the hard result (dashed) and the average of the values (dotted)."""
+    line = alt.Chart(res_data).mark_line(color=LOOKUP_COLORS["soft (softmax)"], strokeWidth=2.5).encode(
+        x=x, y=alt.Y(field="result", type="quantitative", title=f"soft result ({value_name})"),
+        tooltip=[alt.Tooltip(field="temperature", type="quantitative", title="τ", format=".3g"),
+                 alt.Tooltip(field="result", type="quantitative", title="soft result", format=".4f")],
+    )
+    ref_y = alt.Y(field="result", type="quantitative")
+    ref_rules = alt.Chart(refs_data).mark_rule(strokeWidth=1.5).encode(
+        y=ref_y,
+        strokeDash=alt.StrokeDash(field="dash", type="nominal", legend=None,
+                                  scale=alt.Scale(domain=["hard", "average"], range=[[6, 3], [1, 3]])),
+        color=alt.value(LOOKUP_COLORS["hard (argmax)"]),
+        tooltip=[alt.Tooltip(field="label", type="nominal", title="reference")],
+    )
+    ref_text = alt.Chart(refs_data).mark_text(align="left", x=4, dy=-7, fontSize=11,
+                                              color=LOOKUP_COLORS["hard (argmax)"]).encode(
+        y=ref_y, text=alt.Text(field="label", type="nominal"))
+    return alt.layer(ref_rules, ref_text, line, rule, title="The soft result between hard and average")
+
+
+def _weights_panel(w_data: alt.Data, x: alt.X, rule: alt.Chart, key_names: Sequence[str]) -> alt.LayerChart:
+    """Each key's weight against τ, one line per key."""
+    w_lines = alt.Chart(w_data).mark_line(strokeWidth=2).encode(
+        x=x, y=alt.Y(field="weight", type="quantitative", title="weight", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color(field="key", type="nominal", title="key", sort=list(key_names),
+                        scale=alt.Scale(range=list(CATEGORY)), legend=alt.Legend(orient="right")),
+        tooltip=[alt.Tooltip(field="key", type="nominal", title="key"),
+                 alt.Tooltip(field="temperature", type="quantitative", title="τ", format=".3g"),
+                 alt.Tooltip(field="weight", type="quantitative", title="weight", format=".4f")],
+    )
+    return alt.layer(w_lines, rule, title="Each key's weight")
 
 
 def page_specs(shop: TinyDictionary, query_name: str, lookup: LookupComparison) -> dict[str, dict]:

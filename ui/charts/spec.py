@@ -198,8 +198,8 @@ def for_projector(spec: dict, scale: float = 1.5) -> dict:
     return big
 
 
-#: The smallest chart text the app draws, in CSS px: a phone held at arm's length (issue #35). Streamlit's theme
-#: draws axis, legend and header labels at 12 px; only sizes a chart sets itself can be smaller.
+#: The smallest chart text the app draws, in CSS px: still readable on a phone held at arm's length. Streamlit's
+#: theme draws axis, legend and header labels at 12 px; only sizes a chart sets itself can be smaller.
 MIN_FONT_PX = 11
 _FONT_KEYS = ("fontSize", "labelFontSize", "titleFontSize", "subtitleFontSize")
 

@@ -138,17 +138,7 @@ def attention_grid(
     n_layers, n_heads, t, _ = maps.shape
     labels = position_labels(tokens)
     panels = [f"layer {layer + 1} · head {h + 1}" for layer in range(n_layers) for h in range(n_heads)]
-    p, i, j = np.unravel_index(np.arange(maps.size), (n_layers * n_heads, t, t))
-    values = maps.ravel()
-    df = pd.DataFrame({
-        "panel": np.asarray(panels, dtype=object)[p],
-        "row": np.asarray(labels, dtype=object)[i],
-        "col": np.asarray(labels, dtype=object)[j],
-        "q": i,  # not "i"/"j": this table holds many matrices, not one `ui.charts.heatmap` matrix
-        "k": j,
-        "value": values,
-        "ink": ink(SEQUENTIAL_SCHEME, values),  # black or white, whichever reads better on the cell
-    })
+    df = _grid_frame(maps, panels, labels)
     # Axis at the bottom: on top it would sit above the panel headers, apart from its own panel.
     x = alt.X(field="col", type="ordinal", sort=labels, title="key (position:token)",
               axis=alt.Axis(labelAngle=0, orient="bottom"))
@@ -176,6 +166,23 @@ def attention_grid(
     layout = matrix_layout(maps.reshape(-1, t, t).shape, panels, labels, labels, name="attention maps")
     return alt.FacetChart(data=df, facet=facet, spec=cells, columns=min(n_heads, per_row),
                           spacing={"row": 16, "column": 24}, usermeta={LAYOUT_KEY: [layout]})
+
+
+def _grid_frame(maps: np.ndarray, panels: list[str], labels: list[str]) -> pd.DataFrame:
+    """One row per cell of `maps` ``(n_layers, H, T, T)``, in its order: the panel, the query's and key's labels and
+    positions, the weight and the text colour that reads on it."""
+    n_layers, n_heads, t, _ = maps.shape
+    p, i, j = np.unravel_index(np.arange(maps.size), (n_layers * n_heads, t, t))
+    values = maps.ravel()
+    return pd.DataFrame({
+        "panel": np.asarray(panels, dtype=object)[p],
+        "row": np.asarray(labels, dtype=object)[i],
+        "col": np.asarray(labels, dtype=object)[j],
+        "q": i,  # not "i"/"j": this table holds many matrices, not one `ui.charts.heatmap` matrix
+        "k": j,
+        "value": values,
+        "ink": ink(SEQUENTIAL_SCHEME, values),  # black or white, whichever reads better on the cell
+    })
 
 
 def probabilities_map(probs: np.ndarray, tokens: Sequence[int], *, cell_size: int = 30) -> alt.LayerChart:
