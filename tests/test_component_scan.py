@@ -14,7 +14,8 @@ PAGE = "import streamlit as st\nst.write('one')\n"
 def test_new_apptests_read_the_installed_packages_once_per_process(monkeypatch):
     reads = []
     library_distributions = importlib.metadata.distributions
-    monkeypatch.setattr(importlib.metadata, "distributions", lambda **kw: reads.append(kw) or library_distributions(**kw))
+    monkeypatch.setattr(importlib.metadata, "distributions",
+                        lambda **kw: reads.append(kw) or library_distributions(**kw))
     component_scan._first_scan.cache_clear()  # as in a new process
     for _ in range(3):
         at = AppTest.from_string(PAGE).run()
