@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers.component_scan import scan_once
+
 # The shared tests' helpers assert too; their failures should say as much as a test's own asserts do.
 pytest.register_assert_rewrite("tests.helpers.registry")
+
+# Every `AppTest` of a process fills its component registry from one scan of the installed packages.
+scan_once()
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
