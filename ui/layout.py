@@ -157,20 +157,26 @@ def more_detail(topic: str) -> DeltaGenerator:
     return st.expander(f"More detail: {topic}", icon=":material/info:")
 
 
-def section(title: str, text: str = "", formula: str = "", *, keep_text: bool = False) -> None:
+def section(title: str, text: str = "", formula: str = "", *, keep_text: bool = False,
+            stages: Sequence[tuple[str, str, str]] = ()) -> None:
     r"""A section's heading, explanation and display formula, sent as a single Markdown element.
 
     Three elements would look the same, but the browser pays for each element on every rerun (a few ms
     apiece), and a page with six sections redraws eighteen of them on every slider step. The heading is a
     Markdown ``##`` (what ``st.header`` draws); the formula is KaTeX between ``$$``, as in ``st.latex``.
     As with `explain`, presenter mode leaves the explanation to the lecturer, unless `keep_text` (a page's
-    text that stays on the projector too, as ``st.markdown`` would).
+    text that stays on the projector too, as ``st.markdown`` would). `stages` follow in the same element, each
+    ``(title, text, formula)`` under a ``###`` heading (the steps one chart draws); no `title`, no ``##`` heading.
     """
-    parts = [f"## {title}"]
-    if text and (keep_text or not presenter_mode()):
-        parts.append(text)
-    if formula:
-        parts.append(f"$$\n{formula}\n$$")
+    shown = keep_text or not presenter_mode()
+    parts = [f"## {title}"] if title else []
+    for k, (heading, words, display) in enumerate(((title, text, formula), *stages)):
+        if k:
+            parts.append(f"### {heading}")
+        if words and shown:
+            parts.append(words)
+        if display:
+            parts.append(f"$$\n{display}\n$$")
     st.markdown("\n\n".join(parts))
 
 

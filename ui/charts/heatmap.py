@@ -143,6 +143,9 @@ def heatmap_part(
     title_in_data: bool = False,
     legend_length: int | None = None,
     slanted_x_labels: bool = False,
+    width: int | None = None,
+    values_in_data: bool = False,
+    stroke_width: float = 1,
 ) -> tuple[list[Rows], Make]:
     """A labelled heatmap of `matrix`, rows top to bottom as in the printed matrix (a `ui.charts.template.Part`).
 
@@ -168,6 +171,12 @@ def heatmap_part(
             that quotes a slider: the spec then stays the same as the slider moves.
         legend_length: the colour legend's length in pixels; by default about the matrix's height.
         slanted_x_labels: column labels at 45°, for long labels (repeated words carry their position).
+        width: the map's width in pixels whatever its number of columns (each column ``width / n_cols``
+            wide); by default each column is `cell_size` wide.
+        values_in_data: whether the values are printed is data (the column ``labelled``), not structure: the
+            text layer is always there and draws only the labelled cells. With `width` and `legend_length`,
+            the chart's structure then does not depend on the matrix's shape.
+        stroke_width: the white line between cells, in pixels.
     """
     df = matrix_columns(matrix, row_labels, col_labels)
     extra_tooltips = extra_tooltip_lines(df, extra, np.shape(matrix), value_format)
@@ -182,9 +191,12 @@ def heatmap_part(
         else:
             domain = (0.0, 1.0)
     lo, hi = domain
-    t = (df["value"] - lo) / ((hi - lo) or 1.0)  # position on the colour scale
-    df["ink"] = ink(DIVERGING_SCHEME if signed else SEQUENTIAL_SCHEME, t)  # black or white, whichever reads better
     n_cells = len(df["value"])
+    if show_values:  # the text's colour on each cell: black or white, whichever reads better
+        t = (df["value"] - lo) / ((hi - lo) or 1.0)  # position on the colour scale
+        df["ink"] = ink(DIVERGING_SCHEME if signed else SEQUENTIAL_SCHEME, t)
+    if values_in_data:
+        df["labelled"] = np.full(n_cells, bool(show_values))  # read by the text layer's filter
     df["lo"], df["hi"] = np.full(n_cells, float(lo)), np.full(n_cells, float(hi))  # read by `domain_from_data`
     if title_in_data and title:
         df["title"] = np.full(n_cells, title, dtype=object)  # read by `title_from_data`
@@ -212,13 +224,15 @@ def heatmap_part(
                                               int(np.clip(cell_size * n_rows - 20, 60, 300)))),
         )
         rect_enc.update(emphasis)
-        rect = alt.Chart().mark_rect(stroke="white", strokeWidth=1 if not emphasise else 2).encode(**rect_enc)
+        rect = alt.Chart().mark_rect(stroke="white", strokeWidth=stroke_width if not emphasise else 2).encode(
+            **rect_enc)
         if select is not None:
             rect = rect.add_params(alt.selection_point(name=select, fields=["i", "j"], on="click", clear="dblclick"))
         layers: list[alt.Chart] = [rect]
-        if show_values:
+        if show_values or values_in_data:
             layers.append(
-                alt.Chart().mark_text(fontSize=font_size).encode(
+                alt.Chart(transform=[alt.FilterTransform(filter="datum.labelled")] if values_in_data
+                          else alt.Undefined).mark_text(fontSize=font_size).encode(
                     text=alt.Text(field="value", type="quantitative", format=value_format),
                     # scale=None: the column holds the colours themselves (cheaper than alt.condition)
                     color=alt.Color(field="ink", type="nominal", scale=None),
@@ -230,7 +244,7 @@ def heatmap_part(
             layer=layers, data=data(), title=title_from_data() if title_in_data and title else title or alt.Undefined,
             encoding=alt.FacetedEncoding(x=x, y=y, tooltip=tooltip),
             resolve=independent_colours(),  # the cell colours' scale is not the text's ink
-            width=alt.Step(cell_size), height=alt.Step(cell_size),
+            width=alt.Step(cell_size) if width is None else width, height=alt.Step(cell_size),
         )
 
     return [Rows(df)], make
