@@ -254,7 +254,7 @@ def stages_section(block: BlockSteps, specs: list[dict], seed: int) -> None:
     lesson = (" Seed 0, d_model 4, one head: Concat(heads) below is the worked example's output, the lesson's "
               "printed numbers." if block.attention.n_heads == 1 and d_model == 4 and seed == 0 else "")
     intro = (f"X is the worked example's ({t} tokens × {d_model}). Hover a cell for its arithmetic; every matrix is "
-             f"also in “Show the numbers” below the page.{lesson}")
+             f"also in “Show the numbers” under section 4.{lesson}")
     titles = stage_titles(block.placement)
     sub = "MHA(x)" if block.placement == "post" else r"MHA(LN_1(x))"
     for k, (half, spec) in enumerate(zip(charts.HALVES[block.placement], specs, strict=True)):
