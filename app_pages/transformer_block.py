@@ -122,8 +122,7 @@ introduction(
 
 
 def norm_controls() -> tuple[str, str]:
-    """The activation and where the norms go: outside the page's fragments, since both the block and the deep stack
-    follow them (a change reruns the whole page)."""
+    """The activation and where the norms go: both the block and the deep stack follow them."""
     with controls_row():
         activation = str(bound_choice("Activation φ", "act", ["ReLU", "GELU"], "ReLU",
                                       help="ReLU (the paper) or GELU (GPT-2, BERT), PyTorch's exact GELU.")).lower()
@@ -134,7 +133,17 @@ def norm_controls() -> tuple[str, str]:
 
 
 @page_fragment
-def page_body(activation: str, placement: str) -> None:
+def page_body() -> None:
+    """The controls both parts of the page follow, then its two parts, each a fragment nested in this one: the block
+    (sections 1 to 4) and the deep stack (section 5). A step of either's own controls reruns that part alone; a
+    change of the activation or the norms' placement reruns both."""
+    activation, placement = norm_controls()
+    block_sections(activation, placement)
+    deep_stack(activation, placement)
+
+
+@page_fragment
+def block_sections(activation: str, placement: str) -> None:
     """Sections 1 to 4: the block at the page's seed and widths (its sliders rerun this part alone)."""
     seed, d_model, n_heads, d_ff = block_controls()
     block, weights = block_at(seed, d_model, n_heads, d_ff, activation, placement)
@@ -154,8 +163,8 @@ STACK_SECTION = 5
 
 @page_fragment
 def deep_stack(activation: str, placement: str) -> None:
-    """Section 5 and the question on it: a fragment of its own after the block's, since neither the block's
-    sliders nor the stack's own controls change the other (a step of either reruns its part alone)."""
+    """Section 5 and the question on it: a fragment after the block's, since neither the block's sliders nor the
+    stack's own controls change the other (a step of either reruns its part alone)."""
     gradient_quiz(stack_section(activation, placement))
 
 
@@ -334,9 +343,10 @@ def per_position_section(seed: int, d_model: int, d_ff: int, activation: str,
     perm = tuple(int(i) for i in perm_text.split(","))
     check = ffn_permutation_check(block_input(d_model), weights, perm, activation)
     show_chart(permutation_spec(seed, d_model, d_ff, activation, perm, check),
-               alt=ChartName("Heatmaps of the FFN of the shuffled tokens and of the FFN's output shuffled",
-                             f"Shuffled: {' '.join(LESSON_TOKENS[i] for i in perm)}. {len(perm)} tokens by {d_model} "
-                             f"dimensions each; largest difference {check.max_difference:.1e}."))
+               alt=ChartName(f"Heatmaps of the FFN of the shuffled tokens and of the FFN's output shuffled, "
+                             f"{len(perm)} tokens by {d_model} dimensions each",
+                             f"Shuffled: {' '.join(LESSON_TOKENS[i] for i in perm)}. Largest difference "
+                             f"{check.max_difference:.1e}."))
     st.metric("max |FFN(P x) − P FFN(x)|", f"{check.max_difference:.1e}")
     counts = [weight_counts(d_model, d_ff), weight_counts(*GPT2_SMALL)]
     static_table({"model": [f"this page (d_model {d_model}, d_ff {d_ff})", "GPT-2 small (768, 3072)"],
@@ -378,7 +388,5 @@ def gradient_quiz(sweep: DepthSweep) -> None:
     )
 
 
-model_section()  # no control changes it: drawn on a full run only
-activation, placement = norm_controls()
-page_body(activation, placement)
-deep_stack(activation, placement)
+model_section()  # no control changes it: outside the page's fragment, drawn on a full run only
+page_body()

@@ -299,9 +299,9 @@ def page_fragment(body: Callable[..., None]) -> Callable[..., None]:
     Fragments nest: a section whose widgets change nothing above or below it can be a `page_fragment`
     of its own, called from the page's with what it needs (a rerun of it alone reuses those arguments).
     Its widgets then rerun only that section. The link is written by the outermost fragment of a run:
-    the page's on a page step, the section's when the section reruns alone. A page may also have two
-    fragments one after the other, when neither's widgets change the other: what both follow is then drawn
-    outside both (a change of it reruns the whole page), and each gets it as an argument.
+    the page's on a page step, the section's when the section reruns alone. A page's fragment may hold
+    only controls and two such sections one after the other, when neither's widgets change the other: a
+    change of the controls reruns both, a step of a section's own widgets that section alone.
 
     `body` runs in one of the process's turns (`ui.turns`): a class's runs take turns at the core rather than all
     sharing it at once.

@@ -225,6 +225,13 @@ def test_the_sections_come_in_order_each_half_of_the_block_one_chart_under_its_s
     assert stack < quiz
 
 
+def test_presenter_mode_keeps_each_stages_heading_and_formula_and_leaves_its_text_to_the_lecturer():
+    texts = {present: section_one(run_page(PAGE, present=present)) for present in ("false", "true")}
+    for text in texts.values():
+        assert "### 1.3 · Norm" in text and r"\frac{x - \mu}" in text
+    assert "subtract its mean μ" in texts["false"] and "subtract its mean μ" not in texts["true"]
+
+
 @pytest.mark.parametrize("ln", list(PLACEMENT))
 def test_the_output_rows_sizes_are_both_placements_blocks(ln):
     at = run_page(PAGE, ln=ln, d_model="8", heads="2", seed="3")

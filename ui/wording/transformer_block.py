@@ -35,19 +35,20 @@ def norm_sentence(ln: LayerNormSteps) -> str:
 
 
 def half_name(half: Sequence[str], block: BlockSteps, titles: Mapping[str, str]) -> ChartName:
-    """A half's chart name (the same for every setting of a placement) and its numbers: its shape, each stage's
-    result and, for a norm, what it did to the rows."""
+    """A half's chart name (its shape and its rows) and its numbers: each stage's result and, for a norm, what it
+    did to the rows."""
     t, d_model = block.input.shape
     shown = {"attention": block.attention.output, "add_1": block.residual_1, "norm_1": block.norm_1.output,
              "ffn": block.ffn.output, "add_2": block.residual_2, "norm_2": block.norm_2.output}
     rows = "; ".join(f"{titles[name]}: {STAGE_MAPS[name]}" for name in half)
-    numbers = [f"{t} tokens by {d_model} dimensions"
-               + (f", the hidden layer {t} by {block.ffn.hidden.shape[1]} units." if "ffn" in half else ".")]
+    shape = f"{t} tokens by {d_model} dimensions" + (f", the hidden layer {t} by {block.ffn.hidden.shape[1]} units"
+                                                     if "ffn" in half else "")
+    numbers = []
     for name in half:
         numbers.append(f"{titles[name].split(' · ')[0]}: values {value_range(shown[name])}.")
         if name.startswith("norm"):
             numbers.append(norm_sentence(block.norm_1 if name == "norm_1" else block.norm_2))
-    return ChartName(f"Heatmaps, one row per stage: {rows}", " ".join(numbers))
+    return ChartName(f"Heatmaps of {shape}, one row per stage: {rows}", " ".join(numbers))
 
 
 def output_sizes(post: np.ndarray, pre: np.ndarray, x: np.ndarray, section: str) -> str:
