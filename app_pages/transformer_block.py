@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 
-import numpy as np
 import streamlit as st
 
 from core.block_reference import empty_encoder_layer, torch_block_outputs, torch_encoder_layer
@@ -16,7 +15,6 @@ from core.transformer_block import (
     LESSON_TOKENS,
     BlockSteps,
     BlockWeights,
-    LayerNormSteps,
     PermutationCheck,
     block_input,
     block_weights,
@@ -27,14 +25,15 @@ from core.transformer_block import (
     weight_counts,
 )
 from ui.cache import shared_cache
-from ui.chart_names import ChartName, value_range
+from ui.chart_names import ChartName
 from ui.charts import transformer_block as charts
 from ui.display import show_chart
-from ui.layout import controls_row, explain, fixed_slot, introduction, page_fragment, section, show_source, static_table
+from ui.layout import controls_row, fixed_slot, introduction, page_fragment, section, show_source, static_table
 from ui.lending import lender
 from ui.quiz import predict_then_reveal
 from ui.take_home import offer_notebook
 from ui.url_state import bound_choice, bound_select_slider, bound_slider, bound_toggle, seed_slider
+from ui.wording import transformer_block as wording
 
 D_MODELS = [4, 8, 12, 16, 24, 32]
 #: The link whose rerun is slowest (the benchmark's heaviest setting): the widest block, its widest FFN, 24 blocks.
@@ -90,10 +89,10 @@ def torch_parity(seed: int, d_model: int, n_heads: int, d_ff: int, activation: s
 
 @shared_cache(128)
 def block_specs(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str, placement: str,
-                _block: BlockSteps, _weights: BlockWeights) -> dict[str, dict]:
-    """The block's stage charts, built once per setting."""
+                _block: BlockSteps, _weights: BlockWeights) -> list[dict]:
+    """The block's two halves as charts, built once per setting."""
     return charts.block_specs(_block, LESSON_TOKENS, (_weights.gamma_1, _weights.gamma_2),
-                              (_weights.beta_1, _weights.beta_2))
+                              (_weights.beta_1, _weights.beta_2), stage_titles(placement))
 
 
 @shared_cache(128)
@@ -122,13 +121,34 @@ introduction(
 )
 
 
+def norm_controls() -> tuple[str, str]:
+    """The activation and where the norms go: both the block and the deep stack follow them."""
+    with controls_row():
+        activation = str(bound_choice("Activation φ", "act", ["ReLU", "GELU"], "ReLU",
+                                      help="ReLU (the paper) or GELU (GPT-2, BERT), PyTorch's exact GELU.")).lower()
+        placement = PLACEMENT_NAMES[bound_choice("Layer norm", "ln", list(PLACEMENT_NAMES), "post-LN (the paper)",
+                                                 help="After each residual sum (post-LN) or before each "
+                                                      "sub-layer (pre-LN).")]
+    return activation, placement
+
+
 @page_fragment
 def page_body() -> None:
-    seed, d_model, n_heads, d_ff, activation, placement = block_controls()
+    """The controls both parts of the page follow, then its two parts, each a fragment nested in this one: the block
+    (sections 1 to 4) and the deep stack (section 5). A step of either's own controls reruns that part alone; a
+    change of the activation or the norms' placement reruns both."""
+    activation, placement = norm_controls()
+    block_sections(activation, placement)
+    deep_stack(activation, placement)
+
+
+@page_fragment
+def block_sections(activation: str, placement: str) -> None:
+    """Sections 1 to 4: the block at the page's seed and widths (its sliders rerun this part alone)."""
+    seed, d_model, n_heads, d_ff = block_controls()
     block, weights = block_at(seed, d_model, n_heads, d_ff, activation, placement)
     stages_section(block, block_specs(seed, d_model, n_heads, d_ff, activation, placement, block, weights), seed)
     placement_section(seed, d_model, n_heads, d_ff, activation, placement)
-    deep_stack(activation, placement)
     perm = per_position_section(seed, d_model, d_ff, activation, weights)
     torch_section(seed, d_model, n_heads, d_ff, activation, placement, block, weights)
     depth, residual, norm = stack_switches()
@@ -137,15 +157,19 @@ def page_body() -> None:
     show_source(transformer_block, layer_norm, feed_forward, torch_encoder_layer, stack_block, depth_sweep)
 
 
+#: The deep stack's section number: it comes last, after the block's sections.
+STACK_SECTION = 5
+
+
 @page_fragment
 def deep_stack(activation: str, placement: str) -> None:
-    """Section 3 and the question on it: a fragment nested in the page's, since the stack's own controls change
-    nothing else on the page (a step of them reruns this part alone)."""
+    """Section 5 and the question on it: a fragment after the block's, since neither the block's sliders nor the
+    stack's own controls change the other (a step of either reruns its part alone)."""
     gradient_quiz(stack_section(activation, placement))
 
 
-def block_controls() -> tuple[int, int, int, int, str, str]:
-    """The block's seed, widths, heads, activation and where the norms go, all in the URL."""
+def block_controls() -> tuple[int, int, int, int]:
+    """The block's seed, widths and heads, all in the URL."""
     with controls_row():
         seed = seed_slider()
         d_model = int(bound_select_slider("d_model", "d_model", D_MODELS, 4,
@@ -159,13 +183,7 @@ def block_controls() -> tuple[int, int, int, int, str, str]:
         d_ff = int(bound_select_slider("d_ff", "d_ff", [k * d_model for k in FF_WIDTHS], 4 * d_model,
                                        help="Width of the feed-forward network's hidden layer: 4 · d_model in the "
                                             "paper and in GPT-2."))
-    with controls_row():
-        activation = str(bound_choice("Activation φ", "act", ["ReLU", "GELU"], "ReLU",
-                                      help="ReLU (the paper) or GELU (GPT-2, BERT), PyTorch's exact GELU.")).lower()
-        placement = PLACEMENT_NAMES[bound_choice("Layer norm", "ln", list(PLACEMENT_NAMES), "post-LN (the paper)",
-                                                 help="After each residual sum (post-LN) or before each "
-                                                      "sub-layer (pre-LN).")]
-    return seed, d_model, n_heads, d_ff, activation, placement
+    return seed, d_model, n_heads, d_ff
 
 
 def keep_heads_dividing(d_model: int) -> None:
@@ -226,50 +244,36 @@ STAGES = {
     "norm_2": ("Norm again", "The second LayerNorm, with its own γ and β.",
                r"\operatorname{LN}_2"),
 }
-ORDER = {"post": ("attention", "add_1", "norm_1", "ffn", "add_2", "norm_2"),
-         "pre": ("norm_1", "attention", "add_1", "norm_2", "ffn", "add_2")}
 
 
-def stages_section(block: BlockSteps, specs: dict[str, dict], seed: int) -> None:
-    """Section 1: the three tokens through every stage of the block, in the order of its placement."""
+def stage_order(placement: str) -> list[str]:
+    """The block's stages in the order its placement runs them."""
+    return [name for half in charts.HALVES[placement] for name in half]
+
+
+def stage_titles(placement: str) -> dict[str, str]:
+    """Each stage's numbered title (``1.2 · Add: the residual stream``), numbered in the placement's order."""
+    return {name: f"1.{number} · {STAGES[name][0]}" for number, name in enumerate(stage_order(placement), start=1)}
+
+
+def stages_section(block: BlockSteps, specs: list[dict], seed: int) -> None:
+    """Section 1: the three tokens through every stage of the block, in the order of its placement: each half of
+    the block (a sub-layer, its residual and its norm) one chart, under its stages' texts and formulas."""
     t, d_model = block.input.shape
-    section("1 · The lesson's three tokens through one block",
-            f"X is the worked example's ({t} tokens × {d_model}). Hover a cell for its arithmetic; every matrix is "
-            "also in “Show the numbers” below the page.")
-    with fixed_slot():
-        if block.attention.n_heads == 1 and d_model == 4 and seed == 0:
-            st.caption("Seed 0, d_model 4, one head: Concat(heads) below is the worked example's output, the "
-                       "lesson's printed numbers.")
+    lesson = (" Seed 0, d_model 4, one head: Concat(heads) below is the worked example's output, the lesson's "
+              "printed numbers." if block.attention.n_heads == 1 and d_model == 4 and seed == 0 else "")
+    intro = (f"X is the worked example's ({t} tokens × {d_model}). Hover a cell for its arithmetic; every matrix is "
+             f"also in “Show the numbers” under section 4.{lesson}")
+    titles = stage_titles(block.placement)
     sub = "MHA(x)" if block.placement == "post" else r"MHA(LN_1(x))"
-    for number, name in enumerate(ORDER[block.placement], start=1):
-        title, text, formula = STAGES[name]
-        section(f"1.{number} · {title}", text, formula.replace("{sub}", rf"\operatorname{{{sub}}}"))
-        show_chart(specs[name], alt=stage_name(name, block))
-
-
-def stage_name(name: str, block: BlockSteps) -> ChartName:
-    """A stage chart's name (fixed for its shape) and its numbers."""
-    t, d_model = block.input.shape
-    shown = {"attention": block.attention.output, "add_1": block.residual_1, "norm_1": block.norm_1.output,
-             "ffn": block.ffn.output, "add_2": block.residual_2, "norm_2": block.norm_2.output}[name]
-    what = {"attention": "the attention's input, Concat(heads) and the attention's output",
-            "add_1": "the stream, attention's output and their sum",
-            "norm_1": "each row's mean and variance, the normalised rows and the rows after gamma and beta",
-            "ffn": f"the hidden layer, {t} tokens by {block.ffn.hidden.shape[1]} units, and the FFN's output",
-            "add_2": "the stream, the FFN's output and their sum",
-            "norm_2": "each row's mean and variance, the normalised rows and the rows after gamma and beta"}[name]
-    numbers = f"Result values {value_range(shown)}."
-    if name.startswith("norm"):  # what the chart shows of the norm, in the same caption
-        numbers += " " + norm_sentence(block.norm_1 if name == "norm_1" else block.norm_2)
-    return ChartName(f"Heatmaps of {what}, {t} tokens by {d_model} dimensions", numbers)
-
-
-def norm_sentence(ln: LayerNormSteps) -> str:
-    """What the normalised rows' means and variances are, computed."""
-    z = ln.normalised
-    return (f"Before γ and β every row has mean {np.abs(z.mean(axis=1)).max():.1e} at most (0 up to rounding) "
-            f"and variance {z.var(axis=1).min():.5f} to {z.var(axis=1).max():.5f}: σ² / (σ² + ε), 1 less ε's "
-            f"share. The rows' own variances were {', '.join(f'{v:.3f}' for v in ln.var)}.")
+    for k, (half, spec) in enumerate(zip(charts.HALVES[block.placement], specs, strict=True)):
+        stages = [(titles[name], STAGES[name][1], STAGES[name][2].replace("{sub}", rf"\operatorname{{{sub}}}"))
+                  for name in half]
+        if k == 0:  # the section's heading and the first half's stages: one element
+            section("1 · The lesson's three tokens through one block", intro, stages=stages)
+        else:
+            section("", stages=stages)
+        show_chart(spec, alt=wording.half_name(half, block, titles))
 
 
 def placement_section(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str, placement: str) -> None:
@@ -283,25 +287,17 @@ def placement_section(seed: int, d_model: int, n_heads: int, d_ff: int, activati
             "normalise the sub-layer's input instead (pre-LN), so the residual stream itself is never normalised "
             "inside the block: x passes through untouched, plus the updates.",
             r"\begin{aligned}&" + r" \\[4pt] &".join(formulas) + r"\end{aligned}")  # the lines left-aligned
-    lengths = {name: np.linalg.norm(block_at(seed, d_model, n_heads, d_ff, activation, name)[0].output, axis=1)
-               for name in ("post", "pre")}
-    st.caption(f"The block's output rows are {fmt(lengths['post'])} long with post-LN (the last LN sets each "
-               f"row's size, about √d_model = {np.sqrt(d_model):.2f} times γ), {fmt(lengths['pre'])} with pre-LN "
-               f"(the input's rows, {fmt(np.linalg.norm(block_input(d_model), axis=1))}, plus two updates). Section 3 "
-               "shows what that does over many blocks.")
-
-
-def fmt(values: np.ndarray) -> str:
-    return ", ".join(f"{v:.2f}" for v in values)
+    post, pre = (block_at(seed, d_model, n_heads, d_ff, activation, name)[0].output for name in ("post", "pre"))
+    st.caption(wording.output_sizes(post, pre, block_input(d_model), STACK_SECTION))
 
 
 def stack_section(activation: str, placement: str) -> DepthSweep:
-    """Section 3: a deep stack at random initialisation, with and without the residual and the norm."""
-    section("3 · Why the residual, and why the norm: a deep stack",
+    """The deep stack at random initialisation, with and without the residual and the norm."""
+    section(f"{STACK_SECTION} · Why the residual, and why the norm: a deep stack",
             "Stack many such blocks, freshly initialised (random weights of variance 1/fan_in, γ = 1, β = 0, from a "
             f"fixed seed, {STACK_SEED}), at the lesson's width (d_model {STACK_D_MODEL}, {STACK_HEADS} head, d_ff "
-            f"{STACK_D_FF}) with the activation and norm placement above, and follow the three tokens up the stack. Left: the size of the residual stream "
-            "against the size of each block's update. Middle: how much each token still points where its input "
+            f"{STACK_D_FF}) with the activation and norm placement above, and follow the three tokens up the "
+            "stack. Left: the size of the residual stream against the size of each block's update. Middle: how much each token still points where its input "
             "did, and how alike the tokens have become. Right: the gradient that reaches each block's weights "
             "from the loss L = Σ R ⊙ y (R a fixed random direction), by autograd through the whole stack.")
     with controls_row():
@@ -314,8 +310,13 @@ def stack_section(activation: str, placement: str) -> DepthSweep:
     show_chart(sweep_spec((activation, placement, depth, residual, norm), sweep),
                alt=ChartName(f"Three line charts against depth, 1 to {depth} blocks: the stream's and the updates' "
                              "sizes, the cosines, and the gradient reaching each block",
-                             sweep_numbers(sweep)))
-    stack_findings(sweep)
+                             wording.sweep_numbers(sweep)))
+    st.markdown(wording.stack_findings(sweep))
+    with fixed_slot():
+        if not sweep.config.residual:
+            st.caption("Without the residual every block must pass the whole signal through its own weights; "
+                       "the backward pass multiplies by every block's Jacobian on its way down. Switch the residual "
+                       "on to compare the gradient at block 1.")
     return sweep
 
 
@@ -326,53 +327,28 @@ def stack_switches() -> tuple[int, bool, bool]:
             bool(st.session_state.get("norm", STACK_DEFAULTS["norm"])))
 
 
-def sweep_numbers(sweep: DepthSweep) -> str:
-    """The sweep's numbers a student reads first: the top's stream, and the gradient at the bottom and the top."""
-    return (f"Stream {sweep.stream[0]:.3g} at the input, {sweep.stream[-1]:.3g} at the top; gradient "
-            f"{sweep.grad_norm[0]:.3g} at block 1, {sweep.grad_norm[-1]:.3g} at block {sweep.config.depth}.")
-
-
-def stack_findings(sweep: DepthSweep) -> None:
-    """What the charts show, in sentences whose numbers are the sweep's."""
-    c, depth = sweep.config, sweep.config.depth
-    switches = f"residual {'on' if c.residual else 'off'}, norm {'on' if c.norm else 'off'}"
-    ratio = sweep.grad_norm[0] / sweep.grad_norm[-1] if sweep.grad_norm[-1] > 0 else float("inf")
-    st.markdown(
-        f"**{depth} block{'s' if depth > 1 else ''}, {switches}.** The stream's mean length goes from "
-        f"{sweep.stream[0]:.3g} to {sweep.stream[-1]:.3g}; the last block's update is {sweep.update[-1]:.3g} long. "
-        f"At the top each token's cosine with its own input is {fmt(sweep.self_cosine[-1])}, and two tokens' "
-        f"vectors have a cosine of {sweep.token_cosine[-1]:.2f} on average (input: {sweep.token_cosine[0]:.2f}). "
-        f"The gradient reaching block 1 is **{sweep.grad_norm[0]:.3g}**, the top block's {sweep.grad_norm[-1]:.3g}: "
-        f"a ratio of {ratio:.3g}.")
-    with fixed_slot():
-        if not c.residual:
-            st.caption("Without the residual every block must pass the whole signal through its own weights; "
-                       "the backward pass multiplies by every block's Jacobian on its way down. Switch the residual "
-                       "on to compare the gradient at block 1.")
-
-
 def per_position_section(seed: int, d_model: int, d_ff: int, activation: str,
                          weights: BlockWeights) -> tuple[int, ...]:
-    """Section 4: the FFN is the same function at every position; where a block's weights are. Returns the
+    """Section 3: the FFN is the same function at every position; where a block's weights are. Returns the
     order of the shuffled positions."""
-    section("4 · The feed-forward network works per position",
+    section("3 · The feed-forward network works per position",
             "Shuffle the tokens: the feed-forward network's output is shuffled the same way, exactly, because "
             "each row goes through the same arithmetic wherever it stands. It mixes nothing across positions: "
-            "only attention does that.",
+            "only attention does that. The table under it says where a block's weights are (the weight matrices; "
+            "biases and γ, β add a few more).",
             r"\operatorname{FFN}(P\,x) = P\,\operatorname{FFN}(x)")
     positions = ", ".join(f"{i} = {t}" for i, t in enumerate(LESSON_TOKENS))
     perm_text = str(bound_choice(f"New order of the positions ({positions})", "perm", PERMUTATIONS, "2,0,1",
                                  help="Row i of the shuffled tokens is the token at position perm[i]."))
     perm = tuple(int(i) for i in perm_text.split(","))
     check = ffn_permutation_check(block_input(d_model), weights, perm, activation)
-    st.caption("Shuffled: " + " ".join(LESSON_TOKENS[i] for i in perm) + ".")
     show_chart(permutation_spec(seed, d_model, d_ff, activation, perm, check),
                alt=ChartName(f"Heatmaps of the FFN of the shuffled tokens and of the FFN's output shuffled, "
                              f"{len(perm)} tokens by {d_model} dimensions each",
-                             f"Largest difference {check.max_difference:.1e}."))
+                             f"Shuffled: {' '.join(LESSON_TOKENS[i] for i in perm)}. Largest difference "
+                             f"{check.max_difference:.1e}."))
     st.metric("max |FFN(P x) − P FFN(x)|", f"{check.max_difference:.1e}")
     counts = [weight_counts(d_model, d_ff), weight_counts(*GPT2_SMALL)]
-    explain("Where a block's weights are (the weight matrices; biases and γ, β add a few more):")
     static_table({"model": [f"this page (d_model {d_model}, d_ff {d_ff})", "GPT-2 small (768, 3072)"],
                   "attention 4·d_model²": [c.attention for c in counts],
                   "FFN 2·d_model·d_ff": [c.ffn for c in counts],
@@ -383,8 +359,8 @@ def per_position_section(seed: int, d_model: int, d_ff: int, activation: str,
 
 def torch_section(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str, placement: str,
                   block: BlockSteps, weights: BlockWeights) -> None:
-    """The same block through torch.nn.TransformerEncoderLayer."""
-    section("5 · Cross-check with PyTorch's own block",
+    """Section 4: the same block through torch.nn.TransformerEncoderLayer."""
+    section("4 · Cross-check with PyTorch's own block",
             f"The same X and weights through `torch.nn.TransformerEncoderLayer({d_model}, {n_heads}, "
             f"dim_feedforward={d_ff}, dropout=0, activation=\"{activation}\", norm_first={placement == 'pre'}, "
             "batch_first=True)` in **float64**, once as it is and once with a causal mask (`is_causal=True`), "
@@ -398,8 +374,7 @@ def torch_section(seed: int, d_model: int, n_heads: int, d_ff: int, activation: 
 
 def gradient_quiz(sweep: DepthSweep) -> None:
     """Does the gradient at block 1 grow, shrink or stay, against the top block's, at these settings?"""
-    c = sweep.config
-    ratio = sweep.grad_norm[0] / sweep.grad_norm[-1] if sweep.grad_norm[-1] > 0 else float("inf")
+    c, ratio = sweep.config, wording.gradient_ratio(sweep)
     options = ["it is over 10 times smaller", "about the same (within 10 times)", "it is over 10 times larger"]
     answer = options[0] if ratio < 0.1 else options[2] if ratio > 10 else options[1]
     switches = f"residual {'on' if c.residual else 'off'} and norm {'on' if c.norm else 'off'}"
@@ -408,7 +383,7 @@ def gradient_quiz(sweep: DepthSweep) -> None:
         "weights, how large is the gradient reaching block 1's?",
         options, answer,
         f"Block 1 gets {sweep.grad_norm[0]:.3g}, block {c.depth} gets {sweep.grad_norm[-1]:.3g}: a ratio of "
-        f"{ratio:.3g}. Switch the residual off (or on) in section 3 and ask again.",
+        f"{ratio:.3g}. Switch the residual off (or on) in section {STACK_SECTION} and ask again.",
         key="transformer_block_gradient",
     )
 

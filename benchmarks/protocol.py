@@ -10,6 +10,7 @@ router and the pages draw; `cpu_s` and `peak_rss_mb` read a server process's CPU
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import math
 import os
@@ -223,8 +224,8 @@ class Student:
         self.extra_states = []
         t0 = time.perf_counter()
         await self.ws.send(msg.SerializeToString())
-        seen = RunSeen()
-        while True:
+        seen = RunSeen(ran=fragment_id)
+        for number in itertools.count():
             raw = await asyncio.wait_for(self.ws.recv(), ANSWER_TIMEOUT_S)
             fm = ForwardMsg.FromString(raw)
             if heard is not None:
@@ -234,6 +235,7 @@ class Student:
                 seen.started_s = time.perf_counter() - t0
             if kind == "delta" and fm.delta.fragment_id:
                 seen.fragments.add(fm.delta.fragment_id)
+                seen.spans.setdefault(fm.delta.fragment_id, [number, number])[1] = number
             if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 element = fm.delta.new_element
                 which = element.WhichOneof("type")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -208,6 +209,34 @@ def test_new_settings_cost_is_measured_per_slider():
     assert {name.split(": ")[0] for name in figures} >= {"(home)", "multi_head", "positional_encoding"}
     assert all(f["steps"] == 1 and f["cpu_ms"] >= 0 and f["wall_ms"] > 0 for f in figures.values())
     assert "median over sliders" in solo_table(figures)
+
+
+def test_a_simulated_tab_keeps_the_sliders_of_a_fragment_that_did_not_run(hall_server):
+    """As a browser does: a step of one fragment's slider leaves the sliders of the page's other fragment alone (the
+    whole-block page: the block's sliders and the deep stack's), and the run says which fragment it was and where
+    each fragment's messages lie, from which a fragment nested in another is told apart from a sibling."""
+    from benchmarks.new_settings import slider_name
+    from benchmarks.protocol import Student, page_hashes, run_coroutine
+
+    async def steps() -> tuple[set[str], set[str], dict[str, list[int]], str]:
+        student = Student(hall_server.url, page_hashes(hall_server.url)["transformer_block"], random.Random(0))
+        await student.connect()
+        try:
+            _, seen = await student.rerun()
+            student.absorb(seen)
+            first = {slider_name(s) for s in student.sliders.values()}
+            seed = next(s for s in student.sliders.values() if slider_name(s) == "seed")
+            student.set_slider(seed, 1.0)
+            _, step = await student.rerun(seed.fragment_id)
+            student.absorb(step)
+            return first, {slider_name(s) for s in student.sliders.values()}, step.spans, step.ran
+        finally:
+            await student.ws.close()
+
+    first, after, spans, ran = run_coroutine(steps())
+    assert {"seed", "layers"} <= first
+    assert after == first  # the deep stack's depth slider is still there to step
+    assert ran and list(spans) == [ran] and spans[ran][0] < spans[ran][1]
 
 
 def test_new_settings_steps_the_pages_asked_for_by_their_url_paths():

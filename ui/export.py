@@ -95,6 +95,14 @@ def _views(spec: dict) -> list[dict]:
     return spec.get("hconcat") or spec.get("vconcat") or spec.get("concat") or [spec]
 
 
+def _leaf_views(spec: dict) -> list[dict]:
+    """The views of a chart that are not themselves concatenations, in reading order (rows of a column of rows)."""
+    views = _views(spec)
+    if views == [spec]:
+        return views
+    return [leaf for view in views for leaf in _leaf_views(view)]
+
+
 def _data_of(spec: dict, view: dict) -> Any:
     """The dataset a view draws (its own, or the chart's): records, or a DataFrame in a page test."""
     name = view.get("data", {}).get("name") or spec.get("data", {}).get("name")
@@ -119,7 +127,7 @@ def _heatmap_matrix(data: Any) -> tuple[np.ndarray, list[str], list[str]]:
 
 def _heatmap_sources(spec: dict) -> Iterator[MatrixSource]:
     """Every `ui.charts.heatmap` view of a chart, titled by the view's title (or its place)."""
-    for k, view in enumerate(_views(spec)):
+    for k, view in enumerate(_leaf_views(spec)):
         data = _data_of(spec, view)
         if {"i", "j", "value"} <= _fields(data):
             title = view_title(view, spec.get("datasets", {})) or f"matrix {k + 1}"
@@ -141,7 +149,7 @@ def tooltip_tables(spec: dict) -> Iterator[tuple[str, pd.DataFrame]]:
 
     ``(title, table)``: the title is the matrix's and the line's ("attention weights A: row sum of exp").
     """
-    for k, view in enumerate(_views(spec)):
+    for k, view in enumerate(_leaf_views(spec)):
         data = _data_of(spec, view)
         fields = _fields(data)
         lines = [t for t in _tooltip_lines(view) if str(t.get("field", "")).startswith("x") and t["field"] in fields]

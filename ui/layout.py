@@ -157,20 +157,26 @@ def more_detail(topic: str) -> DeltaGenerator:
     return st.expander(f"More detail: {topic}", icon=":material/info:")
 
 
-def section(title: str, text: str = "", formula: str = "", *, keep_text: bool = False) -> None:
+def section(title: str, text: str = "", formula: str = "", *, keep_text: bool = False,
+            stages: Sequence[tuple[str, str, str]] = ()) -> None:
     r"""A section's heading, explanation and display formula, sent as a single Markdown element.
 
     Three elements would look the same, but the browser pays for each element on every rerun, and a page with
     six sections would redraw eighteen of them on every slider step (docs/performance.md). The heading is a
     Markdown ``##`` (what ``st.header`` draws); the formula is KaTeX between ``$$``, as in ``st.latex``.
     As with `explain`, presenter mode leaves the explanation to the lecturer, unless `keep_text` (a page's
-    text that stays on the projector too, as ``st.markdown`` would).
+    text that stays on the projector too, as ``st.markdown`` would). `stages` follow in the same element, each
+    ``(title, text, formula)`` under a ``###`` heading (the steps one chart draws); no `title`, no ``##`` heading.
     """
-    parts = [f"## {title}"]
-    if text and (keep_text or not presenter_mode()):
-        parts.append(text)
-    if formula:
-        parts.append(f"$$\n{formula}\n$$")
+    shown = keep_text or not presenter_mode()
+    parts = [f"## {title}"] if title else []
+    for k, (heading, words, display) in enumerate(((title, text, formula), *stages)):
+        if k:
+            parts.append(f"### {heading}")
+        if words and shown:
+            parts.append(words)
+        if display:
+            parts.append(f"$$\n{display}\n$$")
     st.markdown("\n\n".join(parts))
 
 
@@ -293,7 +299,9 @@ def page_fragment(body: Callable[..., None]) -> Callable[..., None]:
     Fragments nest: a section whose widgets change nothing above or below it can be a `page_fragment`
     of its own, called from the page's with what it needs (a rerun of it alone reuses those arguments).
     Its widgets then rerun only that section. The link is written by the outermost fragment of a run:
-    the page's on a page step, the section's when the section reruns alone.
+    the page's on a page step, the section's when the section reruns alone. A page's fragment may hold
+    only controls and two such sections one after the other, when neither's widgets change the other: a
+    change of the controls reruns both, a step of a section's own widgets that section alone.
 
     `body` runs in one of the process's turns (`ui.turns`): a class's runs take turns at the core rather than all
     sharing it at once.

@@ -150,7 +150,7 @@ LOCAL_WIDGETS = {
     "worked_example-quiz": LocalWidget("", answer_quiz, None, ("From the scaled scores alone", "Reveal"), "Reveal"),
     "transformer_block-layers": LocalWidget(
         "transformer_block", step_slider("Blocks stacked", "ArrowLeft"), "layers",
-        ("3 · Why the residual, and why the norm", "Blocks stacked", "Residual connections", "Layer norms",
+        ("5 · Why the residual, and why the norm", "Blocks stacked", "Residual connections", "Layer norms",
          "23 blocks, post-LN", "Reveal"), "23 blocks, residual on"),
     "training-ckpt": LocalWidget("training?steps=50", step_slider("Checkpoint", "ArrowLeft"), "ckpt",
                                  ("1 · Learning curves", "2 · Attention, checkpoint by checkpoint",
@@ -190,15 +190,17 @@ def test_a_widget_of_one_section_reruns_only_that_section(page, app_url, case):
         assert parse_qs(urlparse(link).query) == parse_qs(urlparse(page.url).query), "the share link is behind"
 
 
-def test_the_whole_blocks_picture_of_the_model_is_not_sent_again_on_a_step(page, app_url):
-    """No control changes the picture of the whole model at the top of the whole-block page: a step of the block's
-    seed sends the block's stages again, and not that picture, its heading or its links."""
+def test_the_whole_blocks_picture_of_the_model_and_its_deep_stack_are_not_sent_again_on_a_step(page, app_url):
+    """No control changes the picture of the whole model at the top of the whole-block page, and the block's sliders
+    do not change the deep stack: a step of the block's seed sends the block's stages again, and not that picture,
+    its heading or its links, nor the stack's section, its controls or its question."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     frames: list[bytes] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload)))
     open_page(page, app_url, "transformer_block")
-    assert "0 · Where attention lives" in sent_names(frames)
+    initial = sent_names(frames)
+    assert "0 · Where attention lives" in initial
     frames.clear()
     before = page.url
     page.locator(SLIDER).first.focus()
@@ -210,9 +212,29 @@ def test_the_whole_blocks_picture_of_the_model_is_not_sent_again_on_a_step(page,
     names = sent_names(frames)
     assert "1 · The lesson's three tokens through one block" in names, "the step was not answered"
     assert "0 · Where attention lives" not in names
+    assert "5 · Why the residual, and why the norm: a deep stack" in initial
+    assert not {"5 · Why the residual, and why the norm: a deep stack", "Blocks stacked", "Reveal"} & set(names)
     kinds = [m.delta.new_element.WhichOneof("type") for m in (ForwardMsg.FromString(f) for f in frames
                                                               if isinstance(f, bytes)) if m.WhichOneof("type") == "delta"]
     assert "page_link" not in kinds, "the links beside the model's picture were sent again"
+
+
+def test_the_whole_blocks_norm_placement_reaches_both_the_block_and_its_deep_stack(page, app_url):
+    """The activation and the norms' placement sit outside the page's two fragments (the block's and the deep
+    stack's), so a change of either redraws both: after picking pre-LN the block's first stage is the norm and the
+    stack's question is about pre-LN blocks."""
+    open_page(page, app_url, "transformer_block")
+    text = page.evaluate(PAGE_TEXT_JS) + page.content()  # the question is a radio's label
+    assert "24 blocks, post-LN" in text and "1.1 · Attention" in text
+    before = page.url
+    pick_radio("Layer norm", "pre-LN (GPT-2)")(page)
+    page.wait_for_function("(before) => location.href !== before", arg=before)
+    page.wait_for_timeout(400)
+    settle(page)
+    assert exceptions(page) == []
+    text = page.evaluate(PAGE_TEXT_JS) + page.content()
+    assert "1.1 · Norm" in text, "the block was not redrawn"
+    assert "24 blocks, pre-LN" in text and "24 blocks, post-LN" not in text, "the deep stack was not redrawn"
 
 
 #: Each chart's drawing surface (an SVG, or a canvas for the many-celled charts) and what it shows.

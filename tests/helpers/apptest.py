@@ -118,11 +118,18 @@ def charts_built_anew(page: str) -> list[tuple[dict, dict[str, str]]]:
         clear_shared_caches()
 
 
+def views(spec: dict) -> list[dict]:
+    """A chart's views that are not concatenations themselves (those of a row, of a column of rows, …), in order."""
+    subs = spec.get("hconcat") or spec.get("vconcat") or spec.get("concat")
+    return [leaf for sub in subs for leaf in views(sub)] if subs else [spec]
+
+
 def heatmaps(at: AppTest) -> dict[str, np.ndarray]:
-    """Every `ui.charts.heatmap` on the page (also inside hconcat), keyed by title, as a matrix."""
+    """Every `ui.charts.heatmap` on the page (also inside a concatenation, nested or not), keyed by title, as a
+    matrix."""
     found: dict[str, np.ndarray] = {}
     for spec, frames in chart_specs(at):
-        for sub in spec.get("hconcat") or spec.get("vconcat") or spec.get("concat") or [spec]:
+        for sub in views(spec):
             if "layer" not in sub or "data" not in sub:
                 continue
             df = frames[sub["data"]["name"]]
@@ -136,7 +143,7 @@ def heatmaps(at: AppTest) -> dict[str, np.ndarray]:
 def heatmap_tooltips(at: AppTest, title: str) -> dict[str, np.ndarray]:
     """The tooltip lines of the `ui.charts.heatmap` titled `title`: line title -> its values as a (rows, cols) array."""
     for spec, frames in chart_specs(at):
-        for sub in spec.get("hconcat") or spec.get("vconcat") or spec.get("concat") or [spec]:
+        for sub in views(spec):
             if view_title(sub, frames) == title:
                 df = frames[sub["data"]["name"]].sort_values(["i", "j"])
                 shape = (int(df["i"].max()) + 1, int(df["j"].max()) + 1)

@@ -82,7 +82,14 @@ def test_defaults_start_from_the_lessons_three_tokens_and_the_worked_examples_at
     maps = heatmaps(at)
     np.testing.assert_array_equal(maps["attention's input"], worked_example(0).X)
     np.testing.assert_allclose(maps["Concat(heads)"], worked_example(0).output, atol=1e-12)
-    assert any("the lesson's printed numbers" in c.value for c in at.caption)
+    assert "the lesson's printed numbers" in section_one(at)
+    assert "the lesson's printed numbers" not in section_one(run_page(PAGE, seed="1"))
+
+
+def section_one(at: AppTest) -> str:
+    """Section 1's Markdown: its heading, its text and the first half's stages."""
+    (text,) = [m.value for m in at.markdown if m.value.startswith("## 1 · ")]
+    return text
 
 
 @pytest.mark.parametrize("params", [
@@ -194,10 +201,53 @@ def test_the_picture_of_the_whole_model_is_at_the_top_above_the_controls():
     assert heading < first_control
 
 
+STAGE_HEADINGS = {"post": ["1.1 · Attention", "1.2 · Add: the residual stream", "1.3 · Norm",
+                            "1.4 · Feed-forward network", "1.5 · Add again", "1.6 · Norm again"],
+                   "pre": ["1.1 · Norm", "1.2 · Attention", "1.3 · Add: the residual stream", "1.4 · Norm again",
+                           "1.5 · Feed-forward network", "1.6 · Add again"]}
+
+
+@pytest.mark.parametrize("ln", list(PLACEMENT))
+def test_the_sections_come_in_order_each_half_of_the_block_one_chart_under_its_stages_the_deep_stack_last(ln):
+    at = run_page(PAGE, ln=ln)
+    drawn = in_order(at.main)
+    headings = [(i, line) for i, e in enumerate(drawn) if e.type == "markdown"
+                for line in e.value.splitlines() if line.startswith(("## ", "### "))]
+    assert [line for _, line in headings] == [
+        "## 0 · Where attention lives", "## 1 · The lesson's three tokens through one block",
+        *(f"### {h}" for h in STAGE_HEADINGS[PLACEMENT[ln]]), "## 2 · Post-LN or pre-LN",
+        "## 3 · The feed-forward network works per position", "## 4 · Cross-check with PyTorch's own block",
+        "## 5 · Why the residual, and why the norm: a deep stack"]
+    halves = [i for i, line in headings if line.startswith("### 1.1") or line.startswith("### 1.4")]
+    assert [drawn[i + 1].type for i in halves] == ["vega_lite_chart"] * 2  # each half's chart under its stages
+    stack = headings[-1][0]
+    quiz = next(i for i, e in enumerate(drawn) if getattr(e, "key", None) == "quiz_transformer_block_gradient_choice")
+    assert stack < quiz
+
+
+def test_presenter_mode_keeps_each_stages_heading_and_formula_and_leaves_its_text_to_the_lecturer():
+    texts = {present: section_one(run_page(PAGE, present=present)) for present in ("false", "true")}
+    for text in texts.values():
+        assert "### 1.3 · Norm" in text and r"\frac{x - \mu}" in text
+    assert "subtract its mean μ" in texts["false"] and "subtract its mean μ" not in texts["true"]
+
+
+@pytest.mark.parametrize("ln", list(PLACEMENT))
+def test_the_output_rows_sizes_are_both_placements_blocks(ln):
+    at = run_page(PAGE, ln=ln, d_model="8", heads="2", seed="3")
+    x, w = block_input(8), block_weights(3, 8, 32)
+    post, pre = (np.linalg.norm(transformer_block(x, w, 2, placement=p).output, axis=1) for p in ("post", "pre"))
+    caption = next(c.value for c in at.caption if c.value.startswith("The block's output rows are"))
+    assert caption.startswith(f"The block's output rows are {', '.join(f'{v:.2f}' for v in post)} long with post-LN")
+    assert f"√d_model = {np.sqrt(8):.2f} times γ), {', '.join(f'{v:.2f}' for v in pre)} with pre-LN" in caption
+    assert caption.endswith("Section 5 shows what that does over many blocks.")
+
+
 def test_the_shuffle_names_the_lessons_tokens_in_their_new_order():
     at = run_page(PAGE, perm="1,0,2")
     assert at.radio(key="perm").options == ["0,1,2", "0,2,1", "1,0,2", "1,2,0", "2,0,1", "2,1,0"]
-    assert any(c.value == "Shuffled: " + " ".join(LESSON_TOKENS[i] for i in (1, 0, 2)) + "." for c in at.caption)
+    assert any(c.value.startswith("Shuffled: " + " ".join(LESSON_TOKENS[i] for i in (1, 0, 2)) + ". ")
+               for c in at.caption)
 
 
 @pytest.mark.parametrize("ln", list(PLACEMENT))

@@ -12,12 +12,15 @@ def independent_colours(independent: bool = True) -> alt.Resolve:
     return alt.Resolve(scale=alt.ScaleResolveMap(color="independent" if independent else "shared"))
 
 
-def side_by_side(*charts: alt.TopLevelMixin, shared_color: bool = False, spacing: int = 28) -> alt.HConcatChart:
+def side_by_side(*charts: alt.TopLevelMixin, shared_color: bool = False, spacing: int = 28,
+                 title: str | None = None) -> alt.HConcatChart:
     """Charts in one row; one `st.altair_chart` call instead of several (each call costs a validation).
 
-    With ``shared_color=True`` all panels use one colour scale, so equal colours mean equal values.
+    With ``shared_color=True`` all panels use one colour scale, so equal colours mean equal values. `title`: the
+    row's own, above its charts' titles.
     """
-    return alt.HConcatChart(hconcat=list(charts), spacing=spacing, resolve=independent_colours(not shared_color))
+    return alt.HConcatChart(hconcat=list(charts), spacing=spacing, resolve=independent_colours(not shared_color),
+                            title=alt.Undefined if title is None else alt.TitleParams(title, anchor="start"))
 
 
 def one_above_other(*charts: alt.TopLevelMixin, shared_color: bool = False, spacing: int = 28) -> alt.VConcatChart:

@@ -143,6 +143,9 @@ def heatmap_part(
     title_in_data: bool = False,
     legend_length: int | None = None,
     slanted_x_labels: bool = False,
+    width: int | None = None,
+    values_in_data: bool = False,
+    stroke_width: float = 1,
 ) -> tuple[list[Rows], Make]:
     """A labelled heatmap of `matrix`, rows top to bottom as in the printed matrix (a `ui.charts.template.Part`).
 
@@ -168,37 +171,45 @@ def heatmap_part(
             that quotes a slider: the spec then stays the same as the slider moves.
         legend_length: the colour legend's length in pixels; by default about the matrix's height.
         slanted_x_labels: column labels at 45°, for long labels (repeated words carry their position).
+        width: the map's width in pixels whatever its number of columns (each column ``width / n_cols``
+            wide); by default each column is `cell_size` wide.
+        values_in_data: whether the values are printed is data (the column ``labelled``), not structure: the
+            text layer is always there and draws only the labelled cells. With `width` and `legend_length`,
+            the chart's structure then does not depend on the matrix's shape.
+        stroke_width: the white line between cells, in pixels.
     """
     df = matrix_columns(matrix, row_labels, col_labels)
     extra_tooltips = extra_tooltip_lines(df, extra, np.shape(matrix), value_format)
     emphasis = emphasis_encoding(df, highlight_rows, highlight_cols)
-    colour_columns(df, signed, domain)
-    if title_in_data and title:
-        df["title"] = np.full(len(df["value"]), title, dtype=object)  # read by `title_from_data`
     if show_values is None:
         show_values = len(df["value"]) <= MAX_LABELLED_CELLS
+    colour_columns(df, signed, domain, with_ink=show_values)
+    if values_in_data:
+        df["labelled"] = np.full(len(df["value"]), bool(show_values))  # read by the text layer's filter
+    if title_in_data and title:
+        df["title"] = np.full(len(df["value"]), title, dtype=object)  # read by `title_from_data`
     legend = legend_length or int(np.clip(cell_size * np.shape(matrix)[0] - 20, 60, 300))
 
     def make(data: DataSource) -> alt.LayerChart:
-        layers = [cell_layer(signed, emphasis, legend, select)]
-        if show_values:
-            layers.append(value_layer(font_size, value_format))
+        layers = [cell_layer(signed, emphasis, legend, select, stroke_width)]
+        if show_values or values_in_data:
+            layers.append(value_layer(font_size, value_format, only_labelled=values_in_data))
         # One constructor call rather than chained `.encode().resolve_scale().properties()`: each of those
         # deep-copies the chart, re-creating its layers and every encoding object.
         return alt.LayerChart(
             layer=layers, data=data(), title=title_from_data() if title_in_data and title else title or alt.Undefined,
             encoding=cells_encoding(x_title, y_title, value_format, extra_tooltips, slanted_x_labels),
             resolve=independent_colours(),  # the cell colours' scale is not the text's ink
-            width=alt.Step(cell_size), height=alt.Step(cell_size),
+            width=alt.Step(cell_size) if width is None else width, height=alt.Step(cell_size),
         )
 
     return [Rows(df)], make
 
 
-def colour_columns(df: Columns, signed: bool, domain: tuple[float, float] | None) -> None:
+def colour_columns(df: Columns, signed: bool, domain: tuple[float, float] | None, *, with_ink: bool = True) -> None:
     """Add to `matrix_columns`' `df` what its colours read from the data: ``lo`` and ``hi``, the colour domain
     (`domain_from_data`: by default ``[-m, m]`` with m the largest ``|value|`` when `signed`, else ``[0, 1]``), and
-    ``ink``, each cell's text colour, black or white, whichever reads better on the cell's colour."""
+    (`with_ink`) ``ink``, each cell's text colour, black or white, whichever reads better on the cell's colour."""
     if domain is None:
         if signed:
             m = float(np.max(np.abs(df["value"]))) or 1.0
@@ -206,8 +217,9 @@ def colour_columns(df: Columns, signed: bool, domain: tuple[float, float] | None
         else:
             domain = (0.0, 1.0)
     lo, hi = domain
-    t = (df["value"] - lo) / ((hi - lo) or 1.0)  # position on the colour scale
-    df["ink"] = ink(DIVERGING_SCHEME if signed else SEQUENTIAL_SCHEME, t)
+    if with_ink:
+        t = (df["value"] - lo) / ((hi - lo) or 1.0)  # position on the colour scale
+        df["ink"] = ink(DIVERGING_SCHEME if signed else SEQUENTIAL_SCHEME, t)
     n_cells = len(df["value"])
     df["lo"], df["hi"] = np.full(n_cells, float(lo)), np.full(n_cells, float(hi))
 
@@ -236,24 +248,26 @@ def colour_scale(signed: bool) -> alt.Scale:
     return alt.Scale(scheme=SEQUENTIAL_SCHEME, domain=domain_from_data())
 
 
-def cell_layer(signed: bool, emphasis: Mapping[str, Any], legend_length: int, select: str | None) -> alt.Chart:
+def cell_layer(signed: bool, emphasis: Mapping[str, Any], legend_length: int, select: str | None,
+               stroke_width: float = 1) -> alt.Chart:
     """The cells, coloured by value on the diverging scale centred at 0 (`signed`) or the sequential one, its domain
-    read from the data; faded and outlined by `emphasis_encoding`'s `emphasis`; a click on one selects its ``i`` and
-    ``j`` as `select`."""
+    read from the data, `stroke_width` px of white between them; faded and outlined by `emphasis_encoding`'s
+    `emphasis`; a click on one selects its ``i`` and ``j`` as `select`."""
     encoding: dict[str, Any] = dict(
         color=alt.Color(field="value", type="quantitative", scale=colour_scale(signed), title=None,
                         legend=alt.Legend(orient="right", gradientLength=legend_length)),
     )
     encoding.update(emphasis)
-    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=2 if emphasis else 1).encode(**encoding)
+    rect = alt.Chart().mark_rect(stroke="white", strokeWidth=2 if emphasis else stroke_width).encode(**encoding)
     if select is not None:
         rect = rect.add_params(alt.selection_point(name=select, fields=["i", "j"], on="click", clear="dblclick"))
     return rect
 
 
-def value_layer(font_size: int, value_format: str) -> alt.Chart:
-    """Each cell's value printed in it, in its ``ink``."""
-    return alt.Chart().mark_text(fontSize=font_size).encode(
+def value_layer(font_size: int, value_format: str, *, only_labelled: bool = False) -> alt.Chart:
+    """Each cell's value printed in it, in its ``ink`` (`only_labelled`: in the cells whose ``labelled`` is true)."""
+    labelled = [alt.FilterTransform(filter="datum.labelled")] if only_labelled else alt.Undefined
+    return alt.Chart(transform=labelled).mark_text(fontSize=font_size).encode(
         text=alt.Text(field="value", type="quantitative", format=value_format),
         # scale=None: the column holds the colours themselves (cheaper than alt.condition)
         color=alt.Color(field="ink", type="nominal", scale=None),

@@ -109,10 +109,46 @@ def contrast(a: np.ndarray | str, b: np.ndarray | str) -> np.ndarray:
 WHITE_TEXT_BELOW = float(np.sqrt(1.05 * 0.05) - 0.05)
 
 
+def _white_on(scheme: str | dict, t: np.ndarray) -> np.ndarray:
+    """Whether white text stands out more than black on the cells at positions `t` of `scheme` (computed)."""
+    return relative_luminance(scheme_rgb(scheme, t)) < WHITE_TEXT_BELOW
+
+
+#: `_ink_edges` 's results by scheme (its name and extent).
+_EDGES: dict[tuple[str, tuple[float, ...]], tuple[np.ndarray, bool]] = {}
+
+
+def _ink_edges(scheme: str | dict, resolution: int = 4001) -> tuple[np.ndarray, bool]:
+    """Where on `scheme` the better text colour changes, to 1e-12 (each change found on a grid of `resolution`
+    points, then by bisection), and whether it is white at 0."""
+    key = (scheme_name(scheme), tuple(scheme_extent(scheme)))
+    if key not in _EDGES:
+        grid = np.linspace(0.0, 1.0, resolution)
+        white = _white_on(scheme, grid)
+        edges = []
+        for k in np.flatnonzero(white[1:] != white[:-1]):  # the change lies in (grid[k], grid[k + 1]]
+            lo, hi = grid[k], grid[k + 1]
+            while hi - lo > 1e-12:
+                mid = (lo + hi) / 2
+                lo, hi = (mid, hi) if _white_on(scheme, np.array([mid]))[0] == white[k] else (lo, mid)
+            edges.append(hi)
+        _EDGES[key] = (np.array(edges), bool(white[0]))
+    return _EDGES[key]
+
+
 def ink(scheme: str | dict, t: np.ndarray) -> np.ndarray:
-    """``"white"`` or ``"black"`` for text on the cells at positions `t` of `scheme`: the one that stands out more."""
-    dark = relative_luminance(scheme_rgb(scheme, t)) < WHITE_TEXT_BELOW
-    return np.where(dark, "white", "black")
+    """``"white"`` or ``"black"`` for text on the cells at positions `t` of `scheme`: the one that stands out more.
+
+    Read from where on the scheme the better colour changes (`_ink_edges`, found once per scheme): a position
+    past an even number of changes has the colour of position 0.
+    """
+    edges, white_at_0 = _ink_edges(scheme)
+    changes = np.searchsorted(edges, t, side="right")  # below 0 or above 1: as at 0 or 1
+    return _INKS[white_at_0][changes & 1]
+
+
+#: The text colours by whether white comes first on a scheme, then by the parity of the changes passed.
+_INKS = {True: np.array(["white", "black"]), False: np.array(["black", "white"])}
 
 
 def ink_on(colour: str) -> str:
@@ -123,7 +159,7 @@ def ink_on(colour: str) -> str:
 def white_text_ranges(scheme: str | dict, resolution: int = 4001) -> list[tuple[float, float]]:
     """The intervals of t ∈ [0, 1] on which `ink` is white (to 1/(resolution − 1))."""
     t = np.linspace(0.0, 1.0, resolution)
-    white = ink(scheme, t) == "white"
+    white = _white_on(scheme, t)
     edges = np.flatnonzero(np.diff(white.astype(np.int8))) + 1  # first index of each new run
     starts = np.concatenate([[0], edges])
     ends = np.concatenate([edges, [resolution]]) - 1

@@ -6,14 +6,14 @@ the residual sum ``x + a = s``, LayerNorm's ``(x − μ) / √(σ² + ε) = z`` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import altair as alt
 import numpy as np
 
 from core.deep_stack import DepthSweep
 from core.transformer_block import LN_EPS, BlockSteps, LayerNormSteps, PermutationCheck
-from ui.charts.arrange import side_by_side
+from ui.charts.arrange import one_above_other, side_by_side
 from ui.charts.heatmap import heatmap_part, unique_labels
 from ui.charts.inline_data import Rows
 from ui.charts.palette import BLUE, CATEGORY, DARK_GREY, REFERENCE_GREY, VERMILLION, ink_on
@@ -33,11 +33,6 @@ KIND_COLOURS = {"attention": BLUE, "block": VERMILLION, "other": DARK_GREY}
 #: The diagram's width in pixels: it fits a 390-px phone with the page's margins.
 DIAGRAM_WIDTH = 330
 BOX_HEIGHT, GAP = 40, 18
-
-
-def cell_size(n_cols: int, width: int = 300, lo: int = 6, hi: int = 44) -> int:
-    """A heatmap's cell size so that `n_cols` columns fill about `width` pixels."""
-    return int(max(lo, min(hi, width // max(n_cols, 1))))
 
 
 @part_builder(data=("depth_label",))
@@ -130,57 +125,94 @@ def ffn_tooltip(block: BlockSteps) -> np.ndarray:
                      for ps, hs in zip(block.ffn.pre_activation, block.ffn.hidden, strict=True)], dtype=object)
 
 
+#: The block's maps are this many pixels wide whatever d_model (each column MAP_WIDTH / d_model wide), and the FFN's
+#: hidden layer HIDDEN_WIDTH whatever d_ff, so a new d_model or d_ff fills the structure its first setting built.
+MAP_WIDTH, HIDDEN_WIDTH = 180, 300
+#: A map prints its values in its cells up to this many columns (cells of 45 px at `MAP_WIDTH`).
+LABELLED_COLUMNS = 4
+#: The block's three tokens fill 3 rows of 44 px: the colour legend's length.
+ROW_HEIGHT = 44
+
+
+@part_builder(data=("matrix", "row_labels", "col_labels", "arithmetic", "labelled", "numbered_title"))
+def block_map_part(matrix: np.ndarray, *, row_labels: Sequence[str], col_labels: Sequence[str], labelled: bool,
+                   title: str = "", numbered_title: str = "", width: int = MAP_WIDTH, x_title: str = "dim",
+                   arithmetic: np.ndarray | None = None, arithmetic_label: str = "",
+                   stroke_width: float = 1) -> tuple[list[Rows], Make]:
+    """One of the block's maps (`heatmap_part`), its structure the same for every d_model and d_ff: `width` pixels
+    wide whatever its columns, its values printed or not as data (`labelled`), each cell's `arithmetic` (text, of
+    the matrix's shape) in its tooltip under `arithmetic_label`. A title that quotes a number is `numbered_title`,
+    read from the data (`title_from_data`)."""
+    title_in_data = bool(numbered_title)
+    part = heatmap_part(matrix, row_labels=row_labels, col_labels=col_labels, title=numbered_title or title,
+                        x_title=x_title,
+                        y_title="token", cell_size=ROW_HEIGHT, show_values=labelled, values_in_data=True,
+                        value_format=".2f", font_size=10, width=width, legend_length=ROW_HEIGHT * len(row_labels) - 20,
+                        title_in_data=title_in_data, stroke_width=stroke_width,
+                        extra=None if arithmetic is None else {arithmetic_label: arithmetic})
+    return list(part.tables), part.make
+
+
+#: The block's two halves, each a sub-layer with its residual sum and its norm, in the order of the placement.
+HALVES = {"post": (("attention", "add_1", "norm_1"), ("ffn", "add_2", "norm_2")),
+          "pre": (("norm_1", "attention", "add_1"), ("norm_2", "ffn", "add_2"))}
+
+
 def stage_parts(block: BlockSteps, tokens: Sequence[str], gammas: tuple[np.ndarray, np.ndarray],
-                betas: tuple[np.ndarray, np.ndarray]) -> dict[str, Part]:
-    """One chart per stage of the block, by role: "attention", "add_1", "norm_1", "ffn", "add_2", "norm_2"."""
+                betas: tuple[np.ndarray, np.ndarray], titles: Mapping[str, str]) -> dict[str, Part]:
+    """One row of maps per stage of the block, titled `titles[stage]`, by role: "attention", "add_1", "norm_1",
+    "ffn", "add_2", "norm_2"."""
     labels = unique_labels(tokens)
     d_model, d_ff = block.input.shape[1], block.ffn.hidden.shape[1]
     dims = [f"d{j}" for j in range(d_model)]
-    size = cell_size(d_model, 180)
-    kw = dict(row_labels=labels, col_labels=dims, x_title="dim", y_title="token", cell_size=size,
-              show_values=size >= 36, value_format=".2f", font_size=10)
+    kw = dict(row_labels=labels, col_labels=dims, labelled=d_model <= LABELLED_COLUMNS)
     attn_in = block.input if block.placement == "post" else block.norm_1.output
     add_2_in = block.norm_1.output if block.placement == "post" else block.residual_1
 
-    def add_part(stream: np.ndarray, update: np.ndarray, total: np.ndarray, names: tuple[str, str, str]) -> Part:
-        return compose(side_by_side, heatmap_part(stream, title=names[0], **kw),
-                       heatmap_part(update, title=names[1], **kw),
-                       heatmap_part(total, title=names[2], extra={"x + a = s": residual_tooltip(stream, update, total)},
-                                    **kw))
+    def row(name: str, *maps: Part) -> Part:
+        return compose(side_by_side, *maps, title=titles[name])
 
-    def norm_part(ln: LayerNormSteps, k: int, name: str) -> Part:
+    def add_part(name: str, stream: np.ndarray, update: np.ndarray, total: np.ndarray,
+                 names: tuple[str, str, str]) -> Part:
+        return row(name, block_map_part(stream, title=names[0], **kw), block_map_part(update, title=names[1], **kw),
+                   block_map_part(total, title=names[2], arithmetic=residual_tooltip(stream, update, total),
+                                  arithmetic_label="x + a = s", **kw))
+
+    def norm_part(name: str, ln: LayerNormSteps, k: int, ln_name: str) -> Part:
         stats = np.stack([ln.mean, ln.var], axis=1)  # (T, 2): each row's μ and σ²
-        return compose(side_by_side,
-                       heatmap_part(stats, row_labels=labels, col_labels=["μ", "σ²"], title=f"{name}: row μ, σ²",
-                                    x_title="", y_title="token", cell_size=44, value_format=".3f", font_size=10),
-                       heatmap_part(ln.normalised, title=f"{name}: normalised", extra={"(x − μ) / √(σ² + ε)": norm_tooltip(ln)}, **kw),
-                       heatmap_part(ln.output, title=f"{name}: γ, β applied",
-                                    extra={"γ × z + β": scale_tooltip(ln, gammas[k], betas[k])}, **kw))
+        return row(name,
+                   heatmap_part(stats, row_labels=labels, col_labels=["μ", "σ²"], title=f"{ln_name}: row μ, σ²",
+                                x_title="", y_title="token", cell_size=ROW_HEIGHT, value_format=".3f",
+                                font_size=10),
+                   block_map_part(ln.normalised, title=f"{ln_name}: normalised", arithmetic=norm_tooltip(ln),
+                                  arithmetic_label="(x − μ) / √(σ² + ε)", **kw),
+                   block_map_part(ln.output, title=f"{ln_name}: γ, β applied",
+                                  arithmetic=scale_tooltip(ln, gammas[k], betas[k]), arithmetic_label="γ × z + β",
+                                  **kw))
 
-    hidden_size = cell_size(d_ff, 300, lo=4)
-    ffn = compose(side_by_side,
-                  heatmap_part(block.ffn.hidden, row_labels=labels, col_labels=[f"h{j}" for j in range(d_ff)],
-                               title=f"hidden φ(x W₁ + b₁), d_ff = {d_ff}", x_title="hidden unit", y_title="token",
-                               cell_size=hidden_size, show_values=hidden_size >= 36, value_format=".2f", font_size=10,
-                               extra={"φ(p)": ffn_tooltip(block)}),
-                  heatmap_part(block.ffn.output, title="FFN = hidden W₂ + b₂", **kw))
+    hidden = block_map_part(block.ffn.hidden, row_labels=labels, col_labels=[f"h{j}" for j in range(d_ff)],
+                            numbered_title=f"hidden φ(x W₁ + b₁), d_ff = {d_ff}", x_title="hidden unit",
+                            width=HIDDEN_WIDTH, labelled=d_ff <= LABELLED_COLUMNS,
+                            stroke_width=0.5, arithmetic=ffn_tooltip(block), arithmetic_label="φ(p)")
     sub = "MHA(x)" if block.placement == "post" else "MHA(LN₁(x))"
     return {
-        "attention": compose(side_by_side, heatmap_part(attn_in, title="attention's input", **kw),
-                             heatmap_part(block.attention.concat, title="Concat(heads)", **kw),
-                             heatmap_part(block.attention.output, title=f"{sub} = Concat · W_o", **kw)),
-        "add_1": add_part(block.input, block.attention.output, block.residual_1, ("x", sub, f"x + {sub}")),
-        "norm_1": norm_part(block.norm_1, 0, "LN₁"),
-        "ffn": ffn,
-        "add_2": add_part(add_2_in, block.ffn.output, block.residual_2, ("h", "FFN", "h + FFN")),
-        "norm_2": norm_part(block.norm_2, 1, "LN₂"),
+        "attention": row("attention", block_map_part(attn_in, title="attention's input", **kw),
+                         block_map_part(block.attention.concat, title="Concat(heads)", **kw),
+                         block_map_part(block.attention.output, title=f"{sub} = Concat · W_o", **kw)),
+        "add_1": add_part("add_1", block.input, block.attention.output, block.residual_1, ("x", sub, f"x + {sub}")),
+        "norm_1": norm_part("norm_1", block.norm_1, 0, "LN₁"),
+        "ffn": row("ffn", hidden, block_map_part(block.ffn.output, title="FFN = hidden W₂ + b₂", **kw)),
+        "add_2": add_part("add_2", add_2_in, block.ffn.output, block.residual_2, ("h", "FFN", "h + FFN")),
+        "norm_2": norm_part("norm_2", block.norm_2, 1, "LN₂"),
     }
 
 
 def block_specs(block: BlockSteps, tokens: Sequence[str], gammas: tuple[np.ndarray, np.ndarray],
-                betas: tuple[np.ndarray, np.ndarray]) -> dict[str, dict]:
-    """`stage_parts` as Vega-Lite specs."""
-    return {name: part_spec(part) for name, part in stage_parts(block, tokens, gammas, betas).items()}
+                betas: tuple[np.ndarray, np.ndarray], titles: Mapping[str, str]) -> list[dict]:
+    """The block's two halves (`HALVES`) as Vega-Lite specs: each one chart of its three stages' rows (`stage_parts`),
+    one under the other."""
+    parts = stage_parts(block, tokens, gammas, betas, titles)
+    return [part_spec(compose(one_above_other, *(parts[name] for name in half))) for half in HALVES[block.placement]]
 
 
 @part_builder()
@@ -241,13 +273,10 @@ def sweep_spec(sweep: DepthSweep) -> dict:
 
 def permutation_spec(check: PermutationCheck, tokens: Sequence[str], block_d_model: int) -> dict:
     """FFN of the shuffled tokens beside the FFN's output shuffled the same way: the same matrix."""
-    labels = unique_labels([tokens[i] for i in check.perm])
-    dims = [f"d{j}" for j in range(block_d_model)]
-    size = cell_size(block_d_model, 180)
-    kw = dict(row_labels=labels, col_labels=dims, x_title="dim", y_title="token", cell_size=size,
-              show_values=size >= 36, value_format=".2f", font_size=10)
-    return part_spec(compose(side_by_side, heatmap_part(check.of_shuffled, title="FFN(shuffled tokens)", **kw),
-                             heatmap_part(check.shuffled_output, title="FFN(tokens), shuffled", **kw)))
+    kw = dict(row_labels=unique_labels([tokens[i] for i in check.perm]),
+              col_labels=[f"d{j}" for j in range(block_d_model)], labelled=block_d_model <= LABELLED_COLUMNS)
+    return part_spec(compose(side_by_side, block_map_part(check.of_shuffled, title="FFN(shuffled tokens)", **kw),
+                             block_map_part(check.shuffled_output, title="FFN(tokens), shuffled", **kw)))
 
 
 def diagram_spec(depth: int | None = None) -> dict:

@@ -81,6 +81,18 @@ def test_text_in_a_cell_has_4_5_to_1_wherever_the_cell_is_on_the_scale(scheme):
 
 
 @pytest.mark.parametrize("scheme", [DIVERGING_SCHEME, SEQUENTIAL_SCHEME], ids=["diverging", "sequential"])
+def test_the_text_colour_is_the_one_that_stands_out_more_on_its_cell_everywhere_on_the_scale(scheme):
+    """`ink` reads where the better colour changes; it picks what the cell's own luminance says, on either side of
+    every change and anywhere else (outside [0, 1] as at its ends)."""
+    edges = np.array([lo for lo, _ in palette.white_text_ranges(scheme)] + [hi for _, hi in
+                                                                          palette.white_text_ranges(scheme)])
+    t = np.concatenate([np.random.default_rng(0).uniform(-0.1, 1.1, 50_000), edges - 1e-9, edges + 1e-9])
+    white = palette.relative_luminance(scheme_rgb(scheme, t)) < palette.WHITE_TEXT_BELOW
+    assert ink(scheme, t).tolist() == np.where(white, "white", "black").tolist()
+    assert ink(scheme, t.reshape(2, -1)).shape == (2, t.size // 2)
+
+
+@pytest.mark.parametrize("scheme", [DIVERGING_SCHEME, SEQUENTIAL_SCHEME], ids=["diverging", "sequential"])
 def test_the_browsers_ink_expression_chooses_as_the_server_does(scheme):
     expression = ink_expr(scheme, "t").replace("&&", " and ").replace("||", " or ")
     condition = expression.split("?")[0]

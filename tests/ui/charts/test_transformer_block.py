@@ -10,6 +10,7 @@ from ui.charts.palette import ink_on
 from ui.charts.spec import view_title
 from ui.charts.transformer_block import (
     DIAGRAM_WIDTH,
+    HALVES,
     KIND_COLOURS,
     MODEL_PARTS,
     block_specs,
@@ -20,10 +21,13 @@ from ui.charts.transformer_block import (
 from ui.export import chart_matrices, series_tables, tooltip_tables
 
 
+TITLES = {name: f"row {name}" for name in ("attention", "add_1", "norm_1", "ffn", "add_2", "norm_2")}
+
+
 def specs_of(placement: str = "post", d_model: int = 4, n_heads: int = 1, d_ff: int = 16, seed: int = 0):
     block = lesson_block(seed, d_model, n_heads, d_ff, placement=placement)
     w = block_weights(seed, d_model, d_ff)
-    return block, block_specs(block, LESSON_TOKENS, (w.gamma_1, w.gamma_2), (w.beta_1, w.beta_2))
+    return block, block_specs(block, LESSON_TOKENS, (w.gamma_1, w.gamma_2), (w.beta_1, w.beta_2), TITLES)
 
 
 def matrices(spec: dict) -> dict[str, np.ndarray]:
@@ -32,36 +36,64 @@ def matrices(spec: dict) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize("placement", ["post", "pre"])
 def test_every_stage_draws_cores_matrices(placement):
-    block, specs = specs_of(placement, d_model=8, n_heads=2, d_ff=32)
-    assert list(specs) == ["attention", "add_1", "norm_1", "ffn", "add_2", "norm_2"]
+    block, (first, second) = specs_of(placement, d_model=8, n_heads=2, d_ff=32)
     sub = "MHA(x)" if placement == "post" else "MHA(LN₁(x))"
-    add_1 = matrices(specs["add_1"])
+    add_1 = matrices(first)
     np.testing.assert_array_equal(add_1["x"], block.input)
     np.testing.assert_array_equal(add_1[sub], block.attention.output)
     np.testing.assert_array_equal(add_1[f"x + {sub}"], block.residual_1)
-    norm = matrices(specs["norm_2"])
+    norm = matrices(second)
     np.testing.assert_array_equal(norm["LN₂: row μ, σ²"], np.stack([block.norm_2.mean, block.norm_2.var], axis=1))
     np.testing.assert_array_equal(norm["LN₂: normalised"], block.norm_2.normalised)
     np.testing.assert_array_equal(norm["LN₂: γ, β applied"], block.norm_2.output)
-    ffn = matrices(specs["ffn"])
+    ffn = matrices(second)
     np.testing.assert_array_equal(ffn["hidden φ(x W₁ + b₁), d_ff = 32"], block.ffn.hidden)
     np.testing.assert_array_equal(ffn["FFN = hidden W₂ + b₂"], block.ffn.output)
 
 
+@pytest.mark.parametrize("placement", ["post", "pre"])
+def test_each_half_is_one_chart_of_its_three_stages_in_the_placements_order(placement):
+    _, halves = specs_of(placement)
+    rows = [[view_title(row, spec["datasets"]) for row in spec["vconcat"]] for spec in halves]
+    assert rows == [[TITLES[name] for name in half] for half in HALVES[placement]]
+    assert [name for half in HALVES[placement] for name in half] == (
+        ["attention", "add_1", "norm_1", "ffn", "add_2", "norm_2"] if placement == "post"
+        else ["norm_1", "attention", "add_1", "norm_2", "ffn", "add_2"])
+
+
+@pytest.mark.parametrize("placement", ["post", "pre"])
+def test_a_new_d_model_or_d_ff_fills_the_structure_built_for_another(placement):
+    """The maps are as wide at every d_model and d_ff, so a step of either builds no new chart: the two halves'
+    structures are those of the first setting."""
+    _, first = specs_of(placement, d_model=4, d_ff=16)
+    for d_model, d_ff in ((8, 32), (32, 256), (12, 12), (4, 8)):
+        block, other = specs_of(placement, d_model=d_model, n_heads=2, d_ff=d_ff, seed=d_model)
+        assert [h["vconcat"] for h in other] == [h["vconcat"] for h in first]
+        assert all(o["vconcat"] is f["vconcat"] for o, f in zip(other, first, strict=True))  # built once
+        assert matrices(other[0])["x"].shape == (3, d_model)
+
+
+def test_the_values_are_printed_in_the_cells_only_while_they_fit():
+    for d_model, printed in ((4, True), (8, False)):
+        _, (half, _) = specs_of(d_model=d_model, d_ff=4 * d_model)
+        cells = half["datasets"]["d0"].columns  # the attention's input
+        assert set(np.asarray(cells["labelled"])) == {printed}
+        assert ("ink" in cells) == printed  # the text's colour only where there is text
+
+
 def test_every_cells_arithmetic_is_in_its_tooltip():
-    block, specs = specs_of()
-    steps = dict(tooltip_tables(specs["add_1"]))
-    (table,) = steps.values()
+    block, (first, second) = specs_of()
+    steps = dict(tooltip_tables(first))
+    table = steps["x + MHA(x): x + a = s"]
     x, a, s = block.input[1, 2], block.attention.output[1, 2], block.residual_1[1, 2]
     assert table.iloc[1, 2] == f"{x:.3f} + {a:.3f} = {s:.3f}"
-    (z,), (scaled,) = ([t for title, t in tooltip_tables(specs["norm_1"]) if key in title]
-                       for key in ("μ", "γ"))
+    z, scaled = steps["LN₁: normalised: (x − μ) / √(σ² + ε)"], steps["LN₁: γ, β applied: γ × z + β"]
     ln = block.norm_1
     assert z.iloc[0, 1] == (f"({ln.input[0, 1]:.3f} − {ln.mean[0]:.3f}) / {np.sqrt(ln.var[0] + 1e-5):.3f} = "
                             f"{ln.normalised[0, 1]:.3f}")
     gamma = block_weights(0, 4, 16).gamma_1
     assert scaled.iloc[2, 3].startswith(f"{gamma[3]:.2f} × {ln.normalised[2, 3]:.3f} + ")
-    (hidden,) = [t for _, t in tooltip_tables(specs["ffn"])]
+    hidden = dict(tooltip_tables(second))["hidden φ(x W₁ + b₁), d_ff = 16: φ(p)"]
     assert hidden.iloc[0, 0] == f"ReLU({block.ffn.pre_activation[0, 0]:.3f}) = {block.ffn.hidden[0, 0]:.3f}"
 
 
