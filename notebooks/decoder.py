@@ -159,7 +159,7 @@ $$\mathcal{L} = -\frac{1}{N}\sum_{t} \log p(x_{t+1} \mid x_{\le t})$$
 def next_word_loss(model, ids):
     """(mean cross-entropy over the next words that are words, logits (B, T-1, V), targets (B, T-1))."""
     T = ids.shape[1] - 1
-    logits, _ = model(ids[:, :-1], causal_mask(T))  # (B, T-1, V)
+    logits, _ = model(ids[:, :-1], causal_mask(T), need_weights=False)  # (B, T-1, V)
     targets = ids[:, 1:]  # (B, T-1): the words that do come next
     loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=PAD_ID)  # (B*(T-1), V)
     return loss, logits, targets
