@@ -128,7 +128,9 @@ def model_cells(nb: Notebook) -> None:
 
 Token embedding plus sinusoidal positions, `n_layers` pre-norm blocks of masked multi-head attention and an MLP,
 then logits over the vocabulary. The **causal mask** lets position t read positions 0 … t only, so one pass over a
-sentence scores the guess of every next word at once.
+sentence scores the guess of every next word at once. Training and scoring need no attention weights
+(`need_weights=False`) and call PyTorch's `scaled_dot_product_attention`, the same formula in one fused kernel, as
+the page does.
 
 $$A = \operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right),\qquad
 M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}$$

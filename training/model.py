@@ -119,14 +119,16 @@ class TinyTransformer(nn.Module):
         self.ln_f = nn.LayerNorm(d_model)
         self.out = nn.Linear(d_model, vocab)
 
-    def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``tokens (B, T) -> logits (B, T, vocab)`` and attention weights ``(B, n_layers, H, T, T)``."""
+    def forward(self, tokens: torch.Tensor, need_weights: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``tokens (B, T) -> logits (B, T, vocab)`` and attention weights ``(B, n_layers, H, T, T)``; without
+        `need_weights` (training, scoring) the attention is PyTorch's fused kernel and the weights are None."""
         x = self.embed(tokens) + self.P[: tokens.shape[1]]  # (B, T, d_model) + (T, d_model)
         maps = []
         for block in self.blocks:
-            x, weights = block(x)
+            x, weights = block(x, need_weights=need_weights)
             maps.append(weights)
-        return self.out(self.ln_f(x)), torch.stack(maps, dim=1)  # (B, T, vocab), (B, L, H, T, T)
+        logits = self.out(self.ln_f(x))  # (B, T, vocab)
+        return logits, torch.stack(maps, dim=1) if need_weights else None  # (B, L, H, T, T)
 
 
 M = TypeVar("M", bound=TinyTransformer)

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from decoder.config import CONTEXT, DecoderConfig
@@ -13,6 +12,7 @@ from decoder.model import build_decoder, causal_mask
 from decoder.sampling import Sampling
 from decoder.trainer import DecoderTrainer, score
 from decoder.writing import PromptError, every_way, inference_model, prompt_ids, text_pass, write
+from tests.helpers.torch_ops import OutputShapes
 
 CONFIG = DecoderConfig(steps=60, n_heads=4)
 TEXT = prompt_ids("the small cats chased the dog and then they".split())
@@ -126,20 +126,6 @@ def test_the_pass_without_weights_gives_the_same_logits_whole_and_cached():
     torch.testing.assert_close(cached, explicit, atol=1e-5, rtol=1e-5)
 
 
-class OutputShapes(TorchDispatchMode):
-    """Every shape an operator returns while the mode is on, the backward pass's included."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.shapes: list[tuple[int, ...]] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        self.shapes += [tuple(t.shape) for t in (out if isinstance(out, (tuple, list)) else [out])
-                        if isinstance(t, torch.Tensor)]
-        return out
-
-
 def test_a_training_step_and_a_held_out_score_never_make_the_attention_weights():
     """The weights ``(B, H, T, T)`` are for drawing: a training step (forward and backward) and the held-out score
     take the fused attention, which never makes them."""
@@ -149,4 +135,4 @@ def test_a_training_step_and_a_held_out_score_never_make_the_attention_weights()
         trainer.step()
         score(trainer.model, trainer.corpus.held_out)
     assert len(seen.shapes) > 100
-    assert [s for s in seen.shapes if len(s) == 4 and s[-2:] == (T, T)] == []
+    assert seen.square_maps(T) == []
