@@ -29,12 +29,13 @@ def causal_mask(n_new: int, n_past: int = 0) -> torch.Tensor:
 class Decoder(TinyTransformer):
     """Token embedding + sinusoidal positions -> `n_layers` masked blocks -> logits over the vocabulary."""
 
-    def forward(self, tokens: torch.Tensor,
-                caches: list[KeyValueCache] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, tokens: torch.Tensor, caches: list[KeyValueCache] | None = None,
+                need_weights: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``tokens (B, T) -> logits (B, T, vocab)`` and attention weights ``(B, n_layers, H, T, T_k)``.
 
         With `caches` (one per layer), `tokens` are the positions after the ones already cached, and
-        ``T_k = T_past + T``.
+        ``T_k = T_past + T``. Without `need_weights` (training, scoring) the attention is PyTorch's fused kernel and
+        the weights are None.
         """
         n_past = 0 if caches is None else caches[0].length
         T = tokens.shape[1]
@@ -42,9 +43,10 @@ class Decoder(TinyTransformer):
         mask = causal_mask(T, n_past)  # (T, T_k)
         maps = []
         for layer, block in enumerate(self.blocks):
-            x, weights = block(x, mask, None if caches is None else caches[layer])
+            x, weights = block(x, mask, None if caches is None else caches[layer], need_weights, is_causal=n_past == 0)
             maps.append(weights)
-        return self.out(self.ln_f(x)), torch.stack(maps, dim=1)  # (B, T, vocab), (B, L, H, T, T_k)
+        logits = self.out(self.ln_f(x))  # (B, T, vocab)
+        return logits, torch.stack(maps, dim=1) if need_weights else None  # (B, L, H, T, T_k)
 
     def new_caches(self) -> list[KeyValueCache]:
         """One empty cache per layer."""

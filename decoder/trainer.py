@@ -76,8 +76,9 @@ class DecoderRun:
 
 def next_word_logits(model: Decoder, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Teacher forcing: logits ``(B, T-1, vocab)`` for the next word after each of the first ``T-1`` words of
-    `ids` ``(B, T)``, and the targets ``(B, T-1)``, the words that do come next."""
-    logits, _ = model(ids[:, :-1])  # (B, T-1, vocab)
+    `ids` ``(B, T)``, and the targets ``(B, T-1)``, the words that do come next. The attention weights are not kept
+    (the model's fused pass)."""
+    logits, _ = model(ids[:, :-1], need_weights=False)  # (B, T-1, vocab)
     return logits, ids[:, 1:]
 
 

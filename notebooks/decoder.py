@@ -128,7 +128,9 @@ def model_cells(nb: Notebook) -> None:
 
 Token embedding plus sinusoidal positions, `n_layers` pre-norm blocks of masked multi-head attention and an MLP,
 then logits over the vocabulary. The **causal mask** lets position t read positions 0 … t only, so one pass over a
-sentence scores the guess of every next word at once.
+sentence scores the guess of every next word at once. Training and scoring need no attention weights
+(`need_weights=False`) and call PyTorch's `scaled_dot_product_attention`, the same formula in one fused kernel, as
+the page does.
 
 $$A = \operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right),\qquad
 M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}$$
@@ -159,7 +161,7 @@ $$\mathcal{L} = -\frac{1}{N}\sum_{t} \log p(x_{t+1} \mid x_{\le t})$$
 def next_word_loss(model, ids):
     """(mean cross-entropy over the next words that are words, logits (B, T-1, V), targets (B, T-1))."""
     T = ids.shape[1] - 1
-    logits, _ = model(ids[:, :-1], causal_mask(T))  # (B, T-1, V)
+    logits, _ = model(ids[:, :-1], causal_mask(T), need_weights=False)  # (B, T-1, V)
     targets = ids[:, 1:]  # (B, T-1): the words that do come next
     loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=PAD_ID)  # (B*(T-1), V)
     return loss, logits, targets

@@ -26,16 +26,21 @@ class MultiHeadSelfAttention(nn.Module):
         self.W_v = nn.Linear(d_model, d_model, bias=False)
         self.W_o = nn.Linear(d_model, d_model, bias=False)
 
-    def forward(self, x, mask=None):
-        """x (B, T, d_model) -> (output (B, T, d_model), weights (B, H, T, T)); mask (T, T): True = may attend."""
+    def forward(self, x, mask=None, need_weights=True):
+        """x (B, T, d_model) -> (output (B, T, d_model), weights (B, H, T, T)); mask (T, T): True = may attend.
+        need_weights=False (training, scoring): the same formula in PyTorch's fused kernel, which keeps no weights."""
         B, T, d_model = x.shape
         split = lambda t: t.view(B, T, self.n_heads, self.d_k).transpose(1, 2)  # (B, T, d_model) -> (B, H, T, d_k)
         q, k, v = split(self.W_q(x)), split(self.W_k(x)), split(self.W_v(x))
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, H, T, d_k) @ (B, H, d_k, T) -> (B, H, T, T)
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))  # a masked key gets weight exactly 0
-        weights = scores.softmax(dim=-1)  # (B, H, T, T): each row sums to 1
-        heads = weights @ v  # (B, H, T, T) @ (B, H, T, d_k) -> (B, H, T, d_k)
+        weights = None
+        if need_weights:
+            scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, H, T, d_k) @ (B, H, d_k, T) -> (B, H, T, T)
+            if mask is not None:
+                scores = scores.masked_fill(~mask, float("-inf"))  # a masked key gets weight exactly 0
+            weights = scores.softmax(dim=-1)  # (B, H, T, T): each row sums to 1
+            heads = weights @ v  # (B, H, T, T) @ (B, H, T, d_k) -> (B, H, T, d_k)
+        else:  # softmax(Q K^T / sqrt(d_k) + M) V, M the causal mask (the only mask here) when there is one
+            heads = F.scaled_dot_product_attention(q, k, v, is_causal=mask is not None)  # (B, H, T, d_k)
         merged = heads.transpose(1, 2).reshape(B, T, d_model)  # (B, H, T, d_k) -> (B, T, d_model)
         return self.W_o(merged), weights
 
@@ -47,8 +52,8 @@ class Block(nn.Module):
         self.attn = MultiHeadSelfAttention(d_model, n_heads)
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.ReLU(), nn.Linear(4 * d_model, d_model))
 
-    def forward(self, x, mask=None):
-        a, weights = self.attn(self.ln1(x), mask)  # (B, T, d_model), (B, H, T, T)
+    def forward(self, x, mask=None, need_weights=True):
+        a, weights = self.attn(self.ln1(x), mask, need_weights)  # (B, T, d_model), (B, H, T, T) or None
         x = x + a
         return x + self.mlp(self.ln2(x)), weights
 
@@ -66,14 +71,14 @@ class TinyTransformer(nn.Module):
         self.ln_f = nn.LayerNorm(d_model)
         self.out = nn.Linear(d_model, vocab)
 
-    def forward(self, tokens, mask=None):
-        """tokens (B, T) -> logits (B, T, vocab) and every layer's attention (B, n_layers, H, T, T)."""
+    def forward(self, tokens, mask=None, need_weights=True):
+        """tokens (B, T) -> logits (B, T, vocab) and every layer's attention (B, n_layers, H, T, T), or None."""
         x = self.embed(tokens) + self.P[: tokens.shape[1]]  # (B, T, d_model) + (T, d_model)
         maps = []
         for block in self.blocks:
-            x, weights = block(x, mask)
+            x, weights = block(x, mask, need_weights)
             maps.append(weights)
-        return self.out(self.ln_f(x)), torch.stack(maps, dim=1)
+        return self.out(self.ln_f(x)), torch.stack(maps, dim=1) if need_weights else None
 
 '''
 

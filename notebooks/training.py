@@ -127,7 +127,8 @@ def model_cells(nb: Notebook) -> None:
 
 Token embedding plus a position vector (fixed sines and cosines, learned, or none), then pre-norm blocks: multi-head
 self-attention and a 4x-wide MLP, each added back to the residual stream, then a readout over the digits. Attention
-returns its weights, so they can be drawn.
+returns its weights, so they can be drawn; training and scoring need no weights (`need_weights=False`) and call
+PyTorch's `scaled_dot_product_attention`, the same formula in one fused kernel, as the page does.
 
 $$A = \operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right),\qquad
 Q = \operatorname{LN}(H)\,W_q,\ K = \operatorname{LN}(H)\,W_k,\ V = \operatorname{LN}(H)\,W_v,\qquad
@@ -158,7 +159,7 @@ import copy
 @torch.no_grad()
 def evaluate(model, x, y):
     """(loss, per-token accuracy, whole-sequence accuracy) on inputs x and targets y (N, T)."""
-    logits, _ = model(x)  # (N, T, vocab)
+    logits, _ = model(x, need_weights=False)  # (N, T, vocab)
     loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())  # (N*T, vocab) vs (N*T,)
     right = logits.argmax(-1) == y  # (N, T)
     return float(loss), float(right.float().mean()), float(right.all(-1).float().mean())
@@ -184,7 +185,7 @@ generator = torch.Generator().manual_seed(seed)  # the training batches' stream
 record(0)
 for step in range(1, steps + 1):
     x = training_batch(generator, eval_codes)  # (batch, T)
-    logits, _ = model(x)  # (batch, T, vocab)
+    logits, _ = model(x, need_weights=False)  # (batch, T, vocab): the fused attention, no weights kept
     loss = F.cross_entropy(logits.flatten(0, 1), make_targets(x, task).flatten())  # (batch*T, vocab) vs (batch*T,)
     train_loss.append(optimiser.descend(loss))
     record(step)

@@ -21,6 +21,7 @@ from typing import Protocol, TypeVar
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from core.positional import positional_encoding
 
@@ -47,8 +48,11 @@ class KeyValueCache:
 class MultiHeadSelfAttention(nn.Module):
     r"""``softmax(Q K^T / sqrt(d_k)) V`` in every head, returning the weights so they can be drawn.
 
-    A ``mask`` ``(T_q, T_k)`` marks with True the keys each query may read (a decoder's causal mask); a ``cache``
-    holds the earlier positions' keys and values, so only the new positions are projected.
+    A ``mask`` ``(T_q, T_k)`` marks with True the keys each query may read (a decoder's causal mask), and
+    ``is_causal`` says it is the square causal mask; a ``cache`` holds the earlier positions' keys and values, so
+    only the new positions are projected. With ``need_weights=False`` (a training step, a held-out score) the same
+    formula is PyTorch's one fused kernel, ``scaled_dot_product_attention``, which never keeps the weights: the
+    weights returned are None.
     """
 
     def __init__(self, d_model: int, n_heads: int) -> None:
@@ -59,8 +63,8 @@ class MultiHeadSelfAttention(nn.Module):
         self.W_v = nn.Linear(d_model, d_model, bias=False)
         self.W_o = nn.Linear(d_model, d_model, bias=False)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
-                cache: KeyValueCache | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, cache: KeyValueCache | None = None,
+                need_weights: bool = True, is_causal: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
         B, T, d_model = x.shape
 
         def split(t: torch.Tensor) -> torch.Tensor:  # (B, T, d_model) -> (B, H, T, d_k)
@@ -69,11 +73,16 @@ class MultiHeadSelfAttention(nn.Module):
         q, k, v = split(self.W_q(x)), split(self.W_k(x)), split(self.W_v(x))  # each (B, H, T, d_k)
         if cache is not None:
             k, v = cache.extend(k, v)  # each (B, H, T_k, d_k): the cached positions, then these
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)  # (B, H, T, d_k) @ (B, H, d_k, T_k) -> (B, H, T, T_k)
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))  # a masked key gets weight exactly 0
-        weights = scores.softmax(dim=-1)  # (B, H, T, T_k), each row sums to 1
-        heads = weights @ v  # (B, H, T, T_k) @ (B, H, T_k, d_k) -> (B, H, T, d_k)
+        weights = None
+        if need_weights:
+            # (B, H, T, d_k) @ (B, H, d_k, T_k) -> (B, H, T, T_k)
+            scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+            if mask is not None:
+                scores = scores.masked_fill(~mask, float("-inf"))  # a masked key gets weight exactly 0
+            weights = scores.softmax(dim=-1)  # (B, H, T, T_k), each row sums to 1
+            heads = weights @ v  # (B, H, T, T_k) @ (B, H, T_k, d_k) -> (B, H, T, d_k)
+        else:  # softmax(Q K^T / sqrt(d_k) + M) V in one kernel: (B, H, T, d_k) with (B, H, T_k, d_k) -> (B, H, T, d_k)
+            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=None if is_causal else mask, is_causal=is_causal)
         merged = heads.transpose(1, 2).reshape(B, T, d_model)  # (B, H, T, d_k) -> (B, T, d_model)
         return self.W_o(merged), weights
 
@@ -87,9 +96,9 @@ class Block(nn.Module):
         self.attn = MultiHeadSelfAttention(d_model, n_heads)
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.ReLU(), nn.Linear(4 * d_model, d_model))
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
-                cache: KeyValueCache | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        a, weights = self.attn(self.ln1(x), mask, cache)  # (B, T, d_model), (B, H, T, T_k)
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, cache: KeyValueCache | None = None,
+                need_weights: bool = True, is_causal: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+        a, weights = self.attn(self.ln1(x), mask, cache, need_weights, is_causal)  # (B, T, d_model), (B, H, T, T_k)
         x = x + a
         return x + self.mlp(self.ln2(x)), weights
 
@@ -110,14 +119,16 @@ class TinyTransformer(nn.Module):
         self.ln_f = nn.LayerNorm(d_model)
         self.out = nn.Linear(d_model, vocab)
 
-    def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``tokens (B, T) -> logits (B, T, vocab)`` and attention weights ``(B, n_layers, H, T, T)``."""
+    def forward(self, tokens: torch.Tensor, need_weights: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``tokens (B, T) -> logits (B, T, vocab)`` and attention weights ``(B, n_layers, H, T, T)``; without
+        `need_weights` (training, scoring) the attention is PyTorch's fused kernel and the weights are None."""
         x = self.embed(tokens) + self.P[: tokens.shape[1]]  # (B, T, d_model) + (T, d_model)
         maps = []
         for block in self.blocks:
-            x, weights = block(x)
+            x, weights = block(x, need_weights=need_weights)
             maps.append(weights)
-        return self.out(self.ln_f(x)), torch.stack(maps, dim=1)  # (B, T, vocab), (B, L, H, T, T)
+        logits = self.out(self.ln_f(x))  # (B, T, vocab)
+        return logits, torch.stack(maps, dim=1) if need_weights else None  # (B, L, H, T, T)
 
 
 M = TypeVar("M", bound=TinyTransformer)

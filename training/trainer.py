@@ -132,7 +132,7 @@ def deterministic_torch(num_threads: int = NUM_THREADS) -> Iterator[None]:
 @torch.no_grad()
 def evaluate(model: TinyTransformer, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float, float]:
     """``(loss, per-token accuracy, whole-sequence accuracy)`` of `model` on inputs `x` and targets `y` ``(N, T)``."""
-    logits, _ = model(x)  # (N, T, vocab)
+    logits, _ = model(x, need_weights=False)  # (N, T, vocab)
     loss = nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())  # (N*T, vocab) vs (N*T,)
     right = logits.argmax(-1) == y  # (N, T)
     return float(loss), float(right.float().mean()), float(right.all(-1).float().mean())
@@ -191,7 +191,7 @@ class Trainer:
     def step(self) -> float:
         """One optimisation step on a fresh batch; returns the batch's loss."""
         x = training_batch(self.config, self.generator, self.eval_codes)  # (batch, T)
-        logits, _ = self.model(x)  # (batch, T, vocab)
+        logits, _ = self.model(x, need_weights=False)  # (batch, T, vocab): the fused attention, no weights kept
         y = make_targets(x, self.config.task)  # (batch, T)
         loss = nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())  # (batch*T, vocab) vs (batch*T,)
         return self.optimiser.descend(loss)

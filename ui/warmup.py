@@ -1,6 +1,7 @@
 """The server's start-up (`lifespan`). It imports slow modules in the background, so the first page a visitor
-opens does not wait for them, sets the garbage collector's pace for serving (`collect_less_often`), and runs each
-step's native maths on the step's own thread (`native_pools_of_one`).
+opens does not wait for them, sets the garbage collector's pace for serving (`collect_less_often`), runs each
+step's native maths on the step's own thread (`native_pools_of_one`), and lets the C allocator keep the memory
+its threads free for their next allocations (`keep_freed_memory`).
 
 Two moments, two sets of modules:
 
@@ -20,6 +21,7 @@ While they import, the cyclic garbage collector is paused, and what they loaded 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 import importlib
 import os
@@ -152,13 +154,43 @@ def native_pools_of_one() -> None:
     threadpool_limits(limits=1)
 
 
+
+#: glibc's `mallopt` parameters: free space a heap keeps at its top before it is given back to the kernel, and the
+#: size from which a block is mapped on its own (and unmapped when freed) rather than taken from a heap.
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+#: Both at 32 MiB, glibc's ceiling for the second on 64-bit: a step's or a training's arrays (a few MB each) are
+#: taken from the heaps, and each heap keeps up to this much free rather than giving it back after every pass.
+KEEP_FREE_BYTES = 32 << 20
+#: The variables in which an operator sets glibc's allocator themselves.
+MALLOC_ENV = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "GLIBC_TUNABLES")
+
+
+def keep_freed_memory() -> bool:
+    """Let glibc's allocator keep the memory freed by the server's threads for their next allocations, unless the
+    operator set the allocator in the environment; True if it was set here.
+
+    Every script run has a thread of its own, and glibc gives each thread an arena. By default a heap gives its
+    free top back to the kernel once it exceeds twice the largest block freed so far, so a pass that makes a few
+    arrays of some MB each (a held-out score, a chart's data) and frees them gives the pages back, and the next
+    pass faults each page in again, zeroed by the kernel (tens of thousands of faults a training). Kept, the next
+    pass reuses them. The cost is memory: each arena may hold up to `KEEP_FREE_BYTES` free. Not glibc (macOS,
+    musl): nothing changes. Measured in docs/performance.md.
+    """
+    if any(name in os.environ for name in MALLOC_ENV):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    return mallopt(M_TRIM_THRESHOLD, KEEP_FREE_BYTES) == 1 and mallopt(M_MMAP_THRESHOLD, KEEP_FREE_BYTES) == 1
+
 @contextlib.asynccontextmanager
 async def lifespan(app: Any) -> AsyncIterator[None]:
     """The `st.App`'s start-up (`streamlit_app.py`): log what this deployment got (`ui.deployment`: Python,
     PyTorch build, whether "Check my code" can run; read without importing PyTorch), log the class poll's
     presenter key if the server generated it (`ui.poll_services.announce_presenter_key`), set the collector's pace
-    (`collect_less_often`), size the native thread pools (`native_pools_of_one`), import `FIRST_PAGE_MODULES` in
-    the background, then serve. (The library patches,
+    (`collect_less_often`), size the native thread pools (`native_pools_of_one`), let the allocator keep freed
+    memory (`keep_freed_memory`), import `FIRST_PAGE_MODULES` in the background, then serve. (The library patches,
     `ui.patches`, are installed by the router's first run, which `AppTest` runs too.)
 
     Only starts the thread, so the server answers at once (its effect on a cold start: docs/performance.md).
@@ -171,5 +203,6 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
     announce_presenter_key()
     collect_less_often()
     native_pools_of_one()
+    keep_freed_memory()
     import_in_background(*FIRST_PAGE_MODULES)
     yield

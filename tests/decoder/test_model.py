@@ -10,8 +10,9 @@ from decoder.cost import pass_multiply_adds, step_costs
 from decoder.language import END_ID, TOKEN_ID
 from decoder.model import build_decoder, causal_mask
 from decoder.sampling import Sampling
-from decoder.trainer import DecoderTrainer
+from decoder.trainer import DecoderTrainer, score
 from decoder.writing import PromptError, every_way, inference_model, prompt_ids, text_pass, write
+from tests.helpers.torch_ops import OutputShapes
 
 CONFIG = DecoderConfig(steps=60, n_heads=4)
 TEXT = prompt_ids("the small cats chased the dog and then they".split())
@@ -108,3 +109,30 @@ def test_a_prefix_of_a_text_is_the_text_written_with_fewer_words(model):
         assert short.ids == cut.ids and short.ended == cut.ended and len(short.steps) == len(cut.steps)
         assert all(np.array_equal(a.final, b.final) and a.choice == b.choice
                    for a, b in zip(short.steps, cut.steps, strict=True))
+
+
+def test_the_pass_without_weights_gives_the_same_logits_whole_and_cached():
+    """Training's and scoring's pass (no weights kept) is the masked pass: its logits, whole or read through the
+    cache, are the explicit pass's, and it returns no weights."""
+    m, x = build_decoder(CONFIG), torch.tensor([TEXT])
+    with torch.no_grad():
+        explicit, maps = m(x)
+        fused, none = m(x, need_weights=False)
+        caches = m.new_caches()
+        cached = torch.cat([m(x[:, :4], caches, need_weights=False)[0], m(x[:, 4:], caches, need_weights=False)[0]],
+                           dim=1)  # (1, 4, V) and (1, T - 4, V) -> (1, T, V)
+    assert none is None and maps.shape == (1, CONFIG.n_layers, CONFIG.n_heads, len(TEXT), len(TEXT))
+    torch.testing.assert_close(fused, explicit, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(cached, explicit, atol=1e-5, rtol=1e-5)
+
+
+def test_a_training_step_and_a_held_out_score_never_make_the_attention_weights():
+    """The weights ``(B, H, T, T)`` are for drawing: a training step (forward and backward) and the held-out score
+    take the fused attention, which never makes them."""
+    trainer = DecoderTrainer(DecoderConfig(steps=2, n_checkpoints=1))
+    T = trainer.train_ids.shape[1] - 1  # the positions read: every word of a sentence but its last
+    with OutputShapes() as seen:
+        trainer.step()
+        score(trainer.model, trainer.corpus.held_out)
+    assert len(seen.shapes) > 100
+    assert seen.square_maps(T) == []

@@ -40,6 +40,20 @@ def test_attention_module_matches_torch_sdpa():
     torch.testing.assert_close(out, ref, atol=1e-6, rtol=1e-5)
 
 
+
+@pytest.mark.parametrize("mask", [None, torch.ones(6, 6, dtype=torch.bool).tril()], ids=["unmasked", "causal"])
+def test_without_weights_the_module_is_the_same_attention_and_keeps_none(mask):
+    """``need_weights=False`` (training, scoring) computes the explicit formula's output, and returns no weights."""
+    torch.manual_seed(5)
+    attn = MultiHeadSelfAttention(d_model=12, n_heads=3)
+    x = torch.randn(2, 6, 12)
+    explicit, weights = attn(x, mask)
+    fused, none = attn(x, mask, need_weights=False, is_causal=mask is not None)
+    masked_only, _ = attn(x, mask, need_weights=False)  # the mask itself, without the hint that it is causal
+    assert none is None and weights.shape == (2, 3, 6, 6)
+    torch.testing.assert_close(fused, explicit, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(masked_only, explicit, atol=1e-6, rtol=1e-5)
+
 @pytest.mark.parametrize("n_layers", [1, 2])
 def test_model_shapes_and_attention_rows(n_layers):
     config = TrainConfig(seq_len=6, vocab=7, d_model=16, n_heads=4, n_layers=n_layers)

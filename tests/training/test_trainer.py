@@ -12,11 +12,12 @@ import torch
 from torch import nn
 
 from tests.helpers.fresh_process import fresh_python
+from tests.helpers.torch_ops import OutputShapes
 from tests.training.tiny import TINY
 from training.config import TrainConfig
 from training.optimiser import Adam
 from training.tasks import answer_attention, held_out_set, make_targets
-from training.trainer import Trainer, checkpoint_schedule, deterministic_torch, predict, train
+from training.trainer import Trainer, checkpoint_schedule, deterministic_torch, evaluate, predict, train
 
 
 @pytest.fixture(scope="module")
@@ -172,6 +173,18 @@ def test_adam_steps_every_parameter_at_once():
 
     assert ops_in_a_step(8) == ops_in_a_step(1)
 
+
+
+def test_a_training_step_and_a_held_out_score_never_make_the_attention_weights():
+    """The weights ``(B, H, T, T)`` are for drawing (the probe's snapshots, a prediction): a training step, forward
+    and backward, and the held-out scores take the fused attention, which never makes them."""
+    trainer = Trainer(TINY)
+    with OutputShapes() as seen:
+        trainer.step()
+        evaluate(trainer.model, trainer.x_eval, trainer.y_eval)
+    assert len(seen.shapes) > 100
+    assert seen.square_maps(TINY.seq_len) == []
+    assert predict(trainer.model, trainer.x_eval[0].numpy())[2].shape[-2:] == (TINY.seq_len, TINY.seq_len)
 
 def test_training_never_imports_torch_dynamo():
     """torch.optim's first optimiser imports torch._dynamo (seconds, ~70 MB); our Adam must not."""

@@ -61,6 +61,7 @@ def test_the_lifespan_starts_the_first_page_imports_and_returns_at_once(monkeypa
     monkeypatch.setattr(warmup, "import_in_background", lambda *modules, **kw: imported.append(modules))
     monkeypatch.setattr(warmup, "collect_less_often", lambda: imported.append("collector paced"))
     monkeypatch.setattr(warmup, "native_pools_of_one", lambda: imported.append("pools sized"))
+    monkeypatch.setattr(warmup, "keep_freed_memory", lambda: imported.append("freed memory kept"))
     monkeypatch.setattr(warmup, "announce_start", lambda: imported.append("announced"))
 
     async def serve() -> None:
@@ -69,7 +70,8 @@ def test_the_lifespan_starts_the_first_page_imports_and_returns_at_once(monkeypa
 
     with ThreadPoolExecutor(1) as pool:  # a thread of its own: an earlier test may leave an event loop running here
         pool.submit(asyncio.run, serve()).result(timeout=60)
-    assert imported == ["announced", "collector paced", "pools sized", warmup.FIRST_PAGE_MODULES, "serving"]
+    assert imported == ["announced", "collector paced", "pools sized", "freed memory kept", warmup.FIRST_PAGE_MODULES,
+                        "serving"]
 
 
 def test_the_warm_up_leaves_nothing_big_for_the_landing_page_to_import():
@@ -206,3 +208,48 @@ def test_the_server_runs_on_uvloop_and_httptools(served):
     _, maps = served
     assert re.search(r"/uvloop/loop\.[^/]*\.so", maps), "the server's event loop is asyncio's own"
     assert re.search(r"/httptools/parser/parser\.[^/]*\.so", maps), "the server parses HTTP in Python (h11)"
+
+
+#: In a fresh process, a thread (as a script run) makes four arrays of 4 MB, writes them, frees them, twenty times:
+#: the page faults of the last ten rounds, after the allocator has settled.
+FAULTS_PROBE = """
+import os, resource, threading
+for name in {names}:
+    os.environ.pop(name, None)
+os.environ.update({operator})
+import numpy as np
+from ui import warmup
+kept = warmup.keep_freed_memory() if {keep} else False
+faults = []
+def rounds():
+    for i in range(20):
+        if i == 10:
+            faults.append(resource.getrusage(resource.RUSAGE_THREAD).ru_minflt)
+        arrays = [np.ones(1 << 20, dtype=np.float32) for _ in range(4)]
+        del arrays
+    faults.append(resource.getrusage(resource.RUSAGE_THREAD).ru_minflt)
+thread = threading.Thread(target=rounds)
+thread.start()
+thread.join()
+print(kept, faults[1] - faults[0])
+"""
+
+
+def faults_after_start(keep: bool, operator: dict[str, str] | None = None) -> tuple[bool, int]:
+    out = fresh_python(FAULTS_PROBE.format(names=warmup.MALLOC_ENV, operator=operator or {}, keep=keep)).split()
+    return out[0] == "True", int(out[1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator, on Linux")
+def test_the_server_s_threads_reuse_the_memory_they_free():
+    """Ten rounds of four 4-MB arrays in a thread: by default each round's pages are given back and faulted in
+    again; with the server's setting they are reused."""
+    _, by_default = faults_after_start(keep=False)
+    kept, after_start = faults_after_start(keep=True)
+    assert by_default >= 10 * 1000  # every round faults in at least one array's 1,024 pages of 4 kB again
+    assert kept and after_start < 100, after_start
+
+
+def test_an_operator_s_own_allocator_settings_are_kept():
+    kept, _ = faults_after_start(keep=True, operator={"MALLOC_TRIM_THRESHOLD_": "131072"})
+    assert not kept
