@@ -61,26 +61,27 @@ APP_BUSY_JS = """(() => {
 })()"""
 
 
-def settle(page, timeout_ms: int = 90_000, interval_ms: int = 200) -> None:
+def settle(page, timeout_ms: int = 90_000, interval_ms: int = 200, poll_ms: int = 50) -> None:
     """Wait until the page's script has run, nothing is stale, every chart is drawn and the page is stable.
 
     Every page starts with a title (h1), so its presence means the page script
-    has started drawing; `APP_BUSY_JS` then says whether the run is over, and the
-    text must stay the same over two checks, `interval_ms` apart.
+    has started drawing; `APP_BUSY_JS` then says whether the run is over (asked in
+    the browser every `poll_ms`), and the text must stay the same over two
+    checks of a settled page, `interval_ms` apart.
     """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout_ms)
-    waited, previous = 0, None
-    while waited < timeout_ms:
-        busy, drawn, present = page.evaluate(f"() => [{APP_BUSY_JS}, ...({CHARTS_DRAWN_JS})()]")
-        if not busy and drawn == present:
-            text = page.evaluate(PAGE_TEXT_JS)
-            if text == previous:
-                return
-            previous = text
-        else:
-            previous = None
+    deadline, previous = time.monotonic() + timeout_ms / 1000, None
+    while (left_ms := (deadline - time.monotonic()) * 1000) > 0:
+        try:
+            text = page.wait_for_function(SETTLED_TEXT_JS, timeout=left_ms, polling=poll_ms).json_value()[0]
+        except PlaywrightTimeoutError:
+            return
+        if text == previous:
+            return
+        previous = text
         page.wait_for_timeout(interval_ms)
-        waited += interval_ms
 
 
 def after_frames(page, frames: int = 2) -> None:
@@ -119,6 +120,14 @@ PAGE_TEXT_JS = """() => {
     .forEach(e => e.remove());
   const svgText = Array.from(main.querySelectorAll('.vega-embed svg text')).map(t => t.textContent);
   return clone.textContent + ' ' + svgText.join(' ');
+}"""
+
+#: JavaScript: false while the app is busy or a chart is not drawn yet (`APP_BUSY_JS`, `CHARTS_DRAWN_JS`), else
+#: [the page's text] (`PAGE_TEXT_JS`), in a list so that an empty text still ends the wait.
+SETTLED_TEXT_JS = """() => {
+  if (""" + APP_BUSY_JS + """) return false;
+  const [drawn, present] = (""" + CHARTS_DRAWN_JS + """)();
+  return drawn === present && [(""" + PAGE_TEXT_JS + """)()];
 }"""
 
 #: JavaScript predicate: the app is idle, every chart is drawn, and the page text differs from `before`.

@@ -21,7 +21,7 @@ from devtools.browser import (
     katex_errors,
     settle,
 )
-from tests.helpers.browser_pages import SLIDER, main_numbers, open_page
+from tests.helpers.browser_pages import SLIDER, main_numbers, open_page, open_watched, run_and_settle
 from tests.helpers.interactions import Traffic, random_walk
 
 PAGES = router_pages()
@@ -88,13 +88,11 @@ def test_the_copy_button_copies_the_share_link_and_the_code_loads_its_highlighte
 
 
 def test_deep_link_restores_the_seed_and_a_widget_change_updates_the_url(page, app_url):
-    open_page(page, app_url, "", "seed=7")
+    open_watched(page, app_url, "", "seed=7")
     thumb = page.locator(SLIDER).first
     assert thumb.input_value() == "7"
     thumb.focus()
-    page.keyboard.press("ArrowRight")
-    page.wait_for_timeout(400)
-    settle(page)
+    run_and_settle(page, lambda: page.keyboard.press("ArrowRight"))
     assert parse_qs(urlparse(page.url).query).get("seed") == ["8"]
 
 

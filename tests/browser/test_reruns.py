@@ -15,7 +15,7 @@ import pytest
 
 from devtools.appserver import router_pages
 from devtools.browser import PAGE_TEXT_JS, SHARE_LINK, exceptions, settle
-from tests.helpers.browser_pages import SLIDER, main_numbers, open_page
+from tests.helpers.browser_pages import SLIDER, main_numbers, open_page, open_watched, run_and_settle
 
 PAGES = router_pages()
 NO_SLIDER = {"exercise"}  # the one page without a slider
@@ -40,7 +40,7 @@ def test_a_keyboard_slider_step_changes_a_number_reruns_only_the_page_and_the_li
     def navigation_sent() -> bool:
         return any(ForwardMsg.FromString(f).WhichOneof("type") == "navigation" for f in frames if isinstance(f, bytes))
 
-    open_page(page, app_url, rp.url_path)
+    open_watched(page, app_url, rp.url_path)
     assert navigation_sent(), "the page load sent no navigation: the check below would prove nothing"
     frames.clear()
     sliders = page.locator(SLIDER)
@@ -49,10 +49,11 @@ def test_a_keyboard_slider_step_changes_a_number_reruns_only_the_page_and_the_li
     before, numbers = page.url, main_numbers(page)
     at_max = thumb.input_value() == thumb.get_attribute("max")
     thumb.focus()
-    page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
-    page.wait_for_function("(before) => location.href !== before", arg=before)
-    page.wait_for_timeout(400)
-    settle(page)
+
+    def step() -> None:
+        page.keyboard.press("ArrowLeft" if at_max else "ArrowRight")
+        page.wait_for_function("(before) => location.href !== before", arg=before)
+    run_and_settle(page, step)
     assert exceptions(page) == []
     assert main_numbers(page) != numbers, f"{rp.title}: moving the first slider changed no number on the page"
     assert frames, "the step was not answered"
@@ -168,18 +169,18 @@ def test_a_widget_of_one_section_reruns_only_that_section(page, app_url, case):
     def others_sent() -> list[str]:
         return [name for name in sent_names(frames) if not name.startswith(case.may_send)]
 
-    page.goto(f"{app_url}/{case.url}")
-    settle(page)
+    open_watched(page, app_url, case.url)
     if case.prepare:
         case.prepare(page)
     assert len(others_sent()) >= 3, "the page has too little else: the check would prove nothing"
     frames.clear()
     before = page.url
-    case.act(page)
-    if case.url_key:
-        page.wait_for_function("(before) => location.href !== before", arg=before)
-    page.wait_for_timeout(400)
-    settle(page)
+
+    def change() -> None:
+        case.act(page)
+        if case.url_key:
+            page.wait_for_function("(before) => location.href !== before", arg=before)
+    run_and_settle(page, change)
     assert exceptions(page) == []
     assert frames, "the change was not answered"
     assert others_sent() == [], "the change sent other sections of the page again"
@@ -198,16 +199,17 @@ def test_the_whole_blocks_picture_of_the_model_and_its_deep_stack_are_not_sent_a
 
     frames: list[bytes] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload)))
-    open_page(page, app_url, "transformer_block")
+    open_watched(page, app_url, "transformer_block")
     initial = sent_names(frames)
     assert "0 · Where attention lives" in initial
     frames.clear()
     before = page.url
     page.locator(SLIDER).first.focus()
-    page.keyboard.press("ArrowRight")
-    page.wait_for_function("(before) => location.href !== before", arg=before)
-    page.wait_for_timeout(400)
-    settle(page)
+
+    def step() -> None:
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("(before) => location.href !== before", arg=before)
+    run_and_settle(page, step)
     assert exceptions(page) == []
     names = sent_names(frames)
     assert "1 · The lesson's three tokens through one block" in names, "the step was not answered"
@@ -223,14 +225,15 @@ def test_the_whole_blocks_norm_placement_reaches_both_the_block_and_its_deep_sta
     """The activation and the norms' placement sit outside the page's two fragments (the block's and the deep
     stack's), so a change of either redraws both: after picking pre-LN the block's first stage is the norm and the
     stack's question is about pre-LN blocks."""
-    open_page(page, app_url, "transformer_block")
+    open_watched(page, app_url, "transformer_block")
     text = page.evaluate(PAGE_TEXT_JS) + page.content()  # the question is a radio's label
     assert "24 blocks, post-LN" in text and "1.1 · Attention" in text
     before = page.url
-    pick_radio("Layer norm", "pre-LN (GPT-2)")(page)
-    page.wait_for_function("(before) => location.href !== before", arg=before)
-    page.wait_for_timeout(400)
-    settle(page)
+
+    def pick() -> None:
+        pick_radio("Layer norm", "pre-LN (GPT-2)")(page)
+        page.wait_for_function("(before) => location.href !== before", arg=before)
+    run_and_settle(page, pick)
     assert exceptions(page) == []
     text = page.evaluate(PAGE_TEXT_JS) + page.content()
     assert "1.1 · Norm" in text, "the block was not redrawn"
