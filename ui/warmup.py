@@ -172,7 +172,7 @@ def keep_freed_memory() -> bool:
     Every script run has a thread of its own, and glibc gives each thread an arena. By default a heap gives its
     free top back to the kernel once it exceeds twice the largest block freed so far, so a pass that makes a few
     arrays of some MB each (a held-out score, a chart's data) and frees them gives the pages back, and the next
-    pass faults each page in again, zeroed by the kernel (tens of thousands of faults a training). Kept, the next
+    pass faults each page in again, zeroed by the kernel. Kept, the next
     pass reuses them. The cost is memory: each arena may hold up to `KEEP_FREE_BYTES` free. Not glibc (macOS,
     musl): nothing changes. Measured in docs/performance.md.
     """
@@ -183,6 +183,7 @@ def keep_freed_memory() -> bool:
     except (OSError, AttributeError):
         return False
     return mallopt(M_TRIM_THRESHOLD, KEEP_FREE_BYTES) == 1 and mallopt(M_MMAP_THRESHOLD, KEEP_FREE_BYTES) == 1
+
 
 @contextlib.asynccontextmanager
 async def lifespan(app: Any) -> AsyncIterator[None]:
