@@ -174,20 +174,21 @@ def test_students_with_different_cookies_are_spread_over_both_processes(cluster,
     students = [(route, pid) for pid, rs in routes.items() for route in rs[:SPREAD]]
     pages = [page for page in CONCEPT_PAGES if page in hashes] or [""]
 
-    async def visit(k: int, route: str) -> tuple[str, int, bool]:
+    async def visit(k: int, route: str) -> tuple[str, list[str], bool]:
         browser = Browser(cluster.url, hashes[pages[k % len(pages)]], route)
         await browser.connect()
         try:
             _, seen = await browser.rerun()
-            return browser.ws.session_id, seen.exceptions, bool(seen.markdown)
+            texts = seen.exception_texts or ["(an exception without text)"] * seen.exceptions
+            return browser.ws.session_id, texts, bool(seen.markdown)
         finally:
             await browser.ws.close()
 
-    async def hall() -> list[tuple[str, int, bool]]:
+    async def hall() -> list[tuple[str, list[str], bool]]:
         return await asyncio.gather(*(visit(k, route) for k, (route, _) in enumerate(students)))
 
     visits = run_coroutine(hall())
-    assert all(exceptions == 0 and drew for _, exceptions, drew in visits), visits
+    assert all(not exceptions and drew for _, exceptions, drew in visits), visits  # the texts say which
     assert len({session for session, _, _ in visits}) == len(students)  # one session each
     answered = {route: logged(cluster, route, "/_stcore/stream", 1)[0] for route, _ in students}
     assert answered == dict(students)  # each websocket reached the process its cookie's page requests reached
