@@ -217,9 +217,9 @@ def block_specs(block: BlockSteps, tokens: Sequence[str], gammas: tuple[np.ndarr
 
 @part_builder()
 def sweep_part(stream: np.ndarray, update: np.ndarray, self_cosine: np.ndarray, token_cosine: np.ndarray,
-               grad_norm: np.ndarray, *, panel_width: int = 300) -> tuple[list[Rows], Make]:
+               grad_norm: np.ndarray, *, panel_width: int = 180) -> tuple[list[Rows], Make]:
     """Three panels against depth (a `DepthSweep`'s arrays): the stream's size and each block's update (log), the
-    cosines, the gradient reaching each block (log).
+    cosines, the gradient reaching each block (log). All three fit a 1280-px projector's main area side by side.
 
     Non-positive sizes (a stream that underflowed to 0) are left out of the log panels as missing values.
     """

@@ -121,6 +121,26 @@ def test_the_sweep_draws_the_sweeps_numbers_in_three_panels():
     np.testing.assert_allclose(sizes["residual stream ‖x‖"].astype(float), np.round(sweep.stream, 4))
 
 
+#: The main area's width beside the open sidebar, in CSS px, measured in Chromium: on a 1280 × 720 projector and
+#: on a 1920 × 1080 one.
+MAIN_AREA_1280, MAIN_AREA_1920 = 820, 1460
+#: How much wider Chromium draws the sweep than vl_convert does (its fonts): 1,164 against 1,102 px, measured.
+BROWSER_FONTS = 64
+
+
+@pytest.mark.parametrize(("presenter", "main_area"), [(False, MAIN_AREA_1280), (True, MAIN_AREA_1920)])
+def test_the_sweep_fits_a_projector_whole(presenter, main_area):
+    """Drawn by Vega as the page draws it, at 24 blocks: all three panels in view on a 1280-px projector, and on a
+    1920-px one in presenter mode, so the gradient panel is never the part scrolled out of sight."""
+    import re
+
+    from ui.charts.spec import at_its_own_size, for_projector, readable_text
+    from ui.export import chart_to_svg
+    spec = at_its_own_size(readable_text(sweep_spec(depth_sweep(block_input(4), StackConfig(24, 1, 16)))))
+    svg = chart_to_svg(for_projector(spec) if presenter else spec)
+    assert float(re.search(r'<svg[^>]* width="([\d.]+)"', svg).group(1)) <= main_area - BROWSER_FONTS
+
+
 def test_the_shuffle_draws_both_sides_of_the_equation():
     x, w = block_input(4), block_weights(0, 4, 16)
     check = ffn_permutation_check(x, w, (2, 0, 1))
