@@ -20,7 +20,7 @@ import contextlib
 import random
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from benchmarks.protocol import (
@@ -82,28 +82,18 @@ def new_settings_cpu(steps_per_slider: int = 8, seed: int = 0, pages: Sequence[s
             try:
                 _, seen = await student.rerun()
                 student.absorb(seen)
+                page = path or "(home)"
                 for name in [slider_name(s) for s in seen.sliders.values()]:
                     visited: set[float] = set()
-                    cpu_before, t0, steps = cpu_s(pid), time.perf_counter(), 0
-                    for _ in range(steps_per_slider):
-                        if await step_to_a_new_value(student, name, visited, rng) is None:
-                            break
-                        steps += 1
-                    if steps:
-                        figures[f"{path or '(home)'}: {name}"] = {
-                            "cpu_ms": (cpu_s(pid) - cpu_before) / steps * 1e3,
-                            "wall_ms": (time.perf_counter() - t0) / steps * 1e3, "steps": steps}
+                    timed = await timed_steps(pid, steps_per_slider,
+                                              lambda: step_to_a_new_value(student, name, visited, rng))
+                    if timed:
+                        figures[f"{page}: {name}"] = timed
                 for name in [s.query_key for s in seen.switches.values() if s.query_key and switches]:
                     flipped: set[str] = set()
-                    cpu_before, t0, steps = cpu_s(pid), time.perf_counter(), 0
-                    for _ in range(steps_per_slider):
-                        if await flip_to_a_new_value(student, name, flipped) is None:
-                            break
-                        steps += 1
-                    if steps:
-                        figures[f"{path or '(home)'}: {SWITCH}{name}"] = {
-                            "cpu_ms": (cpu_s(pid) - cpu_before) / steps * 1e3,
-                            "wall_ms": (time.perf_counter() - t0) / steps * 1e3, "steps": steps}
+                    timed = await timed_steps(pid, steps_per_slider, lambda: flip_to_a_new_value(student, name, flipped))
+                    if timed:
+                        figures[f"{page}: {SWITCH}{name}"] = timed
             finally:
                 await student.ws.close()
             return figures
@@ -116,6 +106,20 @@ def new_settings_cpu(steps_per_slider: int = 8, seed: int = 0, pages: Sequence[s
             server.stop()
             sampler.wait(60)
         return figures
+
+
+async def timed_steps(pid: int, most: int, step: Callable[[], Awaitable[RunSeen | None]]) -> dict[str, float]:
+    """At most `most` steps (``await step()``, None when there is none left): the server `pid`'s CPU and the wall
+    time per step, and the steps made (an empty dict for none)."""
+    cpu_before, t0, steps = cpu_s(pid), time.perf_counter(), 0
+    for _ in range(most):
+        if await step() is None:
+            break
+        steps += 1
+    if not steps:
+        return {}
+    return {"cpu_ms": (cpu_s(pid) - cpu_before) / steps * 1e3, "wall_ms": (time.perf_counter() - t0) / steps * 1e3,
+            "steps": steps}
 
 
 def quiet(pid: int, window_s: float = 4.0, idle_share: float = 0.05, timeout_s: float = 60.0) -> bool:

@@ -23,45 +23,18 @@ tests compare the chart messages with Streamlit's own.
 
 from __future__ import annotations
 
-import collections
 import json
-import threading
-from collections.abc import Callable, Hashable
 from typing import Any
 
 from ui.patches import Patch
+from ui.remembered import Remembered
 
 #: How many specs' texts are kept (each a chart structure's JSON, a few to some tens of kilobytes).
 MAX_ENTRIES = 128
 
 
-class _Remembered:
-    """Results by key, the `MAX_ENTRIES` used last; each entry holds what its key's identities refer to."""
-
-    def __init__(self) -> None:
-        self.entries: collections.OrderedDict[Hashable, tuple[Any, str]] = collections.OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: Hashable, held: Any, make: Callable[[], str]) -> str:
-        with self.lock:
-            found = self.entries.get(key)
-            if found is not None:
-                self.entries.move_to_end(key)
-                return found[1]
-        made = make()
-        with self.lock:
-            self.entries[key] = (held, made)
-            while len(self.entries) > MAX_ENTRIES:
-                self.entries.popitem(last=False)
-        return made
-
-    def clear(self) -> None:
-        with self.lock:
-            self.entries.clear()
-
-
-_WRITTEN = _Remembered()
-_STABILIZED = _Remembered()
+_WRITTEN = Remembered(MAX_ENTRIES)
+_STABILIZED = Remembered(MAX_ENTRIES)
 
 
 class SpecJson:
