@@ -50,11 +50,17 @@ POST_FORMULA = r"h = \operatorname{LN}_1(x + \operatorname{MHA}(x)),\quad y = \o
 PRE_FORMULA = r"h = x + \operatorname{MHA}(\operatorname{LN}_1(x)),\quad y = h + \operatorname{FFN}(\operatorname{LN}_2(h))"
 
 
+@shared_cache(64)
+def weights_at(seed: int, d_model: int, d_ff: int) -> BlockWeights:
+    """The block's weights: one draw for every head count, activation and placement (section 2 reads both)."""
+    return block_weights(seed, d_model, d_ff)
+
+
 @shared_cache(128)
 def block_at(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str,
              placement: str) -> tuple[BlockSteps, BlockWeights]:
     """The lesson's three tokens through one block, and the block's weights."""
-    weights = block_weights(seed, d_model, d_ff)
+    weights = weights_at(seed, d_model, d_ff)
     return transformer_block(block_input(d_model), weights, n_heads, activation=activation,
                              placement=placement), weights
 

@@ -58,6 +58,33 @@ class Slider:
     options: list[str]
 
 
+@dataclass
+class Switch:
+    """A radio (its options' texts) or a toggle (``["false", "true"]``) as the server drew it: enough to flip it
+    as the browser would."""
+
+    id: str
+    label: str
+    options: list[str]
+    value: str  # the chosen option's text
+    fragment_id: str
+    query_key: str
+
+    @property
+    def is_toggle(self) -> bool:
+        return self.options == TOGGLE_OPTIONS
+
+    def state(self) -> WidgetState:
+        """The widget's state as the browser sends it with every rerun: a radio's option text, a toggle's bool."""
+        if self.is_toggle:
+            return WidgetState(id=self.id, bool_value=self.value == "true")
+        return WidgetState(id=self.id, string_value=self.value)
+
+
+#: A toggle's two values, as the URL writes them.
+TOGGLE_OPTIONS = ["false", "true"]
+
+
 def grid(slider: Slider) -> list[float]:
     """Every value `slider` can take: its options' indices, or its range on its step."""
     if slider.options:
@@ -88,6 +115,7 @@ class RunSeen:
     """What one rerun sent back."""
 
     sliders: dict[str, Slider] = field(default_factory=dict)
+    switches: dict[str, Switch] = field(default_factory=dict)  # radios and toggles inside fragments
     exceptions: int = 0
     exception_texts: list[str] = field(default_factory=list)
     markdown: list[str] = field(default_factory=list)
@@ -170,6 +198,8 @@ class Student:
         self.query: dict[str, str] = {}
         self.widget_values: dict[str, list[float] | list[str]] = {}
         self.sliders: dict[str, Slider] = {}
+        self.switches: dict[str, Switch] = {}
+        self.switch_states: dict[str, WidgetState] = {}  # the switches this student flipped, sent with every rerun
         self.extra_states: list = []  # other widgets' states (WidgetState protos), sent with the next rerun only
         self.cookies = ""  # what the page came with (behind nginx, its route cookie)
         self.ws = None
@@ -220,6 +250,7 @@ class Student:
                 w.string_array_value.data.extend(value)
             else:
                 w.double_array_value.data.extend(value)
+        state.widget_states.widgets.extend(self.switch_states.values())
         state.widget_states.widgets.extend(self.extra_states)
         self.extra_states = []
         t0 = time.perf_counter()
@@ -258,6 +289,18 @@ class Student:
                                                 fm.delta.fragment_id, s.query_param_key, list(s.options))
                     if s.set_value:  # the server set the widget's value: the browser takes it over
                         self.widget_values.pop(s.id, None)
+                elif which in ("radio", "checkbox") and fm.delta.fragment_id:
+                    w = getattr(element, which)
+                    if which == "radio":
+                        options = list(w.options)
+                        chosen = w.raw_value if w.HasField("raw_value") else options[w.default]
+                    else:
+                        on = w.value if w.set_value else w.default  # `value` is sent only when the server sets it
+                        options, chosen = list(TOGGLE_OPTIONS), "true" if on else "false"
+                    seen.switches[w.id] = Switch(w.id, w.label, options, chosen, fm.delta.fragment_id,
+                                                 w.query_param_key)
+                    if w.set_value:
+                        self.switch_states.pop(w.id, None)
             elif kind == "page_info_changed":  # the server rewrote the URL, as it does when it changes a widget
                 self.query = dict(parse_qsl(fm.page_info_changed.query_string))
             elif kind == "script_finished":
@@ -293,6 +336,13 @@ class Student:
         if slider.query_key:
             self.query[slider.query_key] = text
 
+    def set_switch(self, switch: Switch, value: str) -> None:
+        """Flip `switch` to `value` (an option's text, or a toggle's ``"true"``/``"false"``), in its state and the URL."""
+        switch.value = value
+        self.switch_states[switch.id] = switch.state()
+        if switch.query_key:
+            self.query[switch.query_key] = value
+
     def absorb(self, seen: RunSeen) -> None:
         """Take over the sliders as the server last drew them (range, value), as the browser does. A slider that
         a fragment which ran did not draw again is gone (its id changes with its range), and so is its state; so is
@@ -311,6 +361,10 @@ class Student:
             if slider_id in self.widget_values and slider_id in self.sliders:
                 slider.value = self.sliders[slider_id].value  # the value this student set
             self.sliders[slider_id] = slider
+        for switch_id, switch in seen.switches.items():
+            if switch_id in self.switch_states and switch_id in self.switches:
+                switch.value = self.switches[switch_id].value  # the value this student set
+            self.switches[switch_id] = switch
 
 
 
@@ -379,9 +433,20 @@ def train_before_class(url: str, hashes: dict[str, str], tries: int = 1) -> None
     run_coroutine(every_page())
 
 
+def process_cpu_clock(pid: int) -> int:
+    """The clock id of process `pid`'s CPU time, every thread's, live or ended (Linux's ``clock_getcpuclockid``:
+    ``MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)``), read in nanoseconds by ``time.clock_gettime_ns``."""
+    return (~pid << 3) | 2
+
+
 def cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    """Process `pid`'s CPU time in seconds, all its threads' (those that ended included): from the scheduler's
+    nanosecond clock where the kernel lets us read it, else ``utime + stime`` from /proc, in clock ticks (10 ms)."""
+    try:
+        return time.clock_gettime_ns(process_cpu_clock(pid)) / 1e9
+    except OSError:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def peak_rss_mb(pid: int) -> float:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 import torch.nn as nn
-from torch.nn.utils import skip_init
 
 from core._checks import as_float_array
 from core.transformer_block import ACTIVATIONS, LN_EPS, PLACEMENTS, BlockWeights
@@ -27,37 +26,43 @@ from core.transformer_block import ACTIVATIONS, LN_EPS, PLACEMENTS, BlockWeights
 def empty_encoder_layer(d_model: int, n_heads: int, d_ff: int, *, activation: str = "relu", placement: str = "post",
                         dtype: torch.dtype = torch.float64) -> nn.TransformerEncoderLayer:
     """A ``TransformerEncoderLayer(d_model, n_heads, d_ff, dropout=0, batch_first=True)`` in eval mode, its
-    parameters left uninitialised (for `load_block_weights`): nothing drawn from PyTorch's random generator."""
+    parameters on PyTorch's "meta" device (shapes and types, no values) until `load_block_weights` gives them the
+    page's: nothing drawn from PyTorch's random generator, and no memory filled only to be overwritten."""
     if activation not in ACTIVATIONS or placement not in PLACEMENTS:
         raise ValueError(f"activation must be one of {ACTIVATIONS} and placement one of {PLACEMENTS}, "
                          f"got {activation!r} and {placement!r}.")
     if d_model % n_heads:
         raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}.")
-    # skip_init: every parameter is overwritten by `load_block_weights`, so a random initialisation would be thrown away
-    layer = skip_init(nn.TransformerEncoderLayer, d_model, n_heads, dim_feedforward=d_ff, dropout=0.0,
-                      activation=activation, layer_norm_eps=LN_EPS, batch_first=True,
-                      norm_first=placement == "pre", dtype=dtype)
+    layer = nn.TransformerEncoderLayer(d_model, n_heads, dim_feedforward=d_ff, dropout=0.0, activation=activation,
+                                       layer_norm_eps=LN_EPS, batch_first=True, norm_first=placement == "pre",
+                                       device="meta", dtype=dtype)
     return layer.eval()
 
 
 def load_block_weights(layer: nn.TransformerEncoderLayer, weights: BlockWeights) -> nn.TransformerEncoderLayer:
-    """Copy `weights` into `layer` (of their d_model and d_ff), transposed as PyTorch holds them; returns `layer`."""
+    """Give `layer` (of their d_model and d_ff) `weights`, transposed as PyTorch holds them: copied into its
+    parameters, or, for a layer still on the meta device (`empty_encoder_layer`), as its parameters; returns it."""
     d_model = weights.d_model
     if (layer.linear1.in_features, layer.linear1.out_features) != (d_model, weights.d_ff):
         raise ValueError(f"a layer of d_model {layer.linear1.in_features} and d_ff {layer.linear1.out_features} "
                          f"cannot hold weights of d_model {d_model} and d_ff {weights.d_ff}.")
     in_proj = np.concatenate([weights.W_q.T, weights.W_k.T, weights.W_v.T], axis=0)  # -> (3 d_model, d_model)
-    copies = {
-        layer.self_attn.in_proj_weight: in_proj, layer.self_attn.in_proj_bias: np.zeros(3 * d_model),
-        layer.self_attn.out_proj.weight: weights.W_o.T, layer.self_attn.out_proj.bias: np.zeros(d_model),
-        layer.linear1.weight: weights.W_1.T, layer.linear1.bias: weights.b_1,  # (d_ff, d_model), (d_ff,)
-        layer.linear2.weight: weights.W_2.T, layer.linear2.bias: weights.b_2,  # (d_model, d_ff), (d_model,)
-        layer.norm1.weight: weights.gamma_1, layer.norm1.bias: weights.beta_1,
-        layer.norm2.weight: weights.gamma_2, layer.norm2.bias: weights.beta_2,
+    values = {
+        "self_attn.in_proj_weight": in_proj, "self_attn.in_proj_bias": np.zeros(3 * d_model),
+        "self_attn.out_proj.weight": weights.W_o.T, "self_attn.out_proj.bias": np.zeros(d_model),
+        "linear1.weight": weights.W_1.T, "linear1.bias": weights.b_1,  # (d_ff, d_model), (d_ff,)
+        "linear2.weight": weights.W_2.T, "linear2.bias": weights.b_2,  # (d_model, d_ff), (d_model,)
+        "norm1.weight": weights.gamma_1, "norm1.bias": weights.beta_1,
+        "norm2.weight": weights.gamma_2, "norm2.bias": weights.beta_2,
     }
+    params = dict(layer.named_parameters())
+    if any(p.is_meta for p in params.values()):  # nothing to copy into: the values become its parameters
+        layer.load_state_dict({name: torch.tensor(np.asarray(value), dtype=params[name].dtype)
+                               for name, value in values.items()}, strict=True, assign=True)
+        return layer
     with torch.no_grad():
-        for param, value in copies.items():
-            param.copy_(torch.tensor(np.asarray(value), dtype=param.dtype))
+        for name, value in values.items():
+            params[name].copy_(torch.tensor(np.asarray(value), dtype=params[name].dtype))
     return layer
 
 

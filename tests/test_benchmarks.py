@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from benchmarks.__main__ import WIDGET_TYPES, bare_page_source, heaviest_link
+from benchmarks.protocol import cpu_s
 from benchmarks.timing import median_ms, python_loop_s
 from devtools.appserver import RouterPage, router_pages
 from tests.helpers.apptest import run_page
@@ -248,8 +251,40 @@ def test_new_settings_steps_the_pages_asked_for_by_their_url_paths():
     with pytest.raises(ValueError, match="no page multihead; the pages are: home, multi_head, transformer_block"):
         chosen_pages(hashes, ["multihead"])
     figures = {"multi_head: seed": {"cpu_ms": 10.0}, "multi_head: heads": {"cpu_ms": 30.0},
-               "multi_head: d_k": {"cpu_ms": 12.0}, "(home): seed": {"cpu_ms": 5.0}}
+               "multi_head: d_k": {"cpu_ms": 12.0}, "(home): seed": {"cpu_ms": 5.0},
+               "multi_head: switch act": {"cpu_ms": 99.0}}  # a switch is listed, not part of the sliders' median
     assert page_medians(figures) == {"multi_head": 12.0, "(home)": 5.0}
+
+
+def test_a_simulated_tab_flips_the_pages_radios_and_toggles_as_a_browser_does(hall_server):
+    """The whole-block page's switches bound to the URL (the activation, the norms' placement, the shuffle, the
+    residual and the norm): a flip sends the widget's new state and URL, reruns the fragment it is in, and the
+    server draws the page for it; a later step of another control keeps it."""
+    from benchmarks.new_settings import flip_to_a_new_value
+    from benchmarks.protocol import Student, page_hashes, run_coroutine
+
+    async def flips() -> tuple[set[str], list[str], list[str]]:
+        student = Student(hall_server.url, page_hashes(hall_server.url)["transformer_block"], random.Random(0))
+        await student.connect()
+        try:
+            _, seen = await student.rerun()
+            student.absorb(seen)
+            keys = {w.query_key for w in student.switches.values() if w.query_key}
+            act = await flip_to_a_new_value(student, "act", set())
+            residual = await flip_to_a_new_value(student, "residual", set())
+            seed = next(s for s in student.sliders.values() if s.query_key == "seed")
+            student.set_slider(seed, 2.0)
+            _, later = await student.rerun(seed.fragment_id)
+            return keys, act.markdown + residual.markdown + later.markdown, [student.query["act"],
+                                                                              student.query["residual"]]
+        finally:
+            await student.ws.close()
+
+    keys, texts, query = run_coroutine(flips())
+    assert keys == {"act", "ln", "perm", "residual", "norm"}
+    assert query == ["GELU", "false"]
+    assert sum('activation="gelu"' in t for t in texts) == 2  # after the flip, and after the seed's step
+    assert any(t.startswith("**24 blocks, residual off, norm on.**") for t in texts)
 
 
 def test_a_first_visit_is_measured_on_every_page_with_a_session_kept_open():
@@ -484,3 +519,26 @@ def test_the_class_round_room_benchmark_sees_every_check_on_the_panel(tmp_path):
     assert found["panel"] == {"Checked": 4, "Pass now": 4}
     assert found["store"] == {"Checked": 4, "Pass now": 4, "attempts": 8}
     assert found["exact"]
+
+
+def test_a_servers_cpu_is_read_to_the_microsecond_every_thread_included():
+    """`cpu_s` of a child that burns CPU in a thread of its own, then reports its `time.process_time()`: the same
+    to 0.5 ms, three times running (clock ticks of 10 ms would miss by up to 10 ms)."""
+    child = subprocess.Popen([sys.executable, "-c", (
+        "import sys, threading, time\n"
+        "def burn(s):\n"
+        "    end = time.thread_time() + s\n"
+        "    while time.thread_time() < end: pass\n"
+        "for k in range(3):\n"
+        "    t = threading.Thread(target=burn, args=(0.0137 + 0.011 * k,)); t.start(); t.join()\n"
+        "    print(time.process_time(), flush=True)\n"
+        "    sys.stdin.readline()\n")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        for _ in range(3):
+            reported = float(child.stdout.readline())
+            assert cpu_s(child.pid) == pytest.approx(reported, abs=5e-4)
+            child.stdin.write("\n")
+            child.stdin.flush()
+    finally:
+        child.kill()
+        child.wait()

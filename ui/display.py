@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +38,7 @@ from ui.charts.spec import (
 )
 from ui.export import chart_matrix, chart_to_png, chart_to_svg, matrix_titles, matrix_to_csv, matrix_to_latex
 from ui.numbers_tables import numbers_tables
+from ui.remembered import Remembered
 from ui.url_state import presenter_mode
 
 
@@ -163,35 +164,11 @@ def _prepare_structure(spec: dict, presenter: bool) -> tuple[dict, dict]:
     return spec, without_aria(spec) if drawn_on_canvas(spec) else spec
 
 
-class _ByIdentity:
-    """Results remembered by a key made of objects' identities, the `max_entries` used last. Each entry holds the
-    objects whose ids are in its key, so those ids cannot be reused while it is here."""
-
-    def __init__(self, max_entries: int) -> None:
-        self.max_entries = max_entries
-        self.entries: collections.OrderedDict[Hashable, tuple[Any, Any]] = collections.OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: Hashable, held: Any, make: Callable[[], Any]) -> Any:
-        """The result remembered for `key`, else ``make()``, remembered with `held`."""
-        with self.lock:
-            found = self.entries.get(key)
-            if found is not None:
-                self.entries.move_to_end(key)
-                return found[1]
-        made = make()  # outside the lock: two sessions may both make it, equally
-        with self.lock:
-            self.entries[key] = (held, made)
-            while len(self.entries) > self.max_entries:
-                self.entries.popitem(last=False)
-        return made
-
-
 #: `_prepare_structure` 's results by the identities of a spec's parts other than its datasets, the datasets'
 #: names and presenter mode. A page's charts of one shape share their structure's parts (`ui.charts.template`
 #: ``part_spec`` puts each setting's tables beside the same objects), so a new setting of a known shape finds its
 #: structure prepared.
-_STRUCTURES_PREPARED = _ByIdentity(max_entries=512)
+_STRUCTURES_PREPARED = Remembered(max_entries=512)
 
 
 def _prepared_structure(spec: dict, presenter: bool) -> tuple[dict, dict]:
@@ -207,7 +184,7 @@ def _prepared_structure(spec: dict, presenter: bool) -> tuple[dict, dict]:
 #: `_prepare` 's results for the specs drawn last, by the spec's identity and presenter mode. A page caches its
 #: specs with `ui.cache.shared_cache`, which hands every session the same dict, never changed: a slider step
 #: back to a setting anyone has seen sends that setting's prepared spec again.
-_PREPARED = _ByIdentity(max_entries=512)
+_PREPARED = Remembered(max_entries=512)
 
 
 def _as_drawn(chart: alt.TopLevelMixin | dict, presenter: bool) -> tuple[dict, dict]:

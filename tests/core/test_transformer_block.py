@@ -80,6 +80,19 @@ def test_an_empty_layer_draws_nothing_from_torchs_random_generator():
     assert torch.equal(torch.rand(3), expected)
 
 
+def test_an_empty_layer_has_no_values_until_it_is_given_weights_and_then_holds_them():
+    """Built on the meta device (shapes only); the first weights become its parameters, later ones are copied in."""
+    layer = empty_encoder_layer(8, 2, 32, placement="pre")
+    assert all(p.is_meta for p in layer.parameters())
+    x = block_input(8)
+    for seed in (1, 2):
+        weights = block_weights(seed, 8, 32)
+        (ours,) = torch_block_outputs(x, weights, 2, placement="pre", causal=(False,), layer=layer)
+        assert not any(p.is_meta for p in layer.parameters())
+        assert all(p.dtype == torch.float64 for p in layer.parameters())
+        np.testing.assert_allclose(ours, transformer_block(x, weights, 2, placement="pre").output, rtol=0, atol=1e-12)
+
+
 def test_the_torch_layer_holds_our_weights_transposed():
     weights = block_weights(0, 4, 16)
     layer = torch_encoder_layer(weights, 1, placement="pre")

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import core.transformer_block as block_maths
 from core.block_reference import torch_block_output
 from core.deep_stack import StackConfig, depth_sweep
 from core.transformer_block import (
@@ -25,6 +26,7 @@ from core.transformer_block import (
 from core.worked_example import worked_example
 from tests.helpers.apptest import heatmaps, markdown_tables, run_page, share_link
 from tests.helpers.registry import Case, PageTests, Probe, Quiz
+from ui.cache import clear_shared_caches
 
 PAGE = "app_pages/transformer_block.py"
 DEFAULTS = dict(seed=0, d_model=4, heads=1, act="ReLU", ln="post-LN (the paper)", layers=24, residual=True,
@@ -241,6 +243,20 @@ def test_the_output_rows_sizes_are_both_placements_blocks(ln):
     assert caption.startswith(f"The block's output rows are {', '.join(f'{v:.2f}' for v in post)} long with post-LN")
     assert f"√d_model = {np.sqrt(8):.2f} times γ), {', '.join(f'{v:.2f}' for v in pre)} with pre-LN" in caption
     assert caption.endswith("Section 5 shows what that does over many blocks.")
+
+
+def test_both_placements_blocks_are_drawn_from_one_draw_of_the_weights(monkeypatch):
+    """Section 2 reads the block under both placements: their weights are drawn once per seed and widths."""
+    drawn = []
+    draw = block_maths.block_weights
+    monkeypatch.setattr(block_maths, "block_weights", lambda *a: drawn.append(a) or draw(*a))
+    clear_shared_caches()
+    try:
+        at = run_page(PAGE, seed="11", d_model="8", heads="2")
+    finally:
+        clear_shared_caches()
+    assert not at.exception
+    assert drawn.count((11, 8, 32)) == 1
 
 
 def test_the_shuffle_names_the_lessons_tokens_in_their_new_order():

@@ -18,6 +18,7 @@ from ui.charts.spec import MIN_FONT_PX, font_sizes
 from ui.charts.tooltips import softmax_tooltips
 from ui.display import arrow_datasets
 from ui.export import matrix_titles, series_tables, tooltip_tables
+from ui.remembered import Remembered
 
 
 def table_of(ipc: bytes) -> pa.Table:
@@ -48,7 +49,7 @@ def test_streamlit_sends_the_bytes_as_they_are(monkeypatch):
     made = []
     real = display.arrow_bytes
     monkeypatch.setattr(display, "arrow_bytes", lambda table: made.append(table) or real(table))
-    monkeypatch.setattr(display, "_PREPARED", display._ByIdentity(512))  # nothing drawn yet
+    monkeypatch.setattr(display, "_PREPARED", Remembered(512))  # nothing drawn yet
     at = run_page("app_pages/masked_attention.py", seed="23", seq_len="4")
     assert made  # the specs were new to `show_chart`: their datasets were serialised, once each
     sent = [d.data.data for el in at.get("vega_lite_chart") for d in el.proto.datasets]
@@ -76,7 +77,7 @@ def test_a_spec_drawn_again_is_prepared_once(monkeypatch):
 
     calls = []
     monkeypatch.setattr(display, "_prepare", lambda chart, presenter: calls.append((chart, presenter)) or ({}, {}))
-    monkeypatch.setattr(display, "_PREPARED", display._ByIdentity(512))
+    monkeypatch.setattr(display, "_PREPARED", Remembered(512))
     spec = {"mark": "rect", "datasets": {"d0": [{"value": 1.0}]}}
     for _ in range(3):
         display._as_drawn(spec, False)
@@ -97,7 +98,7 @@ def test_a_new_setting_of_a_known_shape_converts_only_its_data(monkeypatch):
     from ui.charts.heatmap import heatmap_part
     from ui.charts.template import part_spec
 
-    monkeypatch.setattr(display, "_STRUCTURES_PREPARED", display._ByIdentity(512))
+    monkeypatch.setattr(display, "_STRUCTURES_PREPARED", Remembered(512))
     specs = [part_spec(heatmap_part(np.random.default_rng(seed).normal(size=(3, 4)), title="X"), canvas=True)
              for seed in (0, 1)]
     hashed = {"mark": "rect", "encoding": {"x": {"field": "value"}}, "data": {"name": "data-" + "0" * 32},
@@ -121,7 +122,7 @@ def test_a_new_setting_of_a_known_shape_converts_only_its_data(monkeypatch):
 def test_the_remembered_specs_are_bounded(monkeypatch):
     from ui import display
 
-    monkeypatch.setattr(display, "_PREPARED", display._ByIdentity(3))
+    monkeypatch.setattr(display, "_PREPARED", Remembered(3))
     specs = [{"mark": "rect", "n": k} for k in range(5)]
     for spec in specs:
         display._as_drawn(spec, False)

@@ -182,7 +182,7 @@ def stage_parts(block: BlockSteps, tokens: Sequence[str], gammas: tuple[np.ndarr
         stats = np.stack([ln.mean, ln.var], axis=1)  # (T, 2): each row's μ and σ²
         return row(name,
                    heatmap_part(stats, row_labels=labels, col_labels=["μ", "σ²"], title=f"{ln_name}: row μ, σ²",
-                                x_title="", y_title="token", cell_size=ROW_HEIGHT, value_format=".3f",
+                                x_title="statistic", y_title="token", cell_size=ROW_HEIGHT, value_format=".3f",
                                 font_size=10),
                    block_map_part(ln.normalised, title=f"{ln_name}: normalised", arithmetic=norm_tooltip(ln),
                                   arithmetic_label="(x − μ) / √(σ² + ε)", **kw),

@@ -165,7 +165,8 @@ def without_patches() -> Iterator[None]:
 
 
 # The patches, after `Patch` (each module defines its own). Importing them changes nothing in any library.
-from ui.patches import altair_compose, altair_walks, streamlit_theme  # noqa: E402
+from ui.patches import altair_compose, altair_walks, streamlit_theme, streamlit_vega_json  # noqa: E402
 
 #: Every patch, in the order `install` applies them.
-PATCHES: tuple[Patch, ...] = (altair_walks.PATCH, altair_compose.PATCH, streamlit_theme.PATCH)
+PATCHES: tuple[Patch, ...] = (altair_walks.PATCH, altair_compose.PATCH, streamlit_theme.PATCH,
+                              streamlit_vega_json.PATCH)

@@ -147,3 +147,13 @@ def test_the_shuffle_draws_both_sides_of_the_equation():
     found = {title: (m, rows) for title, m, rows, _ in chart_matrices(permutation_spec(check, LESSON_TOKENS, 4))}
     np.testing.assert_array_equal(found["FFN(shuffled tokens)"][0], found["FFN(tokens), shuffled"][0])
     assert found["FFN(shuffled tokens)"][1] == ["sat", "the", "cat"]
+
+
+@pytest.mark.parametrize("placement", ["post", "pre"])
+def test_every_map_of_a_row_has_an_axis_title_above_it_so_their_titles_line_up(placement):
+    """The maps of a row are aligned at their tops: a map without an x-axis title would have its own title lower."""
+    _, halves = specs_of(placement)
+    for spec in halves:
+        for row in spec["vconcat"]:
+            titles = [view["encoding"]["x"].get("title") for view in row["hconcat"]]
+            assert all(titles), titles
