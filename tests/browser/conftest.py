@@ -86,11 +86,17 @@ def pair_shared_loads(items) -> None:
 
 
 @pytest.fixture(scope="session")
-def app_url():
+def app_server():
+    """The app as `streamlit run` serves it, one per worker, for every browser test the worker runs."""
     if not chromium_available():
         pytest.skip(NO_CHROMIUM)
     with AppServer(env=COMMUNITY_CLOUD_CONFIG) as server:
-        yield server.url
+        yield server
+
+
+@pytest.fixture(scope="session")
+def app_url(app_server):
+    return app_server.url
 
 
 @pytest.fixture(scope="session")
