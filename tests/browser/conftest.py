@@ -12,6 +12,7 @@ import pytest
 from devtools.appserver import AppServer
 from devtools.browser import NO_CHROMIUM, VIEWS, chromium_available, launch, settle
 from tests.helpers.browser_context import fresh_page, new_page_as_if_first_visit
+from tests.helpers.interactions import Traffic
 
 #: Where the browser tests save screenshots of what they checked, to look at: only when SCREENSHOT_DIR is set
 #: (``SCREENSHOT_DIR=/tmp/attention-screenshots python -m pytest -m browser``); they assert nothing.
@@ -86,11 +87,17 @@ def pair_shared_loads(items) -> None:
 
 
 @pytest.fixture(scope="session")
-def app_url():
+def app_server():
+    """The app as `streamlit run` serves it, one per worker, for every browser test the worker runs."""
     if not chromium_available():
         pytest.skip(NO_CHROMIUM)
     with AppServer(env=COMMUNITY_CLOUD_CONFIG) as server:
-        yield server.url
+        yield server
+
+
+@pytest.fixture(scope="session")
+def app_url(app_server):
+    return app_server.url
 
 
 @pytest.fixture(scope="session")
@@ -156,6 +163,7 @@ def audited_page(request, shared_context, app_url, kept_page):
     if page is None:
         url_path, query = address(request.node.callspec.params)
         page = new_page_as_if_first_visit(shared_context(**screen_of(request.node)), app_url)
+        page.traffic = Traffic(page)  # for `run_and_settle` in a test that changes the page
         page.goto(f"{app_url}/{url_path}" + (f"?{query}" if query else ""))
     settle(page)
     yield page

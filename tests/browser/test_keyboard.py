@@ -12,6 +12,7 @@ from PIL import Image, ImageChops
 
 from devtools.appserver import router_pages
 from devtools.browser import VIEWS, exceptions, settle
+from tests.helpers.browser_pages import open_watched, run_and_settle
 
 PAGES = router_pages()
 MAX_TABS = 400
@@ -46,6 +47,9 @@ UNREACHED_JS = """() => {
   }
   return missed.map(e => e.tagName + ' ' + (e.getAttribute('aria-label') || e.innerText || '').trim().slice(0, 50));
 }"""
+#: Takes away the marks of the stops the Tab walk reached, and the focus: the page as the walk found it.
+UNMARK_JS = """() => { document.querySelectorAll('[data-tabbed]').forEach(e => e.removeAttribute('data-tabbed'));
+  document.activeElement?.blur(); }"""
 #: Tabs a stop may take before the focus moves on: a data grid (``st.dataframe``, ``st.data_editor``) takes a
 #: few to leave its cells; anything more is a trap.
 MAX_PRESSES_ON_ONE = 4
@@ -79,13 +83,19 @@ def _focus_changes_pixels(page) -> bool:
     return sum(changed.histogram()[255:]) >= MIN_CHANGED_PIXELS
 
 
-@pytest.mark.shared_load(on=VIEWS["desktop"])  # it marks and focuses what it reaches: the page is not kept
+@pytest.mark.shared_load(on=VIEWS["desktop"], keeps=True)  # it only moves the focus, and takes its marks away
 @pytest.mark.parametrize("rp", PAGES, ids=[p.name for p in PAGES])
 def test_tab_reaches_every_control_with_a_focus_that_is_seen_and_never_stops(audited_page, rp):
     """Tab from the top of the page round to where it started: every button, input, slider and radio option of the
     page is a stop, each stop's focus is drawn (WCAG 2.4.7), the focus moves on (`MAX_PRESSES_ON_ONE`: 2.1.2),
-    and Shift+Tab goes back."""
-    page = audited_page
+    and Shift+Tab goes back. The marks it leaves on the stops are taken away at the end, pass or fail."""
+    try:
+        tab_round_the_page(audited_page, rp)
+    finally:
+        audited_page.evaluate(UNMARK_JS)
+
+
+def tab_round_the_page(page, rp) -> None:
     stops: list[str] = []
     unseen: list[str] = []
     repeats = 0
@@ -116,32 +126,33 @@ def test_tab_reaches_every_control_with_a_focus_that_is_seen_and_never_stops(aud
     page.keyboard.press("Shift+Tab")
     assert page.evaluate(FOCUS_JS)["key"] == before, f"{rp.title}: Shift+Tab did not go back"
 
+
+@pytest.mark.shared_load(on=VIEWS["desktop"])  # it changes the page: it comes after the Tab walk, which keeps it
 @pytest.mark.parametrize("rp", PAGES, ids=[p.name for p in PAGES])
-def test_the_arrow_keys_set_every_slider_and_radio_group(page, app_url, rp):
-    page.goto(f"{app_url}/{rp.url_path}")
-    settle(page)
+def test_the_arrow_keys_set_every_slider_and_radio_group(audited_page, rp):
+    """Each key asks for a run, and the next control is pressed once that run has ended (`run_and_settle`): a
+    control pressed while the page is being drawn again may lose its focus, and the key with it."""
+    page = audited_page
     sliders = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]')
     for k in range(sliders.count()):
         thumb = sliders.nth(k)
         before = thumb.get_attribute("aria-valuetext")
         thumb.focus()
-        page.keyboard.press("ArrowLeft" if thumb.input_value() == thumb.get_attribute("max") else "ArrowRight")
-        settle(page)
+        key = "ArrowLeft" if thumb.input_value() == thumb.get_attribute("max") else "ArrowRight"
+        run_and_settle(page, lambda key=key: page.keyboard.press(key))
         assert sliders.nth(k).get_attribute("aria-valuetext") != before, f"{rp.title}: slider {k} did not move"
     groups = page.locator('[data-testid="stMain"] [role="radiogroup"]')
     for k in range(groups.count()):
         checked = groups.nth(k).locator('input[type="radio"]:checked')
         if checked.count() == 0:  # a quiz before its answer: Space picks the first option
             groups.nth(k).locator('input[type="radio"]').first.focus()
-            page.keyboard.press("Space")
+            run_and_settle(page, lambda: page.keyboard.press("Space"))
         else:
             before = checked.get_attribute("value")
             checked.focus()
-            page.keyboard.press("ArrowDown")
-            settle(page)
+            run_and_settle(page, lambda: page.keyboard.press("ArrowDown"))
             assert groups.nth(k).locator('input[type="radio"]:checked').get_attribute("value") != before, (
                 f"{rp.title}: radio group {k} did not change")
-        settle(page)
     assert exceptions(page) == []
 
 
@@ -166,8 +177,7 @@ TRAIN_FIRST = {"decoder": "Train"}
 def test_every_quiz_is_answered_and_revealed_with_the_keyboard(page, app_url, rp):
     """Each quiz of the page (a radio group with nothing picked yet): Space picks an answer, Tab goes on to its
     Reveal button, Enter reveals the computed answer."""
-    page.goto(f"{app_url}/{rp.url_path}{QUIZ_SETTINGS.get(rp.name, '')}")
-    settle(page)
+    open_watched(page, app_url, rp.url_path, QUIZ_SETTINGS.get(rp.name, "").lstrip("?"))
     if rp.name in TRAIN_FIRST and page.get_by_role("button", name=TRAIN_FIRST[rp.name], exact=True).count():
         page.get_by_role("button", name=TRAIN_FIRST[rp.name], exact=True).click()
         page.get_by_role("button", name="Trained", exact=True).wait_for(timeout=180_000)
@@ -178,8 +188,7 @@ def test_every_quiz_is_answered_and_revealed_with_the_keyboard(page, app_url, rp
     for k in range(count):
         page.locator('[data-testid="stMain"] [role="radiogroup"]:not(:has(input:checked))').first.locator(
             'input[type="radio"]').first.focus()
-        page.keyboard.press("Space")
-        settle(page)
+        run_and_settle(page, lambda: page.keyboard.press("Space"))  # its run enables Reveal, a stop from then on
         press_on(page, "Reveal", "Enter")
         page.get_by_role("button", name="Try another answer").nth(k).wait_for()
     assert exceptions(page) == []

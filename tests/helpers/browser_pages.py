@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 
 from devtools.browser import PAGE_TEXT_JS, settle
 from tests.helpers.interactions import Traffic, wait_for_answer
@@ -37,3 +41,19 @@ def run_and_settle(page, act: Callable[[], object], ask_ms: int = 5_000) -> None
     act()
     outcome = wait_for_answer(page, page.traffic, before, ask_ms)
     assert outcome == "rerun", f"the step's run: {outcome}"
+
+
+@contextlib.contextmanager
+def server_stalled(server, seconds: float) -> Iterator[None]:
+    """The app server (an `AppServer`) stopped for `seconds` from the start of the block, as a loaded machine holds
+    it back: what the browser sends meanwhile waits in its socket, and a page that asked for a run shows none yet,
+    so a wait for the page to be still ends before the run has begun. Leaving the block waits for the server to go
+    on."""
+    pid = server.proc.pid
+    os.kill(pid, signal.SIGSTOP)
+    resume = threading.Timer(seconds, os.kill, (pid, signal.SIGCONT))
+    resume.start()
+    try:
+        yield
+    finally:
+        resume.join()
