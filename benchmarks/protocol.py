@@ -344,19 +344,22 @@ class Student:
             self.query[switch.query_key] = value
 
     def absorb(self, seen: RunSeen) -> None:
-        """Take over the sliders as the server last drew them (range, value), as the browser does. A slider that
-        a fragment which ran did not draw again is gone (its id changes with its range), and so is its state; so is
-        one of a fragment nested in the one that ran, if this run did not draw that fragment at all (a section
-        shown only at some settings)."""
+        """Take over the sliders and switches as the server last drew them (range, options, value), as the browser
+        does. A slider or switch that a fragment which ran did not draw again is gone (a slider's id changes with
+        its range), and so is its state; so is one of a fragment nested in the one that ran, if this run did not
+        draw that fragment at all (a section shown only at some settings). The server ignores a rerun asked of a
+        fragment it no longer holds, so a tab that kept such a control would wait for an answer that never comes."""
         for inner, (first, last) in seen.spans.items():  # drawn between an outer fragment's first and last message
             outer = [f for f, (a, b) in seen.spans.items() if a < first and last < b]
             if outer:
                 self.parents[inner] = min(outer, key=lambda f: seen.spans[f][1] - seen.spans[f][0])
-        for slider_id, slider in list(self.sliders.items()):
-            inside = slider.fragment_id in seen.fragments or self._nested_in(slider.fragment_id, seen.ran)
-            if inside and slider_id not in seen.sliders:
-                del self.sliders[slider_id]
-                self.widget_values.pop(slider_id, None)
+        for held, drawn, states in ((self.sliders, seen.sliders, self.widget_values),
+                                    (self.switches, seen.switches, self.switch_states)):
+            for widget_id, widget in list(held.items()):
+                inside = widget.fragment_id in seen.fragments or self._nested_in(widget.fragment_id, seen.ran)
+                if inside and widget_id not in drawn:
+                    del held[widget_id]
+                    states.pop(widget_id, None)
         for slider_id, slider in seen.sliders.items():
             if slider_id in self.widget_values and slider_id in self.sliders:
                 slider.value = self.sliders[slider_id].value  # the value this student set

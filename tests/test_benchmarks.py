@@ -287,6 +287,38 @@ def test_a_simulated_tab_flips_the_pages_radios_and_toggles_as_a_browser_does(ha
     assert any(t.startswith("**24 blocks, residual off, norm on.**") for t in texts)
 
 
+def test_a_simulated_tab_forgets_a_switch_its_page_no_longer_draws(hall_server):
+    """The worked example's token choice is drawn only once the stages reach the output: revealed up to the scores,
+    it is gone, and a tab that still flipped it would ask for a fragment the server no longer holds (and never
+    hear back). Shown again, it can be flipped again."""
+    from benchmarks.new_settings import flip_to_a_new_value
+    from benchmarks.protocol import Student, page_hashes, run_coroutine
+
+    async def steps() -> tuple[bool, object, str]:
+        student = Student(hall_server.url, page_hashes(hall_server.url)[""], random.Random(0))
+        await student.connect()
+        try:
+            _, seen = await student.rerun()
+            student.absorb(seen)
+            had_token = any(w.query_key == "token" for w in student.switches.values())
+            reveal = next(s for s in student.sliders.values() if s.query_key == "reveal")
+            student.set_slider(reveal, float(reveal.options.index("scaled scores")))
+            _, step = await student.rerun(reveal.fragment_id)
+            student.absorb(step)
+            gone = await flip_to_a_new_value(student, "token", set())
+            student.set_slider(reveal, float(len(reveal.options) - 1))
+            _, step = await student.rerun(reveal.fragment_id)
+            student.absorb(step)
+            back = await flip_to_a_new_value(student, "token", set())
+            return had_token, gone, student.query.get("token", "")
+        finally:
+            await student.ws.close()
+
+    had_token, gone, token = run_coroutine(steps())
+    assert had_token and gone is None
+    assert token == "cat"  # flipped once it was drawn again: the second of the lesson's tokens
+
+
 def test_a_first_visit_is_measured_on_every_page_with_a_session_kept_open():
     """One new student after another opens each page while another session stays open: CPU per visit, by page."""
     from benchmarks.first_visits import first_visit_cpu, visit_table
