@@ -22,7 +22,7 @@ from pathlib import Path
 from benchmarks.profiling import Sampler
 from benchmarks.protocol import Student, cpu_s, first_run, page_hashes, run_coroutine, train_before_class
 from benchmarks.timing import python_loop_s
-from devtools.appserver import AppServer
+from devtools.appserver import AppServer, running_or_fresh
 
 
 async def _rounds(url: str, pid: int, hashes: dict[str, str], rounds: int,
@@ -49,12 +49,14 @@ async def _rounds(url: str, pid: int, hashes: dict[str, str], rounds: int,
 
 
 def first_visit_cpu(rounds: int = 15, warm_rounds: int = 2, profile: Path | None = None,
-                    keep_session: bool = True) -> dict[str, list[float]]:
+                    keep_session: bool = True, server: AppServer | None = None) -> dict[str, list[float]]:
     """On a fresh server, after the lecturer's training and `warm_rounds` rounds of visits (imports, caches): `rounds`
     first visits to every page. Server CPU per visit in ms, by page url path ("" for the landing page), at /proc's
     resolution (10 ms here), so take means over many visits. `profile`: py-spy samples the measured rounds.
-    `keep_session=False` keeps no other session open, to show what that costs."""
-    with AppServer() as server, contextlib.ExitStack() as sampling:
+    `keep_session=False` keeps no other session open, to show what that costs. With `server`, the visits are made
+    on that running server, which is left running (what it served before is part of the warm-up), without
+    `profile`."""
+    with running_or_fresh(server, profiled=profile is not None) as server, contextlib.ExitStack() as sampling:
         hashes = page_hashes(server.url)
         train_before_class(server.url, hashes)
         pid = server.proc.pid

@@ -7,7 +7,9 @@ No browser: each student is a websocket client (the `websockets` package Streaml
 sends the `BackMsg` protobufs the front end sends and reads the `ForwardMsg`s back. Students arrive within
 `--arrival` seconds, spread over every page of the router, open their page, then make slider steps with
 1–3 s pauses until the time is up. A step is what the browser sends for a slider inside a page's fragment:
-a rerun of that fragment only, with every widget's state and the new query string.
+a rerun of that fragment only, with every widget's state and the new query string. Before they arrive, the
+lecturer trains each page among theirs that shows its controls only once trained (the decoder's), as before class
+(`benchmarks.protocol.train_before_class`).
 
 A student whose page has a quiz also asks the class poll's route for the round's state every 2 s, as its
 browser does (`ui.poll_watch`). With ``--poll-round`` a lecturer, in presenter mode on the scaled-attention page,
@@ -98,7 +100,7 @@ from poll.presenter_key import PRESENTER_KEY_ENV
 def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile: Path | None = None,
              processes: int = 1, regime: str = "notch", poll_round: bool = False, steps: int = 0,
              box: bool = False, front_end: bool = False, server: AppServer | None = None,
-             machines: int = 1, pin: str | None = None) -> dict:
+             machines: int = 1, pin: str | None = None, trained: bool = True) -> dict:
     """One run: `students` on one `streamlit run` process, or on `processes` of them behind nginx
     (`devtools.cluster`), stepping as `regime` says (`REGIMES`). CPU is summed over the app processes; RSS is
     the largest process's peak. With `poll_round`, a lecturer in presenter mode has a round of the class poll open
@@ -111,7 +113,7 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
     root), outside any box and without a poll round (its store is not this process's to open). With `server`, the
     hall runs on that running process and leaves it running: one process, outside any box, its poll store the one it
     was started with, so without `poll_round` or `profile`. With `pin`, the one process runs under ``taskset -c pin``
-    (the students do not)."""
+    (the students do not). With `trained=False`, nothing is trained before the students arrive (`Hall.trained`)."""
     if server is not None and (processes != 1 or box or poll_round or profile is not None or pin is not None):
         raise ValueError("a hall on a running server has one process, no box, no poll round, no profile and no pin")
     if pin is not None and (processes != 1 or box or machines > 1):
@@ -120,7 +122,7 @@ def one_hall(students: int, minutes: float, arrival_s: float, seed: int, profile
         raise ValueError(f"a hall on {machines} machines spreads its processes evenly over them, outside any box, "
                          "without a poll round")
     machine_speed_s = python_loop_s()  # measured before the server starts, with nothing of this run going on
-    hall = Hall(students, minutes, arrival_s, steps, regime, None, front_end)
+    hall = Hall(students, minutes, arrival_s, steps, regime, None, front_end, trained)
     if server is not None:
         return _one_hall(contextlib.nullcontext(server), None, hall, seed, None, processes, machine_speed_s)
     if machines > 1:
@@ -149,7 +151,8 @@ def on_machines(machines: int, processes: int, env: dict[str, str]) -> Iterator[
 class Hall:
     """What one run's class does: `students` arriving within `arrival_s`, stepping as `regime` says for `minutes`
     or `steps` steps each; with `poll_data`, a lecturer keeps a poll round open (its store's directory); with
-    `front_end`, first visits fetch the front end's files."""
+    `front_end`, first visits fetch the front end's files; with `trained`, the lecturer trains their pages first (as
+    before class: the decoder's shows its sliders only once trained), which a test that times nothing may skip."""
 
     students: int
     minutes: float
@@ -158,6 +161,13 @@ class Hall:
     regime: str
     poll_data: Path | None
     front_end: bool = False
+    trained: bool = True
+
+
+def students_pages(hashes: dict[str, str], students: int) -> list[str]:
+    """The page (url path) each of `students` opens, in order of arrival: the router's pages in turn, sorted."""
+    pages = sorted(hashes)
+    return [pages[k % len(pages)] for k in range(students)]
 
 
 def _one_hall(running: contextlib.AbstractContextManager[AppServer | Cluster], box: Box | None, hall_spec: Hall,
@@ -169,15 +179,17 @@ def _one_hall(running: contextlib.AbstractContextManager[AppServer | Cluster], b
         pids = [server.proc.pid] if processes == 1 else server.app_pids
         sampler = None if profile is None else sampling.enter_context(Sampler(pids[0], profile))
         hashes = page_hashes(server.url)
-        train_before_class(server.url, hashes, tries=2 * processes)
-        pages = sorted(hashes)
-        sliders = page_sliders(server.url, hashes) if regime == "link" else {}
+        pages = students_pages(hashes, students)
+        opened = {path: hashes[path] for path in pages}
+        if hall_spec.trained:
+            train_before_class(server.url, opened, tries=2 * processes)
+        sliders = page_sliders(server.url, opened) if regime == "link" else {}
         files = recorded_files(server.url) if hall_spec.front_end else []
         rng = random.Random(seed)
         results = empty_results()
 
         def session(k: int, end_at: float) -> Coroutine[Any, Any, None]:
-            page_hash = hashes[pages[k % len(pages)]]
+            page_hash = hashes[pages[k]]
             link = random_link(sliders[page_hash], rng) if regime == "link" else None
             return student_session(server.url, page_hash, seed * 1000 + k, rng.uniform(0, arrival_s), end_at,
                                    results, regime, link, hall_spec.steps, files)

@@ -36,7 +36,7 @@ from benchmarks.protocol import (
 )
 from benchmarks.profiling import Sampler
 from benchmarks.timing import python_loop_s
-from devtools.appserver import AppServer
+from devtools.appserver import AppServer, running_or_fresh
 
 #: Server CPU for a step to a setting never computed, median over the pages' sliders (issue #33).
 NEW_SETTING_CPU_MS = 20.0
@@ -59,15 +59,18 @@ def chosen_pages(hashes: dict[str, str], pages: Sequence[str] | None) -> dict[st
 
 
 def new_settings_cpu(steps_per_slider: int = 8, seed: int = 0, pages: Sequence[str] | None = None,
-                     profile: Path | None = None, switches: bool = False) -> dict[str, dict[str, float]]:
+                     profile: Path | None = None, switches: bool = False,
+                     server: AppServer | None = None) -> dict[str, dict[str, float]]:
     """One student alone on a fresh server: on every page (or those whose url paths are in `pages`), each slider in
     turn makes `steps_per_slider` steps to values it has not had before (every other slider where the earlier ones
     left it), so each step asks for a setting the server has never computed. For each slider: the server's CPU and
     the wall time per step. With `switches`, each radio and toggle bound to the URL (a "switch") is then flipped to
-    each of its other values in turn, likewise. Every page is visited once first, so that what a page imports on its first visit is not
-    counted, nor what the first visits import in the background (`quiet`). With `profile`, py-spy samples the
-    server while the student steps (`benchmarks.profiling.Sampler`)."""
-    with AppServer() as server, contextlib.ExitStack() as sampling:
+    each of its other values in turn, likewise. Every page is visited once first, so that what a page imports on its
+    first visit is not counted, nor what the first visits import in the background (`quiet`). With `profile`,
+    py-spy samples the server while the student steps (`benchmarks.profiling.Sampler`). With `server`, the student
+    steps on that running server, which is left running, without `profile`; a value another session of it asked for
+    is computed already."""
+    with running_or_fresh(server, profiled=profile is not None) as server, contextlib.ExitStack() as sampling:
         hashes = chosen_pages(page_hashes(server.url), pages)
         train_before_class(server.url, hashes)
         page_sliders(server.url, hashes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -114,6 +115,14 @@ class AppServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def running_or_fresh(server: AppServer | None, profiled: bool = False) -> contextlib.AbstractContextManager[AppServer]:
+    """`server`, already running and left running after the block; or, if None, a new `AppServer()` started for the
+    block and stopped after it. A `profiled` run needs the new one: py-spy writes its files when the server exits."""
+    if server is not None and profiled:
+        raise ValueError("a profile is written when its server stops: profile a fresh server, not a running one")
+    return AppServer() if server is None else contextlib.nullcontext(server)
 
 
 class RouterPage(NamedTuple):

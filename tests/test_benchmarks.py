@@ -81,13 +81,22 @@ def test_the_exercise_benchmark_gives_every_simulated_student_a_report():
 
 @pytest.fixture(scope="module")
 def hall_server(tmp_path_factory):
-    """One app process for the small halls of this module that need nothing of their own from it."""
+    """One app process for the small halls, first visits and new settings of this module, which need nothing of
+    their own from it: it is started, and its decoder trained, once."""
     from benchmarks.load import POLL_KEY
     from devtools.appserver import AppServer
 
     env = {"ATTENTION_POLL_DATA_DIR": str(tmp_path_factory.mktemp("poll")), "ATTENTION_PRESENTER_KEY": POLL_KEY}
     with AppServer(env=env) as server:
         yield server
+
+
+@pytest.fixture
+def no_server_of_its_own(monkeypatch):
+    """A benchmark given `hall_server` fails the test if it starts an app process of its own instead."""
+    from devtools.appserver import AppServer
+
+    monkeypatch.setattr(AppServer, "start", lambda self: pytest.fail("the benchmark started a server of its own"))
 
 
 def assert_the_hall_spoke_the_protocol(figures: dict, processes: int, regime: str) -> None:
@@ -124,6 +133,15 @@ def test_the_load_benchmark_speaks_streamlits_protocol_to_two_processes_behind_n
     figures = one_hall(students=2, minutes=0.05, arrival_s=0.2, seed=0, processes=2, regime="jump")
     assert_the_hall_spoke_the_protocol(figures, 2, "jump")
     assert figures["nginx_5xx"] == figures["taken_out"] == 0 and figures["upstream_errors"] == {}
+
+
+def test_a_halls_students_are_spread_over_the_pages_in_turn():
+    """Each student opens the next page of the router (sorted by url path); the hall trains only those opened."""
+    from benchmarks.load import students_pages
+
+    hashes = {"": "h0", "b": "h2", "a": "h1"}
+    assert students_pages(hashes, 2) == ["", "a"]
+    assert students_pages(hashes, 5) == ["", "a", "b", "", "a"]
 
 
 def test_a_hall_on_a_running_server_refuses_what_needs_a_server_of_its_own(hall_server):
@@ -178,7 +196,8 @@ def test_the_load_benchmark_asks_the_polls_route_and_can_keep_a_round_open():
     who open the scaled-attention page see that round (which they were drawn at: no change to ask for)."""
     from benchmarks.load import one_hall
 
-    figures = one_hall(students=11, minutes=0.15, arrival_s=0.5, seed=0, regime="jump", poll_round=True)
+    figures = one_hall(students=11, minutes=0.15, arrival_s=0.5, seed=0, regime="jump", poll_round=True,
+                       trained=False)  # times nothing: the lecturer's training is tested on `hall_server`
     assert figures["failed_sessions"] == 0 and figures["exceptions"] == 0, figures
     assert figures["round_state_asks"] > 0 and figures["round_state_changes"] == 0
     assert figures["poll_round_open"] and figures["presenter_ticks"] >= 3
@@ -204,11 +223,13 @@ def test_a_jump_lands_anywhere_on_the_slider_and_a_notch_next_door():
     assert len({link["seed"] for link in links}) > 30
 
 
-def test_new_settings_cost_is_measured_per_slider():
-    """One student alone steps every slider to values not seen before: the CPU and wall time per step."""
+def test_new_settings_cost_is_measured_per_slider(hall_server, no_server_of_its_own):
+    """One student alone steps every slider to values not seen before: the CPU and wall time per step (on the
+    module's server, left running)."""
     from benchmarks.new_settings import new_settings_cpu, solo_table
 
-    figures = new_settings_cpu(steps_per_slider=1)
+    figures = new_settings_cpu(steps_per_slider=1, server=hall_server)
+    assert hall_server.proc.poll() is None
     assert {name.split(": ")[0] for name in figures} >= {"(home)", "multi_head", "positional_encoding"}
     assert all(f["steps"] == 1 and f["cpu_ms"] >= 0 and f["wall_ms"] > 0 for f in figures.values())
     assert "median over sliders" in solo_table(figures)
@@ -310,7 +331,7 @@ def test_a_simulated_tab_forgets_a_switch_its_page_no_longer_draws(hall_server):
             _, step = await student.rerun(reveal.fragment_id)
             student.absorb(step)
             back = await flip_to_a_new_value(student, "token", set())
-            return had_token, gone, student.query.get("token", "")
+            return had_token, gone, back is not None and student.query.get("token", "")
         finally:
             await student.ws.close()
 
@@ -319,14 +340,28 @@ def test_a_simulated_tab_forgets_a_switch_its_page_no_longer_draws(hall_server):
     assert token == "cat"  # flipped once it was drawn again: the second of the lesson's tokens
 
 
-def test_a_first_visit_is_measured_on_every_page_with_a_session_kept_open():
-    """One new student after another opens each page while another session stays open: CPU per visit, by page."""
+def test_a_first_visit_is_measured_on_every_page_with_a_session_kept_open(hall_server, no_server_of_its_own):
+    """One new student after another opens each page while another session stays open: CPU per visit, by page (on
+    the module's server, left running)."""
     from benchmarks.first_visits import first_visit_cpu, visit_table
 
-    figures = first_visit_cpu(rounds=1, warm_rounds=1)
+    figures = first_visit_cpu(rounds=1, warm_rounds=1, server=hall_server)
+    assert hall_server.proc.poll() is None
     assert {"", "multi_head", "positional_encoding", "decoder"} <= set(figures)
     assert all(len(visits) == 1 and visits[0] >= 0 for visits in figures.values())
     assert "mean over every visit" in visit_table(figures)
+
+
+def test_a_profiled_run_refuses_a_running_server():
+    """py-spy writes its files when the server it samples exits: a run on a server left running cannot be profiled."""
+    from benchmarks.first_visits import first_visit_cpu
+    from benchmarks.new_settings import new_settings_cpu
+    from devtools.appserver import AppServer
+
+    not_started = AppServer()  # refused before it is used
+    for measure in (first_visit_cpu, new_settings_cpu):
+        with pytest.raises(ValueError, match="profile a fresh server, not a running one"):
+            measure(profile=Path("profile"), server=not_started)
 
 
 def test_the_poll_benchmark_accounts_for_every_vote(tmp_path):
@@ -443,7 +478,7 @@ def test_a_hall_of_students_making_a_set_number_of_steps_in_clouds_box():
     from devtools.box import Box
 
     figures = one_hall(students=4, minutes=0.5, arrival_s=0.2, seed=0, regime="jump", steps=1,
-                       box=Box.available())
+                       box=Box.available(), trained=False)  # as above
     assert figures["failed_sessions"] == 0 and figures["exceptions"] == 0, figures
     assert 1 <= figures["steps"] <= 4
     assert 0 < figures["wait_p50_ms"] <= figures["step_p50_ms"]

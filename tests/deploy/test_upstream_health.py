@@ -56,14 +56,19 @@ def tried(cluster: Cluster, route: str) -> list[list[str]]:
             if m and m["route"] == route]
 
 
+def logged(cluster: Cluster, requests: dict[str, int]) -> None:
+    """Wait until the access log has `requests[route]` lines of each route: nginx logs a request as it ends."""
+    deadline = time.monotonic() + 10
+    while any(len(tried(cluster, route)) < n for route, n in requests.items()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def routes_to(cluster: Cluster, address: str, count: int) -> list[str]:
     """`count` route cookies that nginx sends to the process at `address` (each asked for the page once)."""
     found = []
     for route in CANDIDATE_ROUTES:
         assert http_get(cluster.url + "/", route)[0] == 200
-        deadline = time.monotonic() + 10
-        while not tried(cluster, route) and time.monotonic() < deadline:
-            time.sleep(0.05)  # nginx logs a request as it ends
+        logged(cluster, {route: 1})
         if tried(cluster, route) == [[address]]:
             found.append(route)
             if len(found) == count:
@@ -109,6 +114,7 @@ def test_a_stalled_process_keeps_its_students_and_is_never_taken_out(cluster):
     waiting = routes_to(cluster, busy, WAITING)
     (control,) = routes_to(cluster, other, 1)
     pid = cluster.app_pids[0]
+    seen = {route: len(tried(cluster, route)) for route in waiting}
     os.kill(pid, signal.SIGSTOP)
     try:
         with ThreadPoolExecutor(WAITING) as pool:
@@ -121,7 +127,7 @@ def test_a_stalled_process_keeps_its_students_and_is_never_taken_out(cluster):
     finally:
         os.kill(pid, signal.SIGCONT)
     assert statuses == [200] * WAITING
-    time.sleep(1)  # the log's last lines
+    logged(cluster, {route: n + 1 for route, n in seen.items()})  # and the stalled one
     # Each waiting request went to its own process first. On waking, uvicorn may close a connection it accepted while
     # stopped (its keep-alive clock ran on), and nginx passes that one request on: an error, never a take-out.
     for route in waiting:
@@ -136,11 +142,12 @@ def test_a_killed_process_is_taken_out_and_its_students_go_to_the_other(cluster)
     dead, other = cluster.app_addresses
     routes = routes_to(cluster, dead, 3)
     proc = cluster.apps[0].proc
+    seen = {route: len(tried(cluster, route)) for route in routes}
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
     for k in range(12):  # one request at a time, spread over the dead process's routes
         assert http_get(cluster.url + "/", routes[k % len(routes)])[0] == 200
-    time.sleep(1)
+    logged(cluster, {route: n + 12 // len(routes) for route, n in seen.items()})
     attempts = [t for route in routes for t in tried(cluster, route)[1:]]  # after each route's first, healthy, visit
     assert all(t[-1] == other for t in attempts), attempts
     assert re.search(TAKEN_OUT + r".*upstream: \"http://" + re.escape(dead), cluster.nginx_log), cluster.nginx_log
