@@ -5,8 +5,8 @@ every next word at once (the true previous words are fed in, never its own guess
 
 .. math:: \mathcal L = -\frac{1}{N}\sum_{b,t} \log p(x_{b,t+1} \mid x_{b,\le t}),
 
-over the ``N`` positions that hold a word (the padding is neither read nor scored). Runs are resumable and deterministic, like
-`training.trainer.Trainer`'s, whose thread settings they share.
+over the ``N`` positions that hold a word (the padding is neither read nor scored). Runs are resumable and
+deterministic, like `training.trainer.Trainer`'s, whose thread settings they share.
 """
 
 from __future__ import annotations

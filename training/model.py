@@ -49,10 +49,10 @@ class Packing:
     r"""The positions of a padded batch ``(B, T)`` that are read, ``N`` of them in row order: each row's first
     ``lengths[b]`` (the rest of a row is padding, at its end).
 
-    Position-wise layers (the layer norms, projections, the MLP, the readout) run on the ``(N, d)`` positions read
-    alone; attention, which mixes positions, runs on the batch's layout ``(B, T, d)`` with padding as zeros. Under
-    the causal mask a position reads only itself and the positions before it, all of them read, so the padding never
-    reaches them: the result is the padded batch's at the positions read.
+    The layers that work position by position (the layer norms, the MLP, the readout) run on the ``(N, d)``
+    positions read alone; attention, which mixes positions, runs on the batch's layout ``(B, T, d)`` with zeros for
+    the padding. Under a causal mask a position reads only itself and the positions before it, all of them read, so
+    the padding never reaches them: the result is the padded batch's at the positions read.
     """
 
     def __init__(self, lengths: torch.Tensor, T: int) -> None:
