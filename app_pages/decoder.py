@@ -146,8 +146,9 @@ def model_controls() -> DecoderConfig:
         n_layers = int(bound_select_slider("Layers", "layers", [1, 2], 2, help="Masked attention + MLP blocks."))
         n_heads = int(bound_select_slider("Heads H", "heads", [1, 2, 4], 2, help="Attention heads per layer; "
                                           f"d_model = {DecoderConfig.d_model}, so d_k = {DecoderConfig.d_model} / H."))
-        steps = int(bound_select_slider("Training steps", "steps", STEPS, 500, help=f"Adam steps, each on "
-                                        f"{DecoderConfig.batch} training sentences drawn at random."))
+        steps = int(bound_select_slider("Training steps", "steps", STEPS, DecoderConfig.steps,
+                                        help=f"Adam steps, each on {DecoderConfig.batch} training sentences drawn "
+                                        "at random."))
         seed = seed_slider(lesson_seed=False)
     config = DecoderConfig(n_layers=n_layers, n_heads=n_heads, steps=steps, seed=seed)
     st.caption(wording.model_size(config, n_parameters(config.architecture, config)))

@@ -92,15 +92,15 @@ def quality(model: Decoder, corpus: Corpus, grammar: Predictor | None = None) ->
     sentences = corpus.held_out_sentences
     bigram, grammar = bigram_predictor(sentences), grammar or grammar_predictor()
     with deterministic_torch(), torch.no_grad():
-        logits, targets = next_word_logits(model, torch.as_tensor(corpus.held_out))  # (N, T-1, V), (N, T-1)
-    model_right = (logits.argmax(-1) == targets).numpy()  # (N, T-1)
+        logits, targets = next_word_logits(model, torch.as_tensor(corpus.held_out))  # (N, V), (N,)
+    model_right = iter((logits.argmax(-1) == targets).tolist())  # (N,): sentence after sentence, word by word
     context, model_hits, bigram_hits = 0, 0, 0
-    for row, s in enumerate(sentences):
+    for s in sentences:
         for t in range(1, len(s)):
-            prefix, target = tuple(s[:t]), TOKEN_ID[s[t]]
+            prefix, target, right = tuple(s[:t]), TOKEN_ID[s[t]], next(model_right)
             if grammar(prefix)[target] == 1.0 and bigram(prefix)[target] < 1.0:
                 context += 1
-                model_hits += int(model_right[row, t - 1])
+                model_hits += int(right)
                 bigram_hits += int(np.argmax(bigram(prefix)) == target)
     return Quality(scores_of(logits, targets), score_predictor(bigram, sentences),
                    score_predictor(grammar, sentences), context, model_hits / max(context, 1),

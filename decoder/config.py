@@ -17,12 +17,13 @@ CONTEXT = MAX_SENTENCE
 
 @dataclass(frozen=True)
 class DecoderConfig:
-    """Everything that determines a decoder's training run; equal configs give identical runs."""
+    """Everything that determines a decoder's training run; equal configs give identical runs. The defaults are
+    the decoder page's."""
 
     d_model: int = 32
     n_heads: int = 2
     n_layers: int = 2
-    steps: int = 400
+    steps: int = 500
     lr: float = 1e-2
     batch: int = 32
     held_out_share: float = 0.2

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from decoder.config import DecoderConfig
-from training.model import KeyValueCache, TinyTransformer, build_model
+from training.model import KeyValueCache, Packing, TinyTransformer, build_model
 
 
 def causal_mask(n_new: int, n_past: int = 0) -> torch.Tensor:
@@ -29,14 +29,18 @@ def causal_mask(n_new: int, n_past: int = 0) -> torch.Tensor:
 class Decoder(TinyTransformer):
     """Token embedding + sinusoidal positions -> `n_layers` masked blocks -> logits over the vocabulary."""
 
-    def forward(self, tokens: torch.Tensor, caches: list[KeyValueCache] | None = None,
-                need_weights: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def forward(self, tokens: torch.Tensor, caches: list[KeyValueCache] | None = None, need_weights: bool = True,
+                lengths: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``tokens (B, T) -> logits (B, T, vocab)`` and attention weights ``(B, n_layers, H, T, T_k)``.
 
         With `caches` (one per layer), `tokens` are the positions after the ones already cached, and
         ``T_k = T_past + T``. Without `need_weights` (training, scoring) the attention is PyTorch's fused kernel and
-        the weights are None.
+        the weights are None. With `lengths` ``(B,)`` (training, scoring: the rest of each row is padding) only each
+        row's first ``lengths[b]`` positions are read, and the logits are theirs alone, ``(N, vocab)`` in row order
+        (`training.model.Packing`); no weights.
         """
+        if lengths is not None:
+            return self._read(tokens, lengths), None
         n_past = 0 if caches is None else caches[0].length
         T = tokens.shape[1]
         x = self.embed(tokens) + self.P[n_past : n_past + T]  # (B, T, d_model) + (T, d_model)
@@ -47,6 +51,14 @@ class Decoder(TinyTransformer):
             maps.append(weights)
         logits = self.out(self.ln_f(x))  # (B, T, vocab)
         return logits, torch.stack(maps, dim=1) if need_weights else None  # (B, L, H, T, T_k)
+
+    def _read(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """``tokens (B, T)`` -> ``(N, vocab)``: the logits at each row's first ``lengths[b]`` positions only."""
+        packing = Packing(lengths, tokens.shape[1])
+        x = self.embed(packing.pack(tokens)) + self.P[packing.positions]  # (N, d_model) + (N, d_model)
+        for block in self.blocks:
+            x, _ = block(x, need_weights=False, is_causal=True, packing=packing)
+        return self.out(self.ln_f(x))  # (N, vocab)
 
     def new_caches(self) -> list[KeyValueCache]:
         """One empty cache per layer."""

@@ -5,8 +5,8 @@ every next word at once (the true previous words are fed in, never its own guess
 
 .. math:: \mathcal L = -\frac{1}{N}\sum_{b,t} \log p(x_{b,t+1} \mid x_{b,\le t}),
 
-over the ``N`` positions that hold a word (padding is not scored). Runs are resumable and deterministic, like
-`training.trainer.Trainer`'s, whose thread settings they share.
+over the ``N`` positions that hold a word (the padding is neither read nor scored). Runs are resumable and
+deterministic, like `training.trainer.Trainer`'s, whose thread settings they share.
 """
 
 from __future__ import annotations
@@ -75,29 +75,29 @@ class DecoderRun:
 
 
 def next_word_logits(model: Decoder, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Teacher forcing: logits ``(B, T-1, vocab)`` for the next word after each of the first ``T-1`` words of
-    `ids` ``(B, T)``, and the targets ``(B, T-1)``, the words that do come next. The attention weights are not kept
-    (the model's fused pass)."""
-    logits, _ = model(ids[:, :-1], need_weights=False)  # (B, T-1, vocab)
-    return logits, ids[:, 1:]
+    """Teacher forcing on the padded sentences `ids` ``(B, T)``: the logits ``(N, vocab)`` for the next word after
+    each word that has one, and those next words ``(N,)``, sentence after sentence. The decoder reads each
+    sentence's words but its last, never the padding (`Decoder`'s `lengths`), and keeps no attention weights."""
+    inputs, targets = ids[:, :-1], ids[:, 1:]  # (B, T-1) each: a word, and the word after it
+    words = targets != PAD_ID  # (B, T-1): each row's first n - 1 positions, for a sentence of n words
+    logits, _ = model(inputs, need_weights=False, lengths=words.sum(1))  # (N, vocab)
+    return logits, targets[words]
 
 
 def next_word_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy over the targets that are words (padding is ignored)."""
-    return nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=PAD_ID)  # (B*T, V)
+    """Mean cross-entropy of `logits` ``(N, vocab)`` on the next words `targets` ``(N,)``."""
+    return nn.functional.cross_entropy(logits, targets)
 
 
 def scores_of(logits: torch.Tensor, targets: torch.Tensor) -> Scores:
-    """Next-word loss and accuracy of `logits` ``(N, T-1, vocab)`` on `targets` ``(N, T-1)``, over the targets that
-    are words."""
-    words = targets != PAD_ID  # (N, T-1)
-    right = (logits.argmax(-1) == targets) & words
-    return Scores(float(next_word_loss(logits, targets)), float(right.sum() / words.sum()))
+    """Next-word loss and accuracy of `logits` ``(N, vocab)`` on the next words `targets` ``(N,)``."""
+    right = logits.argmax(-1) == targets  # (N,)
+    return Scores(float(next_word_loss(logits, targets)), float(right.sum() / len(targets)))
 
 
 @torch.no_grad()
 def score(model: Decoder, ids: np.ndarray) -> Scores:
-    """Next-word loss and accuracy of `model` on the padded sentences `ids` ``(N, T)``."""
+    """Next-word loss and accuracy of `model` on the padded sentences `ids` ``(S, T)``."""
     return scores_of(*next_word_logits(model, torch.as_tensor(ids)))
 
 
@@ -133,7 +133,7 @@ class DecoderTrainer:
     def step(self) -> float:
         """One optimisation step on a batch of training sentences drawn at random; returns the batch's loss."""
         rows = torch.randint(len(self.train_ids), (self.config.batch,), generator=self.generator)  # (batch,)
-        logits, targets = next_word_logits(self.model, self.train_ids[rows])  # (batch, T-1, vocab), (batch, T-1)
+        logits, targets = next_word_logits(self.model, self.train_ids[rows])  # (N, vocab), (N,): the batch's words
         return self.optimiser.descend(next_word_loss(logits, targets))
 
     def run(self, max_seconds: float | None = None) -> DecoderRun:

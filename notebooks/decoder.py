@@ -152,26 +152,41 @@ def training_cells(nb: Notebook) -> None:
 ## 4 · Training: the next word, with teacher forcing
 
 Each step draws `batch` training sentences at random. The decoder reads each sentence's words but the last in one
-masked pass and is scored on every next word at once (the true previous words are fed in, never its own guesses);
-padding is not scored. At evenly spaced checkpoints the held-out sentences are scored.
+masked pass and is scored on every next word at once (the true previous words are fed in, never its own guesses).
+The padding is neither read nor scored: the layers that work position by position (the norms, the projections, the
+MLP, the readout) read the words alone, and attention reads them laid out in their sentences again, zeros in place
+of the padding, which the causal mask keeps every word from reading. At evenly spaced checkpoints the held-out
+sentences are scored.
 
 $$\mathcal{L} = -\frac{1}{N}\sum_{t} \log p(x_{t+1} \mid x_{\le t})$$
 """)
     nb.code('''
+def read_words(model, inputs, lengths):
+    """Logits (N, V) at each row's first lengths[b] positions of inputs (B, T) only, row after row."""
+    B, T = inputs.shape
+    where = (torch.arange(T) < lengths[:, None]).flatten().nonzero().squeeze(1)  # (N,): b * T + t
+    pad = lambda h: h.new_zeros(B * T, h.shape[-1]).index_copy(0, where, h).view(B, T, -1)  # (N, d) -> (B, T, d)
+    pack = lambda a: a.reshape(B * T, -1).index_select(0, where)  # (B, T, d) -> (N, d)
+    x = model.embed(inputs.flatten()[where]) + model.P[where % T]  # (N, d_model): each word at its position
+    for block in model.blocks:
+        a, _ = block.attn(pad(block.ln1(x)), causal_mask(T), need_weights=False)  # (B, T, d_model): the rows
+        x = x + pack(a)
+        x = x + block.mlp(block.ln2(x))
+    return model.out(model.ln_f(x))  # (N, V)
+
 def next_word_loss(model, ids):
-    """(mean cross-entropy over the next words that are words, logits (B, T-1, V), targets (B, T-1))."""
-    T = ids.shape[1] - 1
-    logits, _ = model(ids[:, :-1], causal_mask(T), need_weights=False)  # (B, T-1, V)
-    targets = ids[:, 1:]  # (B, T-1): the words that do come next
-    loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=PAD_ID)  # (B*(T-1), V)
-    return loss, logits, targets
+    """(mean cross-entropy over every next word, logits (N, V), targets (N,)) on the padded sentences ids (B, T)."""
+    inputs, targets = ids[:, :-1], ids[:, 1:]  # (B, T-1) each: a word, and the word after it
+    words = targets != PAD_ID  # (B, T-1): a sentence of n words has a next word after each of its first n - 1
+    logits = read_words(model, inputs, words.sum(1))  # (N, V)
+    targets = targets[words]  # (N,)
+    return F.cross_entropy(logits, targets), logits, targets
 
 @torch.no_grad()
 def score(model, ids):
     """(loss, accuracy) on the padded sentences ids (N, T)."""
     loss, logits, targets = next_word_loss(model, ids)
-    words = targets != PAD_ID  # (N, T-1)
-    return float(loss), float(((logits.argmax(-1) == targets) & words).sum() / words.sum())
+    return float(loss), float((logits.argmax(-1) == targets).sum() / len(targets))
 
 checkpoints = sorted(set(np.round(np.linspace(0, steps, n_checkpoints + 1)).astype(int).tolist()))
 train_loss, checkpoint_steps, held_out_loss, held_out_accuracy = [], [], [], []

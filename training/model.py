@@ -45,6 +45,34 @@ class KeyValueCache:
         return self.k, self.v
 
 
+class Packing:
+    r"""The positions of a padded batch ``(B, T)`` that are read, ``N`` of them in row order: each row's first
+    ``lengths[b]`` (the rest of a row is padding, at its end).
+
+    The layers that work position by position (the layer norms, the MLP, the readout) run on the ``(N, d)``
+    positions read alone; attention, which mixes positions, runs on the batch's layout ``(B, T, d)`` with zeros for
+    the padding. Under a causal mask a position reads only itself and the positions before it, all of them read, so
+    the padding never reaches them: the result is the padded batch's at the positions read.
+    """
+
+    def __init__(self, lengths: torch.Tensor, T: int) -> None:
+        self.B, self.T = len(lengths), T
+        self.where = (torch.arange(T) < lengths[:, None]).flatten().nonzero().squeeze(1)  # (N,): b * T + t
+
+    @property
+    def positions(self) -> torch.Tensor:
+        """``(N,)`` each position's index in its row, ``t``."""
+        return self.where % self.T
+
+    def pack(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, T, ...)`` -> ``(N, ...)``: the positions read."""
+        return x.reshape(self.B * self.T, *x.shape[2:]).index_select(0, self.where)
+
+    def pad(self, x: torch.Tensor) -> torch.Tensor:
+        """``(N, d)`` -> ``(B, T, d)``: the positions read in their rows, zeros at the padding."""
+        return x.new_zeros(self.B * self.T, x.shape[-1]).index_copy(0, self.where, x).view(self.B, self.T, -1)
+
+
 class MultiHeadSelfAttention(nn.Module):
     r"""``softmax(Q K^T / sqrt(d_k)) V`` in every head, returning the weights so they can be drawn.
 
@@ -97,8 +125,16 @@ class Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.ReLU(), nn.Linear(4 * d_model, d_model))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, cache: KeyValueCache | None = None,
-                need_weights: bool = True, is_causal: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
-        a, weights = self.attn(self.ln1(x), mask, cache, need_weights, is_causal)  # (B, T, d_model), (B, H, T, T_k)
+                need_weights: bool = True, is_causal: bool = False,
+                packing: Packing | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``x (B, T, d_model)``, or with `packing` the positions read ``(N, d_model)``; the same shape back, and the
+        attention weights ``(B, H, T, T_k)`` if asked for."""
+        h = self.ln1(x)
+        if packing is not None:
+            h = packing.pad(h)  # (N, d_model) -> (B, T, d_model): attention reads the rows
+        a, weights = self.attn(h, mask, cache, need_weights, is_causal)  # (B, T, d_model), (B, H, T, T_k)
+        if packing is not None:
+            a = packing.pack(a)  # (B, T, d_model) -> (N, d_model)
         x = x + a
         return x + self.mlp(self.ln2(x)), weights
 

@@ -7,7 +7,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from decoder.config import CONTEXT, DecoderConfig
 from decoder.cost import pass_multiply_adds, step_costs
-from decoder.language import END_ID, TOKEN_ID
+from decoder.language import END_ID, PAD_ID, TOKEN_ID
 from decoder.model import build_decoder, causal_mask
 from decoder.sampling import Sampling
 from decoder.trainer import DecoderTrainer, score
@@ -136,3 +136,38 @@ def test_a_training_step_and_a_held_out_score_never_make_the_attention_weights()
         score(trainer.model, trainer.corpus.held_out)
     assert len(seen.shapes) > 100
     assert seen.square_maps(T) == []
+
+
+def test_reading_only_the_words_gives_the_whole_pass_s_logits_at_the_words(model):
+    """With `lengths`, the decoder reads each row's first positions alone: their logits are the whole pass's, and
+    the padding after them, whatever it holds, changes none of them to the last bit."""
+    x = torch.randint(0, END_ID + 1, (6, CONTEXT - 1), generator=torch.Generator().manual_seed(3))
+    lengths = torch.tensor([CONTEXT - 1, 1, 7, 3, 10, 5])
+    words = torch.arange(CONTEXT - 1) < lengths[:, None]  # (6, T)
+    changed = x.masked_fill(~words, TOKEN_ID["mat"])
+    with torch.no_grad():
+        whole, _ = model(x, need_weights=False)  # (6, T, V)
+        read, none = model(x, need_weights=False, lengths=lengths)  # (N, V)
+        read_changed, _ = model(changed, need_weights=False, lengths=lengths)
+    assert none is None and read.shape == (int(lengths.sum()), whole.shape[-1])
+    torch.testing.assert_close(read, whole[words], atol=1e-5, rtol=1e-5)
+    assert torch.equal(read_changed, read)
+
+
+def test_a_training_step_and_a_held_out_score_read_no_padding():
+    """The layers that work position by position (the norms, the MLP, the readout) see as many positions as the
+    batch, or the held-out set, has next words: never its padding."""
+    trainer = DecoderTrainer(DecoderConfig(steps=2, n_checkpoints=1))
+    m, seen = trainer.model, []
+    for layer in (m.ln_f, m.out, *(part for block in m.blocks for part in (block.ln1, block.ln2, block.mlp))):
+        layer.register_forward_hook(lambda _layer, args, _out: seen.append(args[0].shape[:-1].numel()))
+    rows = torch.randint(len(trainer.train_ids), (trainer.config.batch,),
+                         generator=torch.Generator().set_state(trainer.generator.get_state()))  # the step's draw
+    batch, held_out = trainer.train_ids[rows], torch.as_tensor(trainer.corpus.held_out)
+    next_words = [int((ids[:, 1:] != PAD_ID).sum()) for ids in (batch, held_out)]
+    assert all(n < ids[:, 1:].numel() for n, ids in zip(next_words, (batch, held_out), strict=True))
+    trainer.step()
+    assert set(seen) == {next_words[0]}
+    seen.clear()
+    score(trainer.model, trainer.corpus.held_out)
+    assert set(seen) == {next_words[1]}

@@ -1,4 +1,4 @@
-"""Training at the defaults reaches the stated quality against the bigram and the grammar, reproducibly."""
+"""Training at the defaults (the page's) reaches the stated quality against the bigram and the grammar, reproducibly."""
 
 import pytest
 

@@ -65,6 +65,15 @@ def test_untrained_the_page_describes_its_language_and_offers_training():
     assert open_code(at, "Show the decoder, the cache and the sampling").code
 
 
+def test_the_page_s_default_setting_is_the_config_s_default():
+    """A link without settings asks for `DecoderConfig()`, the run the quality tests train (tests/decoder)."""
+    at = open_page()
+    assert not at.exception
+    assert int(at.select_slider(key="steps").value) == DecoderConfig().steps
+    assert int(at.select_slider(key="layers").value) == DecoderConfig().n_layers
+    assert int(at.select_slider(key="heads").value) == DecoderConfig().n_heads
+
+
 def test_a_run_is_shared_by_every_session_and_a_sampling_knob_never_retrains(trained):
     runs = shared_runs("decoder", DecoderTrainer, 8)
     trainer = runs.existing(SHORT_CONFIG)
