@@ -7,7 +7,6 @@ where any chart can be downloaded as PNG or SVG and any matrix as CSV or LaTeX.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import functools
 import hashlib

@@ -4,7 +4,6 @@ the attention and answers the page shows at the chosen checkpoint."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from notebooks import settings_of

@@ -30,13 +30,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from core import LESSON_TOKENS, LESSON_X
+from core import LESSON_TOKENS
 from decoder.language import all_sentences
 from decoder.writing import MAX_PROMPT, WORDS
 from tests.helpers.apptest import APP, heatmaps, share_link

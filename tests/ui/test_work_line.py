@@ -144,7 +144,7 @@ def test_waiting_in_line_gives_the_page_turn_back():
         deadline = time.monotonic() + WAIT_S
         while len(line.waiting()) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
-        
+
         def page_body() -> None:
             with turns.turn():
                 ran.set()

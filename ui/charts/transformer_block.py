@@ -58,7 +58,6 @@ def model_diagram_part(depth_label: str, *, stages: int = len(MODEL_PARTS)) -> t
     height = float(top[-1] + BOX_HEIGHT + 10)
 
     def make(data: DataSource) -> alt.LayerChart:
-        x = alt.X(datum=30, type="quantitative", scale=alt.Scale(domain=[0, DIAGRAM_WIDTH]), axis=None)
         y_scale = alt.Scale(domain=[0, height], reverse=True)
         y = alt.Y(field="y", type="quantitative", scale=y_scale, axis=None)
         box_data = data()
