@@ -1,8 +1,8 @@
 """Results remembered by a key made of objects' identities (or of plain values), the most recently used kept.
 
-`ui.display` remembers a chart spec's prepared structure and its prepared form this way, and
-`ui.patches.streamlit_vega_json` a structure's JSON text: each entry holds the objects whose ids are in its key,
-so those ids cannot be reused while it is kept.
+`ui.charts.template` remembers the chart structures it built this way (by part key), `ui.display` a chart spec's
+prepared structure and its prepared form, and `ui.patches.streamlit_vega_json` a structure's JSON text: an entry
+keyed by identities holds the objects whose ids are in its key, so those ids cannot be reused while it is kept.
 """
 
 from __future__ import annotations

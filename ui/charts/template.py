@@ -25,7 +25,6 @@ import collections
 import dataclasses
 import functools
 import inspect
-import threading
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, ParamSpec
 
@@ -35,6 +34,7 @@ import pandas as pd
 
 from ui.charts.inline_data import Rows
 from ui.charts.spec import CANVAS, stable_spec
+from ui.remembered import Remembered
 
 P = ParamSpec("P")
 #: Gives a builder the data reference of its next table (inline `Rows`, or a named dataset).
@@ -163,29 +163,20 @@ class _Structures:
     """The structures built last, by part key and canvas, most recently used last (at most `max_entries`)."""
 
     def __init__(self, max_entries: int) -> None:
-        self.max_entries = max_entries
-        self.entries: collections.OrderedDict[Hashable, dict[str, Any]] = collections.OrderedDict()
-        self.lock = threading.Lock()
+        self.built = Remembered(max_entries)
+
+    @property
+    def entries(self) -> collections.OrderedDict[Hashable, tuple[Any, Any]]:
+        """The structures kept, by ``(part key, canvas)``."""
+        return self.built.entries
 
     def get(self, part: Part, canvas: bool) -> dict[str, Any]:
         if part.key is None:
             return structure_of(part, canvas)
-        key = (part.key, canvas)
-        with self.lock:
-            found = self.entries.get(key)
-            if found is not None:
-                self.entries.move_to_end(key)
-                return found
-        structure = structure_of(part, canvas)  # outside the lock: two sessions may both build it, equally
-        with self.lock:
-            self.entries[key] = structure
-            while len(self.entries) > self.max_entries:
-                self.entries.popitem(last=False)
-        return structure
+        return self.built.get((part.key, canvas), None, lambda: structure_of(part, canvas))
 
     def clear(self) -> None:
-        with self.lock:
-            self.entries.clear()
+        self.built.clear()
 
 
 #: Every structure of the process, shared by every session (a structure is never changed once built).
