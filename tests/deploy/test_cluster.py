@@ -146,7 +146,11 @@ def hashes(cluster) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def routes(cluster) -> dict[int, list[str]]:
-    """Route cookies by the app process (pid) they reach: the first `PER_PROCESS` of `CANDIDATE_ROUTES` for each,
+    return routes_by_process(cluster, PER_PROCESS)
+
+
+def routes_by_process(cluster: Cluster, per_process: int) -> dict[int, list[str]]:
+    """Route cookies by the app process (pid) they reach: the first `per_process` of `CANDIDATE_ROUTES` for each,
     each asked twice for the page and answered by one process both times."""
     found: dict[int, list[str]] = {pid: [] for pid in cluster.app_pids}
     for route in CANDIDATE_ROUTES:
@@ -154,8 +158,8 @@ def routes(cluster) -> dict[int, list[str]]:
             assert http_get(cluster.url + "/", route)[0] == 200
         (pid,) = set(logged(cluster, route, "/", 2))
         found[pid].append(route)
-        if min(map(len, found.values())) >= PER_PROCESS:
-            return {pid: found[pid][:PER_PROCESS] for pid in found}
+        if min(map(len, found.values())) >= per_process:
+            return {pid: found[pid][:per_process] for pid in found}
     pytest.fail(f"{len(CANDIDATE_ROUTES)} route cookies did not reach both processes: {found}")
 
 
