@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import streamlit as st
 
 from core.block_reference import empty_encoder_layer, torch_block_outputs, torch_encoder_layer
@@ -50,6 +51,12 @@ POST_FORMULA = r"h = \operatorname{LN}_1(x + \operatorname{MHA}(x)),\quad y = \o
 PRE_FORMULA = r"h = x + \operatorname{MHA}(\operatorname{LN}_1(x)),\quad y = h + \operatorname{FFN}(\operatorname{LN}_2(h))"
 
 
+@shared_cache(8)
+def input_at(d_model: int) -> np.ndarray:
+    """The lesson's X at `d_model` (`block_input`), for every part of the page that reads it."""
+    return block_input(d_model)
+
+
 @shared_cache(64)
 def weights_at(seed: int, d_model: int, d_ff: int) -> BlockWeights:
     """The block's weights: one draw for every head count, activation and placement (section 2 reads both)."""
@@ -61,7 +68,7 @@ def block_at(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str,
              placement: str) -> tuple[BlockSteps, BlockWeights]:
     """The lesson's three tokens through one block, and the block's weights."""
     weights = weights_at(seed, d_model, d_ff)
-    return transformer_block(block_input(d_model), weights, n_heads, activation=activation,
+    return transformer_block(input_at(d_model), weights, n_heads, activation=activation,
                              placement=placement), weights
 
 
@@ -76,7 +83,7 @@ STACK_DEFAULTS = {"layers": MAX_STACKED, "residual": True, "norm": True}
 @shared_cache(512)
 def sweep_at(activation: str, placement: str, depth: int, residual: bool, norm: bool) -> DepthSweep:
     """The deep stack's measurements per depth, autograd included."""
-    return depth_sweep(block_input(STACK_D_MODEL), StackConfig(depth, STACK_HEADS, STACK_D_FF, activation, placement,
+    return depth_sweep(input_at(STACK_D_MODEL), StackConfig(depth, STACK_HEADS, STACK_D_FF, activation, placement,
                                                                residual, norm, STACK_SEED))
 
 
@@ -105,6 +112,13 @@ def block_specs(seed: int, d_model: int, n_heads: int, d_ff: int, activation: st
 def sweep_spec(key: tuple, _sweep: DepthSweep) -> dict:
     """The deep stack's chart, built once per setting (`key`: the sweep's arguments)."""
     return charts.sweep_spec(_sweep)
+
+
+@shared_cache(128)
+def permutation_at(seed: int, d_model: int, d_ff: int, activation: str, perm: tuple[int, ...],
+                   _weights: BlockWeights) -> PermutationCheck:
+    """The FFN of the shuffled tokens against the FFN's output shuffled (`_weights`: the block's at these settings)."""
+    return ffn_permutation_check(input_at(d_model), _weights, perm, activation)
 
 
 @shared_cache(64)
@@ -160,7 +174,6 @@ def block_sections(activation: str, placement: str) -> None:
     depth, residual, norm = stack_switches()
     offer_notebook("transformer_block", seed=seed, d_model=d_model, heads=n_heads, d_ff=d_ff, act=activation,
                    ln=placement, layers=depth, residual=residual, norm=norm, perm=list(perm))
-    show_source(transformer_block, layer_norm, feed_forward, torch_encoder_layer, stack_block, depth_sweep)
 
 
 #: The deep stack's section number: it comes last, after the block's sections.
@@ -231,27 +244,6 @@ def model_section() -> None:
             st.page_link(path, label=label, icon=":material/arrow_forward:")
 
 
-#: Each stage's heading, text and formula; "{sub}" is the attention sub-layer as its placement writes it.
-STAGES = {
-    "attention": ("Attention", "The sub-layer the other pages explain: the heads' outputs side by side, mixed by "
-                  "W_o. Its input is the block's input (post-LN) or that input normalised (pre-LN).",
-                  r"\operatorname{MHA}(z) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\, W_o"),
-    "add_1": ("Add: the residual stream", "Attention's output is not what comes next: it is *added* to its "
-              "input. The stream of token vectors carries on, and each sub-layer writes an update into it.",
-              r"x + {sub}"),
-    "norm_1": ("Norm", "Each token's row, on its own: subtract its mean μ, divide by its standard deviation "
-               "√(σ² + ε), then scale by γ and shift by β (learned, one per dimension).",
-               r"\operatorname{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta"),
-    "ffn": ("Feed-forward network", "Each token's vector is widened to d_ff, passed through φ, and narrowed back: "
-            "the same two matrices for every position, and no position reads another.",
-            r"\operatorname{FFN}(h) = \varphi(h W_1 + b_1)\, W_2 + b_2"),
-    "add_2": ("Add again", "The feed-forward network's output is added to its input, as attention's was.",
-              r"h + \operatorname{FFN}(\cdot)"),
-    "norm_2": ("Norm again", "The second LayerNorm, with its own γ and β.",
-               r"\operatorname{LN}_2"),
-}
-
-
 def stage_order(placement: str) -> list[str]:
     """The block's stages in the order its placement runs them."""
     return [name for half in charts.HALVES[placement] for name in half]
@@ -259,7 +251,8 @@ def stage_order(placement: str) -> list[str]:
 
 def stage_titles(placement: str) -> dict[str, str]:
     """Each stage's numbered title (``1.2 · Add: the residual stream``), numbered in the placement's order."""
-    return {name: f"1.{number} · {STAGES[name][0]}" for number, name in enumerate(stage_order(placement), start=1)}
+    return {name: f"1.{number} · {wording.STAGES[name][0]}"
+            for number, name in enumerate(stage_order(placement), start=1)}
 
 
 def stages_section(block: BlockSteps, specs: list[dict], seed: int) -> None:
@@ -273,8 +266,8 @@ def stages_section(block: BlockSteps, specs: list[dict], seed: int) -> None:
     titles = stage_titles(block.placement)
     sub = "MHA(x)" if block.placement == "post" else r"MHA(LN_1(x))"
     for k, (half, spec) in enumerate(zip(charts.HALVES[block.placement], specs, strict=True)):
-        stages = [(titles[name], STAGES[name][1], STAGES[name][2].replace("{sub}", rf"\operatorname{{{sub}}}"))
-                  for name in half]
+        stages = [(titles[name], wording.STAGES[name][1],
+                   wording.STAGES[name][2].replace("{sub}", rf"\operatorname{{{sub}}}")) for name in half]
         if k == 0:  # the section's heading and the first half's stages: one element
             section("1 · The lesson's three tokens through one block", intro, stages=stages)
         else:
@@ -294,7 +287,7 @@ def placement_section(seed: int, d_model: int, n_heads: int, d_ff: int, activati
             "inside the block: x passes through untouched, plus the updates.",
             r"\begin{aligned}&" + r" \\[4pt] &".join(formulas) + r"\end{aligned}")  # the lines left-aligned
     post, pre = (block_at(seed, d_model, n_heads, d_ff, activation, name)[0].output for name in ("post", "pre"))
-    st.caption(wording.output_sizes(post, pre, block_input(d_model), STACK_SECTION))
+    st.caption(wording.output_sizes(post, pre, input_at(d_model), STACK_SECTION))
 
 
 def stack_section(activation: str, placement: str) -> DepthSweep:
@@ -347,7 +340,7 @@ def per_position_section(seed: int, d_model: int, d_ff: int, activation: str,
     perm_text = str(bound_choice(f"New order of the positions ({positions})", "perm", PERMUTATIONS, "2,0,1",
                                  help="Row i of the shuffled tokens is the token at position perm[i]."))
     perm = tuple(int(i) for i in perm_text.split(","))
-    check = ffn_permutation_check(block_input(d_model), weights, perm, activation)
+    check = permutation_at(seed, d_model, d_ff, activation, perm, weights)
     show_chart(permutation_spec(seed, d_model, d_ff, activation, perm, check),
                alt=ChartName(f"Heatmaps of the FFN of the shuffled tokens and of the FFN's output shuffled, "
                              f"{len(perm)} tokens by {d_model} dimensions each",
@@ -396,3 +389,4 @@ def gradient_quiz(sweep: DepthSweep) -> None:
 
 model_section()  # no control changes it: outside the page's fragment, drawn on a full run only
 page_body()
+show_source(transformer_block, layer_norm, feed_forward, torch_encoder_layer, stack_block, depth_sweep)  # likewise

@@ -97,10 +97,14 @@ def _with_text_columns(rows: list[dict]) -> pa.Table:
     return pa.table(columns)
 
 
+#: Arrow's default IPC options, given rather than read again from the environment for every table.
+_IPC_OPTIONS = pa.ipc.IpcWriteOptions()
+
+
 def arrow_bytes(table: pa.Table) -> bytes:
     """The table in Arrow's IPC stream format, as Streamlit sends a dataset."""
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
+    with pa.ipc.new_stream(sink, table.schema, options=_IPC_OPTIONS) as writer:
         writer.write_table(table)
     return sink.getvalue().to_pybytes()
 

@@ -21,10 +21,11 @@ import numpy as np
 import pandas as pd
 
 from ui.charts.arrange import independent_colours
-from ui.charts.inline_data import Rows
+from ui.charts.inline_data import Rows, shared_column
 from ui.charts.palette import DIVERGING_SCHEME, SEQUENTIAL_SCHEME, ink
 from ui.charts.spec import domain_from_data, title_from_data
 from ui.charts.template import DataSource, Make, chart_of, part_builder
+from ui.remembered import Remembered
 
 #: Above this many cells the values are no longer printed in the cells (only in tooltips).
 MAX_LABELLED_CELLS = 400
@@ -36,6 +37,8 @@ def unique_labels(labels: Sequence[str]) -> list[str]:
     ``["the", "cat", "the"] -> ["the (0)", "cat", "the (2)"]``: Vega-Lite merges
     equal category names, which would silently fold two positions into one.
     """
+    if len(set(labels)) == len(labels):  # none repeated: the labels as they are
+        return [str(lab) for lab in labels]
     counts = Counter(labels)
     return [f"{lab} ({i})" if counts[lab] > 1 else str(lab) for i, lab in enumerate(labels)]
 
@@ -54,13 +57,39 @@ def matrix_columns(
     if m.ndim != 2:
         raise ValueError(f"a heatmap needs a 2-D matrix, got shape {m.shape}.")
     n_rows, n_cols = m.shape
+    rows = tuple(row_labels) if row_labels is not None else n_rows
+    cols = tuple(col_labels) if col_labels is not None else n_cols
+    cells = _CELL_COLUMNS.get((rows, cols, m.shape), None, lambda: cell_columns(row_labels, col_labels, m.shape))
+    return {**cells, "value": m.ravel()}
+
+
+def cell_columns(row_labels: Sequence[str] | None, col_labels: Sequence[str] | None,
+                 shape: tuple[int, int]) -> Columns:
+    """Each cell's ``row`` and ``col`` labels (`unique_labels`; by default the indices) and its indices ``i``,
+    ``j``, row-major, as `shared_column` s: every map of these labels reads the same ones."""
+    n_rows, n_cols = shape
     rows = unique_labels(row_labels) if row_labels is not None else [str(i) for i in range(n_rows)]
     cols = unique_labels(col_labels) if col_labels is not None else [str(j) for j in range(n_cols)]
     if len(rows) != n_rows or len(cols) != n_cols:
-        raise ValueError(f"{len(rows)} row and {len(cols)} column labels for a matrix of shape {m.shape}.")
-    i, j = np.divmod(np.arange(m.size), n_cols)
-    return {"row": np.asarray(rows, dtype=object)[i], "col": np.asarray(cols, dtype=object)[j], "i": i, "j": j,
-            "value": m.ravel()}
+        raise ValueError(f"{len(rows)} row and {len(cols)} column labels for a matrix of shape {shape}.")
+    i, j = np.divmod(np.arange(n_rows * n_cols), n_cols)
+    return {"row": shared_column(np.asarray(rows, dtype=object)[i]),
+            "col": shared_column(np.asarray(cols, dtype=object)[j]), "i": shared_column(i), "j": shared_column(j)}
+
+
+#: `cell_columns` by labels and shape, for every session (the columns are read-only).
+_CELL_COLUMNS = Remembered(max_entries=512)
+
+
+def constant_column(value: bool | str, n: int) -> np.ndarray:
+    """`value` `n` times, a `shared_column` made once per value and length."""
+    return _CONSTANT_COLUMNS.get((type(value), value, n), None,
+                                 lambda: shared_column(np.full(n, value, dtype=object if isinstance(value, str)
+                                                               else None)))
+
+
+#: `constant_column` by value and length.
+_CONSTANT_COLUMNS = Remembered(max_entries=512)
 
 
 def matrix_frame(
@@ -185,9 +214,9 @@ def heatmap_part(
         show_values = len(df["value"]) <= MAX_LABELLED_CELLS
     colour_columns(df, signed, domain, with_ink=show_values)
     if values_in_data:
-        df["labelled"] = np.full(len(df["value"]), bool(show_values))  # read by the text layer's filter
+        df["labelled"] = constant_column(bool(show_values), len(df["value"]))  # read by the text layer's filter
     if title_in_data and title:
-        df["title"] = np.full(len(df["value"]), title, dtype=object)  # read by `title_from_data`
+        df["title"] = constant_column(str(title), len(df["value"]))  # read by `title_from_data`
     legend = legend_length or int(np.clip(cell_size * np.shape(matrix)[0] - 20, 60, 300))
 
     def make(data: DataSource) -> alt.LayerChart:

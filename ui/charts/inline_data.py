@@ -20,6 +20,7 @@ Altair then names each inline dataset by a hash of its content (`Rows` by their 
 from __future__ import annotations
 
 import hashlib
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -106,19 +107,40 @@ class Rows(Sequence[dict[str, Any]]):
         return self._digest
 
     def to_arrow(self) -> pa.Table:
-        """The table as Arrow, typed as from the rows: floats as doubles (non-finite as null), integers as int64."""
+        """The table as Arrow, typed as in the rows (`arrow_array`); a `shared_column` as the Arrow array it has."""
         arrays = []
         for a in self.columns.values():
-            if a.dtype.kind == "f":
-                finite = np.isfinite(a)
-                arrays.append(pa.array(a.astype(np.float64, copy=False), mask=None if finite.all() else ~finite))
-            elif a.dtype.kind in "iu":
-                arrays.append(pa.array(a.astype(np.int64, copy=False)))
-            elif a.dtype.kind == "b":
-                arrays.append(pa.array(a))
-            else:  # text, as NumPy's fixed-width strings or as objects: through Python strings, which Arrow copies
-                arrays.append(pa.array(a.tolist(), type=pa.string()))  # faster than reading fixed-width ones
+            shared = _ARROW_OF_SHARED.get(id(a))
+            arrays.append(arrow_array(a) if shared is None else shared)
         return pa.Table.from_arrays(arrays, names=list(self.columns))
+
+
+def arrow_array(a: np.ndarray) -> pa.Array:
+    """A column as Arrow, typed as in the rows: floats as doubles (non-finite as null), integers as int64, booleans,
+    and anything else as text."""
+    if a.dtype.kind == "f":
+        finite = np.isfinite(a)
+        return pa.array(a.astype(np.float64, copy=False), mask=None if finite.all() else ~finite)
+    if a.dtype.kind in "iu":
+        return pa.array(a.astype(np.int64, copy=False))
+    if a.dtype.kind == "b":
+        return pa.array(a)
+    # text, as NumPy's fixed-width strings or as objects: through Python strings, which Arrow copies
+    return pa.array(a.tolist(), type=pa.string())  # faster than reading fixed-width ones
+
+
+#: The Arrow arrays of the `shared_column` s alive, by the column's id (dropped when the column is freed).
+_ARROW_OF_SHARED: dict[int, pa.Array] = {}
+
+
+def shared_column(values: Any) -> np.ndarray:
+    """`values` as a new read-only column for many tables to share (the labels of a map's cells, a constant), its
+    Arrow array made now, once for every table that holds it (`Rows.to_arrow`)."""
+    a = np.array(values)
+    a.flags.writeable = False
+    _ARROW_OF_SHARED[id(a)] = arrow_array(a)
+    weakref.finalize(a, _ARROW_OF_SHARED.pop, id(a), None)  # before its id can be another array's
+    return a
 
 
 def _shapes(arrays: Mapping[str, np.ndarray]) -> dict[str, tuple[int, ...]]:

@@ -43,13 +43,32 @@ DataSource = Callable[[], alt.InlineData | alt.NamedData]
 Make = Callable[[DataSource], alt.TopLevelMixin]
 
 
+class Deferred:
+    """A part's key worked out when first asked for (``key_of()``), not when the part is made."""
+
+    __slots__ = ("key_of",)
+
+    def __init__(self, key_of: Callable[[], Hashable]) -> None:
+        self.key_of = key_of
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Part:
-    """A chart as its structure's key, its builder and its tables (see the module docstring)."""
+    """A chart as its structure's key, its builder and its tables (see the module docstring).
 
-    key: Hashable
+    The key may be given `Deferred`: a part drawn only as a piece of another chart (a row that a builder draws
+    inside its own chart) is then never keyed on its own. The builders of this module defer theirs.
+    """
+
+    given_key: Hashable | Deferred
     make: Make
     tables: tuple[Rows, ...]
+
+    @functools.cached_property
+    def key(self) -> Hashable:
+        """What the part's structure depends on (`_key`); None when an argument has no key."""
+        given = self.given_key
+        return given.key_of() if isinstance(given, Deferred) else given
 
 
 class UnkeyableError(TypeError):
@@ -103,7 +122,7 @@ def part_builder(*, data: tuple[str, ...] = ()) -> Callable[[Callable[P, tuple[l
             if data:  # the arguments given, by name, without those that only feed the tables
                 named = dict(zip(names, args, strict=False)) | kwargs  # the builder took them: no more args than names
                 args, kwargs = (), {name: value for name, value in named.items() if name not in data}
-            return Part(_key(builder, args, kwargs), make, tuple(tables))
+            return Part(Deferred(lambda: _key(builder, args, kwargs)), make, tuple(tables))
 
         return build
 
@@ -112,10 +131,12 @@ def part_builder(*, data: tuple[str, ...] = ()) -> Callable[[Callable[P, tuple[l
 
 def compose(arrange: Callable[..., alt.TopLevelMixin], *parts: Part, **options: Any) -> Part:
     """``arrange(*charts, **options)`` (side by side, a grid, …) of the parts' charts, as one `Part`."""
-    keys = tuple(p.key for p in parts)
-    options_key = _key(arrange, (), options)
-    key = None if None in keys or options_key is None else (options_key, keys)
-    return Part(key, lambda data: arrange(*(p.make(data) for p in parts), **options),
+    def key_of() -> Hashable:
+        keys = tuple(p.key for p in parts)
+        options_key = _key(arrange, (), options)
+        return None if None in keys or options_key is None else (options_key, keys)
+
+    return Part(Deferred(key_of), lambda data: arrange(*(p.make(data) for p in parts), **options),
                 tuple(t for p in parts for t in p.tables))
 
 
@@ -128,7 +149,7 @@ def frames_part(builder: Callable[..., alt.TopLevelMixin], *frames: pd.DataFrame
     A frame may also be given as its columns, ``{name: values}``: they become `Rows` as they are, with no
     DataFrame made on the way (for a table of many rows, most of what it costs)."""
     tables = tuple(Rows.from_frame(f) if isinstance(f, pd.DataFrame) else Rows(f) for f in frames)
-    options_key = _key(builder, tuple(tuple(t.columns) for t in tables), options)
+    options_key = Deferred(lambda: _key(builder, tuple(tuple(t.columns) for t in tables), options))
     return Part(options_key, lambda data: builder(*(data() for _ in tables), **options), tables)
 
 

@@ -21,6 +21,16 @@ from collections.abc import Sequence
 import numpy as np
 
 
+def cell_texts(template: str, *values: np.ndarray) -> np.ndarray:
+    """Each cell's text, ``template % (values[0][cell], values[1][cell], …)``, as an object array of the cells'
+    shape (the arrays broadcast together): the same text as formatting cell by cell, made by one ``%`` over the
+    whole map."""
+    arrays = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in values))
+    flat = tuple(np.stack(arrays, axis=-1).ravel().tolist())  # cell by cell, each cell's values in order
+    texts = ((template + "\0") * arrays[0].size % flat).split("\0")[:-1]
+    return np.array(texts, dtype=object).reshape(arrays[0].shape)
+
+
 def _fmt(values: np.ndarray, spec: str = ".4g") -> np.ndarray:
     """Numbers as text (object array): ``.4g`` reads well from 1e-30 to 1e30, where a fixed format would not."""
     return np.vectorize(lambda x: format(x, spec), otypes=[object])(values)

@@ -18,6 +18,7 @@ from ui.charts.heatmap import heatmap_part, unique_labels
 from ui.charts.inline_data import Rows
 from ui.charts.palette import BLUE, CATEGORY, DARK_GREY, REFERENCE_GREY, VERMILLION, ink_on
 from ui.charts.template import DataSource, Make, Part, compose, part_builder, part_spec
+from ui.charts.tooltips import cell_texts
 
 #: The model's parts, top to bottom: (label, the page that explains it, its kind: attention, this page, other).
 MODEL_PARTS: tuple[tuple[str, str, str], ...] = (
@@ -100,28 +101,24 @@ def model_diagram_part(depth_label: str, *, stages: int = len(MODEL_PARTS)) -> t
 
 def residual_tooltip(stream: np.ndarray, update: np.ndarray, total: np.ndarray) -> np.ndarray:
     """``x + a = s`` per cell."""
-    return np.array([[f"{x:.3f} + {a:.3f} = {s:.3f}" for x, a, s in zip(*rows, strict=True)]
-                     for rows in zip(stream, update, total, strict=True)], dtype=object)
+    return cell_texts("%.3f + %.3f = %.3f", stream, update, total)
 
 
 def norm_tooltip(ln: LayerNormSteps, eps: float = LN_EPS) -> np.ndarray:
     """The normalised cells' ``(x − μ) / √(σ² + ε) = z``, the square root worked out."""
     sd = np.sqrt(ln.var + eps)  # (T,)
-    return np.array([[f"({x:.3f} − {m:.3f}) / {s:.3f} = {v:.3f}" for x, v in zip(xs, zs, strict=True)]
-                     for xs, zs, m, s in zip(ln.input, ln.normalised, ln.mean, sd, strict=True)], dtype=object)
+    return cell_texts("(%.3f − %.3f) / %.3f = %.3f", ln.input, ln.mean[:, None], sd[:, None], ln.normalised)
 
 
 def scale_tooltip(ln: LayerNormSteps, gamma: np.ndarray, beta: np.ndarray) -> np.ndarray:
     """``γ × z + β = y`` per cell."""
-    return np.array([[f"{g:.2f} × {v:.3f} + {b:.2f} = {y:.3f}" for g, v, b, y in zip(gamma, zs, beta, ys, strict=True)]
-                     for zs, ys in zip(ln.normalised, ln.output, strict=True)], dtype=object)
+    return cell_texts("%.2f × %.3f + %.2f = %.3f", gamma, ln.normalised, beta, ln.output)
 
 
 def ffn_tooltip(block: BlockSteps) -> np.ndarray:
     """The hidden cells' ``φ(x · W₁[:, j] + b₁[j]) = φ(p) = h``."""
     phi = "ReLU" if block.activation == "relu" else "GELU"
-    return np.array([[f"{phi}({p:.3f}) = {h:.3f}" for p, h in zip(ps, hs, strict=True)]
-                     for ps, hs in zip(block.ffn.pre_activation, block.ffn.hidden, strict=True)], dtype=object)
+    return cell_texts(f"{phi}(%.3f) = %.3f", block.ffn.pre_activation, block.ffn.hidden)
 
 
 #: The block's maps are this many pixels wide whatever d_model (each column MAP_WIDTH / d_model wide), and the FFN's

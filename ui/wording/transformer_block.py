@@ -1,6 +1,6 @@
-"""The whole-block page's sentences: what LayerNorm did to the rows, what each half of the block drew, the output
-rows' sizes under each placement, and what the deep stack shows, from `core.transformer_block` and
-`core.deep_stack` results."""
+"""The whole-block page's sentences: each stage's heading, text and formula, what LayerNorm did to the rows, what
+each half of the block drew, the output rows' sizes under each placement, and what the deep stack shows, from
+`core.transformer_block` and `core.deep_stack` results."""
 
 from __future__ import annotations
 
@@ -19,6 +19,26 @@ STAGE_MAPS = {"attention": "the attention's input, Concat(heads) and the attenti
               "ffn": "the hidden layer and the FFN's output",
               "add_2": "the stream, the FFN's output and their sum",
               "norm_2": "each row's mean and variance, the normalised rows and the rows after gamma and beta"}
+
+#: Each stage's heading, text and formula; "{sub}" is the attention sub-layer as its placement writes it.
+STAGES = {
+    "attention": ("Attention", "The sub-layer the other pages explain: the heads' outputs side by side, mixed by "
+                  "W_o. Its input is the block's input (post-LN) or that input normalised (pre-LN).",
+                  r"\operatorname{MHA}(z) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\, W_o"),
+    "add_1": ("Add: the residual stream", "Attention's output is not what comes next: it is *added* to its "
+              "input. The stream of token vectors carries on, and each sub-layer writes an update into it.",
+              r"x + {sub}"),
+    "norm_1": ("Norm", "Each token's row, on its own: subtract its mean μ, divide by its standard deviation "
+               "√(σ² + ε), then scale by γ and shift by β (learned, one per dimension).",
+               r"\operatorname{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta"),
+    "ffn": ("Feed-forward network", "Each token's vector is widened to d_ff, passed through φ, and narrowed back: "
+            "the same two matrices for every position, and no position reads another.",
+            r"\operatorname{FFN}(h) = \varphi(h W_1 + b_1)\, W_2 + b_2"),
+    "add_2": ("Add again", "The feed-forward network's output is added to its input, as attention's was.",
+              r"h + \operatorname{FFN}(\cdot)"),
+    "norm_2": ("Norm again", "The second LayerNorm, with its own γ and β.",
+               r"\operatorname{LN}_2"),
+}
 
 
 def fmt(values: np.ndarray) -> str:

@@ -10,7 +10,7 @@ import pytest
 from tests.helpers.apptest import chart_specs, run_page
 from tests.helpers.specs import colour_domain, exported
 from ui.charts.arrange import grid, side_by_side
-from ui.charts.heatmap import MAX_LABELLED_CELLS, heatmap, matrix_frame, records, unique_labels
+from ui.charts.heatmap import MAX_LABELLED_CELLS, heatmap, matrix_columns, matrix_frame, records, unique_labels
 from ui.charts.palette import SEQUENTIAL_SCHEME
 from ui.charts.positional_encoding import line_chart
 from ui.charts.spec import CANVAS, drawn_on_canvas, for_projector, to_spec, tooltip_expr, without_aria
@@ -227,3 +227,14 @@ def test_tooltip_expr_is_the_channels_lines_as_one_object():
                       encoding=alt.FacetedEncoding(x=alt.X(field="col", type="nominal")))
     (mark,) = vlc.vegalite_to_vega(exported(chart))["marks"]
     assert mark["encode"]["update"]["tooltip"] == {"signal": expr.to_dict()["expr"]}  # no isValid/isArray guards
+
+
+def test_maps_of_the_same_labels_share_their_label_and_index_columns():
+    first = matrix_columns(np.zeros((3, 2)), ["the", "cat", "the"], ["d0", "d1"])
+    second = matrix_columns(np.ones((3, 2)), ["the", "cat", "the"], ["d0", "d1"])
+    assert all(first[name] is second[name] for name in ("row", "col", "i", "j"))
+    assert first["row"].tolist() == ["the (0)", "the (0)", "cat", "cat", "the (2)", "the (2)"]
+    assert first["j"].tolist() == [0, 1] * 3 and second["value"].tolist() == [1.0] * 6
+    assert matrix_columns(np.zeros((3, 2)), ["a", "b", "c"], ["d0", "d1"])["row"] is not first["row"]
+    with pytest.raises(ValueError):
+        first["i"][0] = 5  # shared by every map of these labels: read-only

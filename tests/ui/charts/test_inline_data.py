@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
 import altair as alt
@@ -12,7 +13,8 @@ import pytest
 import ui.display
 from devtools.appserver import router_pages
 from tests.helpers.apptest import charts_built_anew
-from ui.charts.inline_data import ROWS, Rows, inline_rows, use_inline_rows
+import ui.charts.inline_data as inline_data
+from ui.charts.inline_data import ROWS, Rows, inline_rows, shared_column, use_inline_rows
 
 #: Every kind of column the chart modules build, with the values JSON cannot hold.
 PLAIN = pd.DataFrame({
@@ -98,3 +100,18 @@ def test_rows_refuse_ragged_columns_and_are_read_only():
     with pytest.raises(ValueError, match="one length"):
         Rows({"a": np.arange(2), "b": np.arange(3)})
     assert not a.columns["v"].flags.writeable  # shared by every session that draws the chart
+
+
+def test_a_shared_column_is_converted_once_for_every_table_and_forgotten_with_it():
+    labels = shared_column(np.array(["the", "cat", "sat"], dtype=object))
+    assert not labels.flags.writeable
+    made = inline_data._ARROW_OF_SHARED[id(labels)]
+    for values in ([1.0, 2.0, 3.0], [4.0, np.nan, 6.0]):
+        table = Rows({"token": labels, "value": np.array(values)}).to_arrow()
+        sent = table.column("token").chunk(0)
+        assert [b.address for b in sent.buffers() if b] == [b.address for b in made.buffers() if b]  # not a copy
+        assert table.equals(Rows({"token": labels.copy(), "value": np.array(values)}).to_arrow())
+    key = id(labels)
+    del labels, made, table, sent
+    gc.collect()
+    assert key not in inline_data._ARROW_OF_SHARED

@@ -51,6 +51,16 @@ def test_only_the_arguments_named_as_data_are_left_out_of_the_key():
     assert key(extra={"a": np.zeros((3, 4))}) != key(extra={"b": np.zeros((3, 4))})
 
 
+def test_a_parts_key_is_worked_out_when_first_asked_for_and_once(monkeypatch):
+    calls = []
+    monkeypatch.setattr(template, "_key", lambda *args: calls.append(args) or ("key", len(calls)))
+    inner = heatmap_part(matrix(0), title="inside")  # drawn only inside another chart: never keyed
+    outer = compose(side_by_side, heatmap_part(matrix(1), title="A"), heatmap_part(matrix(2), title="B"))
+    assert not calls and inner.make and outer.tables
+    first = outer.key
+    assert len(calls) == 3 and outer.key == first and len(calls) == 3  # both parts and the arrangement, once
+
+
 def test_frozen_keys_arrays_by_shape_and_type_and_refuses_what_it_cannot_key():
     @dataclass(frozen=True)
     class Result:

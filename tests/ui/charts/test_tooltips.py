@@ -5,7 +5,7 @@ import pytest
 
 from core import causal_mask, scaled_dot_product_attention, worked_example
 from tests.helpers import lesson_values as lesson
-from ui.charts.tooltips import softmax_tooltips, weighted_sum_tooltips
+from ui.charts.tooltips import cell_texts, softmax_tooltips, weighted_sum_tooltips
 
 LABELS = ["The", "cat", "sat"]
 
@@ -62,3 +62,17 @@ def test_an_output_cell_shows_its_weighted_sum():
     evaluated = np.vectorize(lambda s: sum(float(a) * float(b) for a, b in (t.split("×") for t in s.split(" + "))))
     np.testing.assert_allclose(evaluated(sums), ex.output, atol=5e-3)
     assert sums[0, 0].count("×") == 3  # one term per key
+
+
+def test_cell_texts_are_each_cells_own_formatting_over_broadcast_arrays():
+    rng = np.random.default_rng(3)
+    x, z = rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
+    x[0, 0], x[1, 1], z[2, 2] = -0.0, np.nan, np.inf
+    mean, gamma = rng.normal(size=3), rng.normal(size=5)
+    texts = cell_texts("(%.3f − %.3f) × %.2f = %.3f", x, mean[:, None], gamma, z)
+    expected = [[f"({x[i, j]:.3f} − {mean[i]:.3f}) × {gamma[j]:.2f} = {z[i, j]:.3f}" for j in range(5)]
+                for i in range(3)]
+    assert texts.shape == (3, 5) and texts.dtype == object
+    assert texts.tolist() == expected
+    assert texts[0, 0].startswith("(-0.000") and "nan" in texts[1, 1] and texts[2, 2].endswith("inf")
+    assert cell_texts("%.1f", np.zeros((0, 4))).shape == (0, 4)
