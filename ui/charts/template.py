@@ -75,9 +75,15 @@ class UnkeyableError(TypeError):
     """An argument that `frozen` cannot turn into a key: the chart is then built anew every time."""
 
 
+#: The plain kinds of value `frozen` keys as they are.
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def frozen(value: Any) -> Hashable:
     """A hashable stand-in for an argument's part in a chart's structure: an array by its shape and type, a
     mapping, sequence or dataclass by its items, a plain value as it is."""
+    if type(value) in _PLAIN:  # most arguments: no subclass to tell apart
+        return value
     if isinstance(value, np.ndarray):
         return ("array", value.shape, value.dtype.str)
     if value is None or isinstance(value, str | int | float | bool | np.generic) or value is alt.Undefined:
