@@ -211,15 +211,19 @@ def block_specs(block: BlockSteps, tokens: Sequence[str], gammas: tuple[np.ndarr
     return [part_spec(compose(one_above_other, *(parts[name] for name in half))) for half in HALVES[block.placement]]
 
 
-@part_builder()
+@part_builder(data=("stream", "update", "self_cosine", "token_cosine", "grad_norm"))
 def sweep_part(stream: np.ndarray, update: np.ndarray, self_cosine: np.ndarray, token_cosine: np.ndarray,
-               grad_norm: np.ndarray, *, panel_width: int = 180) -> tuple[list[Rows], Make]:
-    """Three panels against depth (a `DepthSweep`'s arrays): the stream's size and each block's update (log), the
-    cosines, the gradient reaching each block (log). All three fit a 1280-px projector's main area side by side.
+               grad_norm: np.ndarray, *, n_tokens: int, panel_width: int = 180) -> tuple[list[Rows], Make]:
+    """Three panels against depth (a `DepthSweep`'s arrays, for `n_tokens` tokens): the stream's size and each
+    block's update (log), the cosines, the gradient reaching each block (log). All three fit a 1280-px projector's
+    main area side by side. The depth is data: one structure serves every depth.
 
     Non-positive sizes (a stream that underflowed to 0) are left out of the log panels as missing values.
     """
-    depth, n_tokens = len(grad_norm), self_cosine.shape[1]
+    depth = len(grad_norm)
+    if self_cosine.shape != (depth + 1, n_tokens):
+        raise ValueError(f"self_cosine must be (depth + 1, n_tokens) = ({depth + 1}, {n_tokens}), "
+                         f"got {self_cosine.shape}.")
     levels = np.arange(depth + 1)
 
     def positive(v: np.ndarray) -> np.ndarray:
@@ -264,7 +268,8 @@ def sweep_part(stream: np.ndarray, update: np.ndarray, self_cosine: np.ndarray, 
 
 def sweep_spec(sweep: DepthSweep) -> dict:
     """`sweep_part` as a Vega-Lite spec."""
-    return part_spec(sweep_part(sweep.stream, sweep.update, sweep.self_cosine, sweep.token_cosine, sweep.grad_norm))
+    return part_spec(sweep_part(sweep.stream, sweep.update, sweep.self_cosine, sweep.token_cosine, sweep.grad_norm,
+                                n_tokens=sweep.self_cosine.shape[1]))
 
 
 def permutation_spec(check: PermutationCheck, tokens: Sequence[str], block_d_model: int) -> dict:

@@ -121,6 +121,15 @@ def test_the_sweep_draws_the_sweeps_numbers_in_three_panels():
     np.testing.assert_allclose(sizes["residual stream ‖x‖"].astype(float), np.round(sweep.stream, 4))
 
 
+def test_a_new_depth_fills_the_sweeps_structure_built_for_another():
+    """The depth is data: a step of the stack's depth builds no new chart."""
+    first = sweep_spec(depth_sweep(block_input(4), StackConfig(3, 1, 16)))
+    for depth in (1, 7, 24):
+        other = sweep_spec(depth_sweep(block_input(4), StackConfig(depth, 1, 16, residual=depth != 7)))
+        assert other["hconcat"] is first["hconcat"]  # built once
+        assert len(other["datasets"]["d2"]) == depth  # one gradient per block
+
+
 #: The main area's width beside the open sidebar, in CSS px, measured in Chromium: on a 1280 × 720 projector and
 #: on a 1920 × 1080 one.
 MAIN_AREA_1280, MAIN_AREA_1920 = 820, 1460
