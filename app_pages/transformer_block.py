@@ -362,9 +362,9 @@ def torch_section(seed: int, d_model: int, n_heads: int, d_ff: int, activation: 
     section("4 · Cross-check with PyTorch's own block",
             f"The same X and weights through `torch.nn.TransformerEncoderLayer({d_model}, {n_heads}, "
             f"dim_feedforward={d_ff}, dropout=0, activation=\"{activation}\", norm_first={placement == 'pre'}, "
-            "batch_first=True)` in **float64**, once as it is and once with a causal mask (`is_causal=True`), "
-            "against our NumPy block with the same mask. PyTorch holds the weights transposed "
-            "(`linear1.weight` = W₁ᵀ, …) and the attention's biases at 0.")
+            "batch_first=True)` in **float64**, X twice in one batch, the second copy under a causal mask "
+            "(`src_mask`, −∞ above the diagonal), each against our NumPy block with the same mask. PyTorch holds "
+            "the weights transposed (`linear1.weight` = W₁ᵀ, …) and the attention's biases at 0.")
     plain, causal = torch_parity(seed, d_model, n_heads, d_ff, activation, placement, block, weights)
     with st.container(horizontal=True):
         st.metric("max |NumPy − PyTorch|, no mask", f"{plain:.1e}")

@@ -78,20 +78,22 @@ def torch_block_outputs(x: np.ndarray, weights: BlockWeights, n_heads: int, *, a
                         placement: str = "post", causal: tuple[bool, ...] = (False, True),
                         layer: nn.TransformerEncoderLayer | None = None) -> list[np.ndarray]:
     """``TransformerEncoderLayer`` (float64) on ``x`` ``(T, d_model)`` with `weights`, once per entry of `causal`
-    (a causal mask where True): one layer, run as often as asked. `layer`: an `empty_encoder_layer` of these
-    sizes, activation and placement to load the weights into (it then holds them), instead of a new one."""
+    (a causal mask where True), all in one batch: one copy of ``x`` per entry, each under its own mask. `layer`: an
+    `empty_encoder_layer` of these sizes, activation and placement to load the weights into (it then holds them),
+    instead of a new one."""
     x = as_float_array(x, "x", min_ndim=2)
     if layer is None:
         layer = torch_encoder_layer(weights, n_heads, activation=activation, placement=placement)
     else:
         load_block_weights(layer, weights)
-    xt = torch.tensor(x, dtype=torch.float64).unsqueeze(0)  # (T, d_model) -> (1, T, d_model): a batch of one
-    outputs = []
-    for masked in causal:
-        mask = nn.Transformer.generate_square_subsequent_mask(x.shape[0], dtype=torch.float64) if masked else None
-        with torch.no_grad():
-            outputs.append(layer(xt, src_mask=mask, is_causal=bool(masked))[0].numpy())  # (1, T, d) -> (T, d)
-    return outputs
+    t = x.shape[0]
+    xt = torch.tensor(x, dtype=torch.float64).expand(len(causal), t, x.shape[1])  # (T, d) -> (B, T, d)
+    future = nn.Transformer.generate_square_subsequent_mask(t, dtype=torch.float64)  # (T, T): −∞ above the diagonal
+    masks = torch.stack([future if masked else torch.zeros_like(future) for masked in causal])  # (B, T, T)
+    src_mask = masks.repeat_interleave(n_heads, dim=0)  # (B, T, T) -> (B · H, T, T): every head of a copy its mask
+    with torch.no_grad():
+        outputs = layer(xt, src_mask=src_mask).numpy()  # (B, T, d)
+    return list(outputs)
 
 
 def torch_block_output(x: np.ndarray, weights: BlockWeights, n_heads: int, *, activation: str = "relu",

@@ -48,6 +48,19 @@ def test_the_block_is_torchs_transformer_encoder_layer_given_the_same_weights(ac
     np.testing.assert_allclose(ours.output, theirs, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_one_batch_of_masks_is_each_mask_run_alone(placement):
+    """The page's cross-check runs X unmasked and masked as one batch: each copy gets its own mask, every head."""
+    x, weights = block_input(12), block_weights(5, 12, 48)
+    both = torch_block_outputs(x, weights, 3, placement=placement, causal=(False, True))
+    for alone, causal in zip(both, (False, True), strict=True):
+        np.testing.assert_allclose(alone, torch_block_output(x, weights, 3, placement=placement, causal=causal),
+                                   rtol=0, atol=1e-13)
+        ours = transformer_block(x, weights, 3, placement=placement, causal=causal).output
+        np.testing.assert_allclose(alone, ours, rtol=0, atol=1e-12)
+    assert np.abs(both[0][0] - both[1][0]).max() > 1e-3  # the first token, alone under the mask, differs
+
+
 def test_the_causal_mask_changes_every_row_but_the_first():
     x, weights = block_input(8), block_weights(3, 8, 32)
     plain = transformer_block(x, weights, 2).output

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import core.transformer_block as block_maths
-from core.block_reference import torch_block_output
+from core.block_reference import torch_block_outputs
 from core.deep_stack import StackConfig, depth_sweep
 from core.transformer_block import (
     LESSON_TOKENS,
@@ -135,9 +135,10 @@ def test_the_cross_check_and_the_shuffle_are_shown_as_numbers():
     at = run_page(PAGE, act="GELU", ln="pre-LN (GPT-2)", d_model=8, heads=2, d_ff=32)
     metrics = {m.label: float(m.value) for m in at.metric}
     x, w = block_input(8), block_weights(0, 8, 32)
-    for label, causal in (("no mask", False), ("causal mask", True)):
+    theirs = torch_block_outputs(x, w, 2, activation="gelu", placement="pre", causal=(False, True))  # one batch
+    for label, causal, torch_output in zip(("no mask", "causal mask"), (False, True), theirs, strict=True):
         ours = transformer_block(x, w, 2, activation="gelu", placement="pre", causal=causal).output
-        diff = np.abs(ours - torch_block_output(x, w, 2, activation="gelu", placement="pre", causal=causal)).max()
+        diff = np.abs(ours - torch_output).max()
         assert metrics[f"max |NumPy − PyTorch|, {label}"] == float(f"{diff:.1e}") and diff < 1e-12
     assert metrics["max |FFN(P x) − P FFN(x)|"] == 0.0
 
