@@ -117,19 +117,36 @@ def result_bytes(value: Any, seen: set[int] | None = None) -> int:
         return sum(result_bytes(v, seen) for v in value.values())
     if isinstance(value, tuple | list):
         return sum(result_bytes(v, seen) for v in value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return sum(result_bytes(getattr(value, f.name), seen) for f in dataclasses.fields(value))
+    if (names := field_names(value)) is not None:
+        return sum(result_bytes(getattr(value, name), seen) for name in names)
     nbytes = getattr(value, "nbytes", None)
     return nbytes if isinstance(nbytes, int) else 0
+
+
+def field_names(value: Any) -> tuple[str, ...] | None:
+    """The names of `value`'s fields if it is a dataclass instance (looked up once per class), else None."""
+    kind = type(value)
+    names = _FIELD_NAMES.get(kind)
+    if names is None and kind not in _NOT_DATACLASSES:
+        if dataclasses.is_dataclass(kind) and not isinstance(value, type):
+            names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(kind))
+        else:
+            _NOT_DATACLASSES.add(kind)
+    return names
+
+
+#: `field_names` by class, and the classes that are not dataclasses (a class's fields never change).
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_NOT_DATACLASSES: set[type] = set()
 
 
 def read_only(value: Any) -> Any:
     """`value` with every NumPy array in it (in dataclasses, tuples and lists, at any depth) made read-only."""
     if isinstance(value, np.ndarray):
         value.flags.writeable = False
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for field in dataclasses.fields(value):
-            read_only(getattr(value, field.name))
+    elif (names := field_names(value)) is not None:
+        for name in names:
+            read_only(getattr(value, name))
     elif isinstance(value, tuple | list):
         for item in value:
             read_only(item)
