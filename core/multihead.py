@@ -55,29 +55,41 @@ def multi_head_attention(
         ``output`` ``(..., T, d_model)`` and per-head ``weights`` ``(..., H, T, T)``.
     """
     x = as_float_array(x, "x", min_ndim=2)
-    d_model = x.shape[-1]
     n_heads = positive_int(n_heads, "n_heads")
+    w_q, w_k, w_v, w_o = checked_projections(x, w_q, w_k, w_v, w_o, n_heads)
+    q = split_heads(x @ w_q, n_heads)  # (..., T, d_model) @ (d_model, d_model) -> (..., H, T, d_k)
+    k = split_heads(x @ w_k, n_heads)  # (..., H, T, d_k)
+    v = split_heads(x @ w_v, n_heads)  # (..., H, T, d_k)
+    heads, weights = scaled_dot_product_attention(q, k, v, mask=every_heads_mask(mask))  # (..., H, T, d_k), (…, T, T)
+    output = merge_heads(heads) @ w_o  # (..., T, d_model) @ (d_model, d_model) -> (..., T, d_model)
+    return output, weights
+
+
+def checked_projections(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray,
+                        n_heads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """W_q, W_k, W_v, W_o as float arrays, each ``(d_model, d_model)`` for ``x`` ``(..., T, d_model)``, and
+    `n_heads` (a positive int) a divisor of d_model; a ValueError that says which is wrong otherwise."""
+    d_model = x.shape[-1]
     if d_model % n_heads != 0:
         raise ValueError(
             f"d_model={d_model} (x has shape {x.shape}) is not divisible by n_heads={n_heads}; "
             f"choose a divisor of {d_model}."
         )
-    mats = {}
+    mats = []
     for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
-        mats[name] = as_float_array(w, name, min_ndim=2)
-        if mats[name].shape != (d_model, d_model):
+        mats.append(as_float_array(w, name, min_ndim=2))
+        if mats[-1].shape != (d_model, d_model):
             raise ValueError(
                 f"{name} must have shape (d_model, d_model) = ({d_model}, {d_model}) to match x {x.shape}, "
-                f"got {mats[name].shape}."
+                f"got {mats[-1].shape}."
             )
-    if mask is not None:
-        mask = np.asarray(mask)
-        if mask.ndim >= 2:
-            mask = np.expand_dims(mask, -3)  # (..., T, T) -> (..., 1, T, T): one mask for all heads
+    w_q, w_k, w_v, w_o = mats
+    return w_q, w_k, w_v, w_o
 
-    q = split_heads(x @ mats["w_q"], n_heads)  # (..., T, d_model) @ (d_model, d_model) -> (..., H, T, d_k)
-    k = split_heads(x @ mats["w_k"], n_heads)  # (..., H, T, d_k)
-    v = split_heads(x @ mats["w_v"], n_heads)  # (..., H, T, d_k)
-    heads, weights = scaled_dot_product_attention(q, k, v, mask=mask)  # (..., H, T, d_k), (..., H, T, T)
-    output = merge_heads(heads) @ mats["w_o"]  # (..., T, d_model) @ (d_model, d_model) -> (..., T, d_model)
-    return output, weights
+
+def every_heads_mask(mask: np.ndarray | None) -> np.ndarray | None:
+    """A mask ``(..., T, T)`` for every head: ``(..., 1, T, T)``, broadcast over the heads' axis."""
+    if mask is None:
+        return None
+    mask = np.asarray(mask)
+    return np.expand_dims(mask, -3) if mask.ndim >= 2 else mask

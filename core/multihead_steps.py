@@ -25,7 +25,7 @@ import torch.nn as nn
 
 from core._checks import as_float_array, positive_int
 from core.attention import scaled_dot_product_attention
-from core.multihead import merge_heads, multi_head_attention, split_heads
+from core.multihead import checked_projections, every_heads_mask, merge_heads, split_heads
 
 
 def divisors(n: int) -> list[int]:
@@ -91,9 +91,8 @@ def multi_head_steps(
     `mask` (optional, boolean ``(T, T)``, True = may attend) is every head's; the scores keep their
     unmasked values, the weights of a masked key are exactly 0.
 
-    The final ``output`` and ``weights`` are those of `core.multihead.multi_head_attention`
-    (which also validates the shapes); the pieces in between are recomputed here so that
-    they can be shown, and satisfy ``concat @ w_o == output``.
+    ``output`` and ``weights`` are those of `core.multihead.multi_head_attention`, computed the same way, and
+    ``concat @ w_o == output``.
 
     Raises:
         ValueError: if ``x`` is not 2-D, ``n_heads`` does not divide ``d_model`` or a
@@ -102,15 +101,16 @@ def multi_head_steps(
     x = as_float_array(x, "x", min_ndim=2)
     if x.ndim != 2:
         raise ValueError(f"x must be one sequence of shape (T, d_model), got shape {x.shape}.")
-    output, weights = multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads=n_heads, mask=mask)  # (T, d), (H, T, T)
+    n_heads = positive_int(n_heads, "n_heads")
+    w_q, w_k, w_v, w_o = checked_projections(x, w_q, w_k, w_v, w_o, n_heads)
     d_k = x.shape[1] // n_heads
-    q = x @ np.asarray(w_q, dtype=np.float64)  # (T, d_model) @ (d_model, d_model) -> (T, d_model)
-    k = x @ np.asarray(w_k, dtype=np.float64)  # (T, d_model)
-    v = x @ np.asarray(w_v, dtype=np.float64)  # (T, d_model)
+    q, k, v = x @ w_q, x @ w_k, x @ w_v  # each (T, d_model) @ (d_model, d_model) -> (T, d_model)
     q_heads, k_heads, v_heads = (split_heads(m, n_heads) for m in (q, k, v))  # each (H, T, d_k)
     scores = q_heads @ np.swapaxes(k_heads, -1, -2) / np.sqrt(d_k)  # (H, T, d_k) @ (H, d_k, T) -> (H, T, T)
-    head_outputs, _ = scaled_dot_product_attention(q_heads, k_heads, v_heads, mask=mask)  # (H, T, d_k)
+    head_outputs, weights = scaled_dot_product_attention(q_heads, k_heads, v_heads,
+                                                         mask=every_heads_mask(mask))  # (H, T, d_k), (H, T, T)
     concat = merge_heads(head_outputs)  # (H, T, d_k) -> (T, d_model)
+    output = concat @ w_o  # (T, d_model) @ (d_model, d_model) -> (T, d_model)
     return MultiHeadSteps(
         n_heads=int(n_heads), d_k=d_k, q=q, k=k, v=v, q_heads=q_heads, k_heads=k_heads, v_heads=v_heads,
         scores=scores, weights=weights, head_outputs=head_outputs, concat=concat, output=output,
