@@ -101,11 +101,20 @@ def torch_parity(seed: int, d_model: int, n_heads: int, d_ff: int, activation: s
 
 
 @shared_cache(128)
-def block_specs(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str, placement: str,
-                _block: BlockSteps, _weights: BlockWeights) -> list[dict]:
-    """The block's two halves as charts, built once per setting."""
-    return charts.block_specs(_block, LESSON_TOKENS, (_weights.gamma_1, _weights.gamma_2),
-                              (_weights.beta_1, _weights.beta_2), stage_titles(placement))
+def first_half_spec(seed: int, d_model: int, n_heads: int, placement: str, _block: BlockSteps,
+                    _weights: BlockWeights) -> dict:
+    """The block's first half as a chart, built once for every d_ff and activation: attention, its residual and the
+    first norm read neither (`block_weights` draws their weights first)."""
+    return charts.half_spec(_block, 0, LESSON_TOKENS, (_weights.gamma_1, _weights.gamma_2),
+                            (_weights.beta_1, _weights.beta_2), wording.stage_titles(placement))
+
+
+@shared_cache(128)
+def second_half_spec(seed: int, d_model: int, n_heads: int, d_ff: int, activation: str, placement: str,
+                     _block: BlockSteps, _weights: BlockWeights) -> dict:
+    """The block's second half as a chart, built once per setting."""
+    return charts.half_spec(_block, 1, LESSON_TOKENS, (_weights.gamma_1, _weights.gamma_2),
+                            (_weights.beta_1, _weights.beta_2), wording.stage_titles(placement))
 
 
 @shared_cache(128)
@@ -167,7 +176,8 @@ def block_sections(activation: str, placement: str) -> None:
     """Sections 1 to 4: the block at the page's seed and widths (its sliders rerun this part alone)."""
     seed, d_model, n_heads, d_ff = block_controls()
     block, weights = block_at(seed, d_model, n_heads, d_ff, activation, placement)
-    stages_section(block, block_specs(seed, d_model, n_heads, d_ff, activation, placement, block, weights), seed)
+    stages_section(block, [first_half_spec(seed, d_model, n_heads, placement, block, weights),
+                           second_half_spec(seed, d_model, n_heads, d_ff, activation, placement, block, weights)], seed)
     placement_section(seed, d_model, n_heads, d_ff, activation, placement)
     perm = per_position_section(seed, d_model, d_ff, activation, weights)
     torch_section(seed, d_model, n_heads, d_ff, activation, placement, block, weights)
@@ -244,17 +254,6 @@ def model_section() -> None:
             st.page_link(path, label=label, icon=":material/arrow_forward:")
 
 
-def stage_order(placement: str) -> list[str]:
-    """The block's stages in the order its placement runs them."""
-    return [name for half in charts.HALVES[placement] for name in half]
-
-
-def stage_titles(placement: str) -> dict[str, str]:
-    """Each stage's numbered title (``1.2 · Add: the residual stream``), numbered in the placement's order."""
-    return {name: f"1.{number} · {wording.STAGES[name][0]}"
-            for number, name in enumerate(stage_order(placement), start=1)}
-
-
 def stages_section(block: BlockSteps, specs: list[dict], seed: int) -> None:
     """Section 1: the three tokens through every stage of the block, in the order of its placement: each half of
     the block (a sub-layer, its residual and its norm) one chart, under its stages' texts and formulas."""
@@ -263,7 +262,7 @@ def stages_section(block: BlockSteps, specs: list[dict], seed: int) -> None:
               "printed numbers." if block.attention.n_heads == 1 and d_model == 4 and seed == 0 else "")
     intro = (f"X is the worked example's ({t} tokens × {d_model}). Hover a cell for its arithmetic; every matrix is "
              f"also in “Show the numbers” under section 4.{lesson}")
-    titles = stage_titles(block.placement)
+    titles = wording.stage_titles(block.placement)
     sub = "MHA(x)" if block.placement == "post" else r"MHA(LN_1(x))"
     for k, (half, spec) in enumerate(zip(charts.HALVES[block.placement], specs, strict=True)):
         stages = [(titles[name], wording.STAGES[name][1],

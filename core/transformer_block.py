@@ -84,17 +84,22 @@ class BlockWeights:
 def block_weights(seed: int, d_model: int, d_ff: int) -> BlockWeights:
     """The page's block: W_q, W_k, W_v by the lesson's recipe (rounded standard normals, first from
     ``default_rng(seed)``, as `core.worked_example.lesson_weight_matrices`), then from the same generator W_o,
-    W_1, W_2 as normals of variance 1/fan_in, small biases, γ near 1 and β near 0, all rounded to two decimals."""
+    W_1, W_2 as normals of variance 1/fan_in, small biases, γ near 1 and β near 0, all rounded to two decimals.
+
+    The attention sub-layer's and the first norm's weights are drawn before the feed-forward network's: they do not
+    depend on d_ff."""
     d_model, d_ff = positive_int(d_model, "d_model"), positive_int(d_ff, "d_ff")
     rng = np.random.default_rng(seed)
     W_q, W_k, W_v = (np.round(rng.normal(0, 1, size=(d_model, d_model)), 1) for _ in range(3))
     W_o = np.round(rng.normal(0, 1 / math.sqrt(d_model), size=(d_model, d_model)), 2)
+    gamma_1 = np.round(1 + rng.normal(0, 0.1, size=d_model), 2)
+    beta_1 = np.round(rng.normal(0, 0.1, size=d_model), 2)
     W_1 = np.round(rng.normal(0, 1 / math.sqrt(d_model), size=(d_model, d_ff)), 2)
     b_1 = np.round(rng.normal(0, 0.1, size=d_ff), 2)
     W_2 = np.round(rng.normal(0, 1 / math.sqrt(d_ff), size=(d_ff, d_model)), 2)
     b_2 = np.round(rng.normal(0, 0.1, size=d_model), 2)
-    gamma_1, gamma_2 = (np.round(1 + rng.normal(0, 0.1, size=d_model), 2) for _ in range(2))
-    beta_1, beta_2 = (np.round(rng.normal(0, 0.1, size=d_model), 2) for _ in range(2))
+    gamma_2 = np.round(1 + rng.normal(0, 0.1, size=d_model), 2)
+    beta_2 = np.round(rng.normal(0, 0.1, size=d_model), 2)
     weights = BlockWeights(W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o, W_1=W_1, b_1=b_1, W_2=W_2, b_2=b_2,
                            gamma_1=gamma_1, beta_1=beta_1, gamma_2=gamma_2, beta_2=beta_2)
     for a in vars(weights).values():

@@ -59,7 +59,8 @@ y = h + \operatorname{FFN}(\operatorname{LN}_2(h))$$
 
 X is the worked example's three tokens (4 dimensions); a wider d_model adds fixed columns (rounded to one decimal,
 from their own generator, so they do not move with the seed). W_q, W_k, W_v follow the lesson's recipe; the rest
-come from the same generator: W_o, W_1, W_2 with variance 1/fan_in, small biases, γ near 1, β near 0.
+come from the same generator: W_o, then the first norm's γ₁ (near 1) and β₁ (near 0), then W_1, W_2 with variance
+1/fan_in, small biases, and the second norm's γ₂, β₂.
 """)
     nb.code("""
 tokens = ["the", "cat", "sat"]
@@ -72,12 +73,14 @@ d_k = d_model // n_heads
 rng = np.random.default_rng(seed)
 W_q, W_k, W_v = (np.round(rng.normal(0, 1, size=(d_model, d_model)), 1) for _ in range(3))
 W_o = np.round(rng.normal(0, 1 / np.sqrt(d_model), size=(d_model, d_model)), 2)
+gamma_1 = np.round(1 + rng.normal(0, 0.1, size=d_model), 2)
+beta_1 = np.round(rng.normal(0, 0.1, size=d_model), 2)
 W_1 = np.round(rng.normal(0, 1 / np.sqrt(d_model), size=(d_model, d_ff)), 2)
 b_1 = np.round(rng.normal(0, 0.1, size=d_ff), 2)
 W_2 = np.round(rng.normal(0, 1 / np.sqrt(d_ff), size=(d_ff, d_model)), 2)
 b_2 = np.round(rng.normal(0, 0.1, size=d_model), 2)
-gamma_1, gamma_2 = (np.round(1 + rng.normal(0, 0.1, size=d_model), 2) for _ in range(2))
-beta_1, beta_2 = (np.round(rng.normal(0, 0.1, size=d_model), 2) for _ in range(2))
+gamma_2 = np.round(1 + rng.normal(0, 0.1, size=d_model), 2)
+beta_2 = np.round(rng.normal(0, 0.1, size=d_model), 2)
 print(f"X ({T} tokens x d_model = {d_model}):\\n", X)
 print(f"\\n{n_heads} head(s) of d_k = {d_k}; d_ff = {d_ff}; activation {activation}; {placement}-LN")
 """)

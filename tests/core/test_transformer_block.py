@@ -61,6 +61,14 @@ def test_one_batch_of_masks_is_each_mask_run_alone(placement):
     assert np.abs(both[0][0] - both[1][0]).max() > 1e-3  # the first token, alone under the mask, differs
 
 
+def test_attentions_and_the_first_norms_weights_do_not_depend_on_d_ff():
+    """They are drawn before the FFN's: a step of d_ff leaves the block's first half as it was."""
+    first, other = block_weights(4, 8, 8), block_weights(4, 8, 64)
+    for name in ("W_q", "W_k", "W_v", "W_o", "gamma_1", "beta_1"):
+        np.testing.assert_array_equal(getattr(first, name), getattr(other, name))
+    assert not np.array_equal(first.gamma_2, other.gamma_2)  # the rest follows the FFN's draws
+
+
 def test_the_causal_mask_changes_every_row_but_the_first():
     x, weights = block_input(8), block_weights(3, 8, 32)
     plain = transformer_block(x, weights, 2).output

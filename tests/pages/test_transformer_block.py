@@ -131,6 +131,17 @@ def test_a_slider_step_recomputes_the_block():
     check(at, d_model=16, d_ff=64, heads=4, ln="pre-LN (GPT-2)")
 
 
+def test_a_step_of_d_ff_or_the_activation_builds_the_first_half_no_more(monkeypatch):
+    import ui.charts.transformer_block as block_charts
+    built = []
+    half_spec = block_charts.half_spec
+    monkeypatch.setattr(block_charts, "half_spec", lambda block, k, *args: built.append(k) or half_spec(block, k, *args))
+    at = run_page(PAGE, seed=7, d_model=8, heads=2, d_ff=16)
+    at.select_slider(key="d_ff").set_value(64).run()
+    at.radio(key="act").set_value("GELU").run()
+    assert not at.exception and built.count(1) >= 2 and built.count(0) <= 1  # the first run's, if not cached
+
+
 def test_the_cross_check_and_the_shuffle_are_shown_as_numbers():
     at = run_page(PAGE, act="GELU", ln="pre-LN (GPT-2)", d_model=8, heads=2, d_ff=32)
     metrics = {m.label: float(m.value) for m in at.metric}

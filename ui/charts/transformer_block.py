@@ -155,9 +155,10 @@ HALVES = {"post": (("attention", "add_1", "norm_1"), ("ffn", "add_2", "norm_2"))
 
 
 def stage_parts(block: BlockSteps, tokens: Sequence[str], gammas: tuple[np.ndarray, np.ndarray],
-                betas: tuple[np.ndarray, np.ndarray], titles: Mapping[str, str]) -> dict[str, Part]:
+                betas: tuple[np.ndarray, np.ndarray], titles: Mapping[str, str],
+                stages: Sequence[str] | None = None) -> dict[str, Part]:
     """One row of maps per stage of the block, titled `titles[stage]`, by role: "attention", "add_1", "norm_1",
-    "ffn", "add_2", "norm_2"."""
+    "ffn", "add_2", "norm_2" (those in `stages`; by default all)."""
     labels = unique_labels(tokens)
     d_model, d_ff = block.input.shape[1], block.ffn.hidden.shape[1]
     dims = [f"d{j}" for j in range(d_model)]
@@ -186,29 +187,42 @@ def stage_parts(block: BlockSteps, tokens: Sequence[str], gammas: tuple[np.ndarr
                                   arithmetic=scale_tooltip(ln, gammas[k], betas[k]), arithmetic_label="γ × z + β",
                                   **kw))
 
-    hidden = block_map_part(block.ffn.hidden, row_labels=labels, col_labels=[f"h{j}" for j in range(d_ff)],
-                            numbered_title=f"hidden φ(x W₁ + b₁), d_ff = {d_ff}", x_title="hidden unit",
-                            width=HIDDEN_WIDTH, labelled=d_ff <= LABELLED_COLUMNS,
-                            stroke_width=0.5, arithmetic=ffn_tooltip(block), arithmetic_label="φ(p)")
+    def ffn_part() -> Part:
+        hidden = block_map_part(block.ffn.hidden, row_labels=labels, col_labels=[f"h{j}" for j in range(d_ff)],
+                                numbered_title=f"hidden φ(x W₁ + b₁), d_ff = {d_ff}", x_title="hidden unit",
+                                width=HIDDEN_WIDTH, labelled=d_ff <= LABELLED_COLUMNS,
+                                stroke_width=0.5, arithmetic=ffn_tooltip(block), arithmetic_label="φ(p)")
+        return row("ffn", hidden, block_map_part(block.ffn.output, title="FFN = hidden W₂ + b₂", **kw))
+
     sub = "MHA(x)" if block.placement == "post" else "MHA(LN₁(x))"
-    return {
-        "attention": row("attention", block_map_part(attn_in, title="attention's input", **kw),
-                         block_map_part(block.attention.concat, title="Concat(heads)", **kw),
-                         block_map_part(block.attention.output, title=f"{sub} = Concat · W_o", **kw)),
-        "add_1": add_part("add_1", block.input, block.attention.output, block.residual_1, ("x", sub, f"x + {sub}")),
-        "norm_1": norm_part("norm_1", block.norm_1, 0, "LN₁"),
-        "ffn": row("ffn", hidden, block_map_part(block.ffn.output, title="FFN = hidden W₂ + b₂", **kw)),
-        "add_2": add_part("add_2", add_2_in, block.ffn.output, block.residual_2, ("h", "FFN", "h + FFN")),
-        "norm_2": norm_part("norm_2", block.norm_2, 1, "LN₂"),
+    builders = {
+        "attention": lambda: row("attention", block_map_part(attn_in, title="attention's input", **kw),
+                                 block_map_part(block.attention.concat, title="Concat(heads)", **kw),
+                                 block_map_part(block.attention.output, title=f"{sub} = Concat · W_o", **kw)),
+        "add_1": lambda: add_part("add_1", block.input, block.attention.output, block.residual_1,
+                                  ("x", sub, f"x + {sub}")),
+        "norm_1": lambda: norm_part("norm_1", block.norm_1, 0, "LN₁"),
+        "ffn": ffn_part,
+        "add_2": lambda: add_part("add_2", add_2_in, block.ffn.output, block.residual_2, ("h", "FFN", "h + FFN")),
+        "norm_2": lambda: norm_part("norm_2", block.norm_2, 1, "LN₂"),
     }
+    return {name: builders[name]() for name in (builders if stages is None else stages)}
+
+
+def half_spec(block: BlockSteps, k: int, tokens: Sequence[str], gammas: tuple[np.ndarray, np.ndarray],
+              betas: tuple[np.ndarray, np.ndarray], titles: Mapping[str, str]) -> dict:
+    """Half `k` of the block (`HALVES`) as a Vega-Lite spec: one chart of its three stages' rows (`stage_parts`),
+    one under the other. The first half (attention, its residual and the first norm) reads neither the FFN nor
+    the activation."""
+    half = HALVES[block.placement][k]
+    parts = stage_parts(block, tokens, gammas, betas, titles, half)
+    return part_spec(compose(one_above_other, *(parts[name] for name in half)))
 
 
 def block_specs(block: BlockSteps, tokens: Sequence[str], gammas: tuple[np.ndarray, np.ndarray],
                 betas: tuple[np.ndarray, np.ndarray], titles: Mapping[str, str]) -> list[dict]:
-    """The block's two halves (`HALVES`) as Vega-Lite specs: each one chart of its three stages' rows (`stage_parts`),
-    one under the other."""
-    parts = stage_parts(block, tokens, gammas, betas, titles)
-    return [part_spec(compose(one_above_other, *(parts[name] for name in half))) for half in HALVES[block.placement]]
+    """The block's two halves (`half_spec`)."""
+    return [half_spec(block, k, tokens, gammas, betas, titles) for k in range(len(HALVES[block.placement]))]
 
 
 @part_builder(data=("stream", "update", "self_cosine", "token_cosine", "grad_norm"))

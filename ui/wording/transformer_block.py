@@ -11,6 +11,7 @@ import numpy as np
 from core.deep_stack import DepthSweep
 from core.transformer_block import BlockSteps, LayerNormSteps
 from ui.chart_names import ChartName, value_range
+from ui.charts.transformer_block import HALVES
 
 #: What each stage's row of maps shows, for its chart's accessible name.
 STAGE_MAPS = {"attention": "the attention's input, Concat(heads) and the attention's output",
@@ -39,6 +40,17 @@ STAGES = {
     "norm_2": ("Norm again", "The second LayerNorm, with its own γ and β.",
                r"\operatorname{LN}_2"),
 }
+
+
+def stage_order(placement: str) -> list[str]:
+    """The block's stages in the order its placement runs them."""
+    return [name for half in HALVES[placement] for name in half]
+
+
+def stage_titles(placement: str) -> dict[str, str]:
+    """Each stage's numbered title (``1.2 · Add: the residual stream``), numbered in the placement's order."""
+    return {name: f"1.{number} · {STAGES[name][0]}"
+            for number, name in enumerate(stage_order(placement), start=1)}
 
 
 def fmt(values: np.ndarray) -> str:

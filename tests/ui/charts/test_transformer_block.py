@@ -5,7 +5,14 @@ import pandas as pd
 import pytest
 
 from core.deep_stack import StackConfig, depth_sweep
-from core.transformer_block import LESSON_TOKENS, block_input, block_weights, ffn_permutation_check, lesson_block
+from core.transformer_block import (
+    LESSON_TOKENS,
+    block_input,
+    block_weights,
+    ffn_permutation_check,
+    lesson_block,
+    transformer_block,
+)
 from ui.charts.palette import ink_on
 from ui.charts.spec import view_title
 from ui.charts.transformer_block import (
@@ -15,6 +22,7 @@ from ui.charts.transformer_block import (
     MODEL_PARTS,
     block_specs,
     diagram_spec,
+    half_spec,
     permutation_spec,
     sweep_spec,
 )
@@ -71,6 +79,22 @@ def test_a_new_d_model_or_d_ff_fills_the_structure_built_for_another(placement):
         assert [h["vconcat"] for h in other] == [h["vconcat"] for h in first]
         assert all(o["vconcat"] is f["vconcat"] for o, f in zip(other, first, strict=True))  # built once
         assert matrices(other[0])["x"].shape == (3, d_model)
+
+
+@pytest.mark.parametrize("placement", ["post", "pre"])
+def test_the_first_half_draws_the_same_chart_at_every_d_ff_and_activation(placement):
+    """Attention, its residual and the first norm read neither d_ff nor φ: the page builds that half once for all."""
+    def first_half(d_ff: int, activation: str) -> dict:
+        w = block_weights(6, 8, d_ff)
+        block = transformer_block(block_input(8), w, 2, activation=activation, placement=placement)
+        return half_spec(block, 0, LESSON_TOKENS, (w.gamma_1, w.gamma_2), (w.beta_1, w.beta_2), TITLES)
+
+    reference = first_half(32, "relu")
+    for d_ff, activation in ((8, "relu"), (64, "gelu")):
+        other = first_half(d_ff, activation)
+        assert other["vconcat"] is reference["vconcat"]
+        assert {k: v.rows() for k, v in other["datasets"].items()} == {
+            k: v.rows() for k, v in reference["datasets"].items()}
 
 
 def test_the_values_are_printed_in_the_cells_only_while_they_fit():
