@@ -257,7 +257,11 @@ class Student:
         await self.ws.send(msg.SerializeToString())
         seen = RunSeen(ran=fragment_id)
         for number in itertools.count():
-            raw = await asyncio.wait_for(self.ws.recv(), ANSWER_TIMEOUT_S)
+            try:
+                raw = await asyncio.wait_for(self.ws.recv(), ANSWER_TIMEOUT_S)
+            except TimeoutError as exc:  # say which run never ended, for the failure's report
+                raise TimeoutError(f"no end of the run of page {self.page_hash}, fragment {fragment_id or '(none)'}, "
+                                   f"within {ANSWER_TIMEOUT_S:g} s, after {number} messages of it") from exc
             fm = ForwardMsg.FromString(raw)
             if heard is not None:
                 heard(time.perf_counter(), fm)

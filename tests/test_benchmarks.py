@@ -235,6 +235,30 @@ def test_new_settings_cost_is_measured_per_slider(hall_server, no_server_of_its_
     assert "median over sliders" in solo_table(figures)
 
 
+def test_a_run_that_never_ends_is_reported_with_its_page_and_fragment(hall_server, monkeypatch):
+    """A student that waits in vain says for which page and fragment (a class's failed sessions are read from it)."""
+    import benchmarks.protocol as protocol
+    from tests.helpers.browser_pages import server_stalled
+
+    page = protocol.page_hashes(hall_server.url)["transformer_block"]
+
+    async def stalled_step() -> None:
+        student = protocol.Student(hall_server.url, page, random.Random(0))
+        await student.connect()
+        try:
+            _, seen = await student.rerun()
+            student.absorb(seen)
+            monkeypatch.setattr(protocol, "ANSWER_TIMEOUT_S", 0.5)
+            fragment = student.step_slider("jump")
+            with server_stalled(hall_server, 1.5):
+                await student.rerun(fragment)
+        finally:
+            await student.ws.close()
+
+    with pytest.raises(TimeoutError, match=rf"page {page}, fragment \w+, within 0.5 s, after \d+ messages"):
+        protocol.run_coroutine(stalled_step())
+
+
 def test_a_simulated_tab_keeps_the_sliders_of_a_fragment_that_did_not_run(hall_server):
     """As a browser does: a step of one fragment's slider leaves the sliders of the page's other fragment alone (the
     whole-block page: the block's sliders and the deep stack's), and the run says which fragment it was and where
