@@ -60,7 +60,8 @@ def multi_head_attention(
     q = split_heads(x @ w_q, n_heads)  # (..., T, d_model) @ (d_model, d_model) -> (..., H, T, d_k)
     k = split_heads(x @ w_k, n_heads)  # (..., H, T, d_k)
     v = split_heads(x @ w_v, n_heads)  # (..., H, T, d_k)
-    heads, weights = scaled_dot_product_attention(q, k, v, mask=every_heads_mask(mask))  # (..., H, T, d_k), (…, T, T)
+    # (..., H, T, d_k) each -> heads (..., H, T, d_k) and weights (..., H, T, T)
+    heads, weights = scaled_dot_product_attention(q, k, v, mask=every_heads_mask(mask))
     output = merge_heads(heads) @ w_o  # (..., T, d_model) @ (d_model, d_model) -> (..., T, d_model)
     return output, weights
 
